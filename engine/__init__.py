@@ -1,0 +1,1 @@
+"""gpurank engine: evaluate, group and rank training configurations."""

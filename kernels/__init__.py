@@ -1,0 +1,1 @@
+"""gpurank numeric kernels: Pareto dominance and TOPSIS on CPU (Numba) and CUDA."""

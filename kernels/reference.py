@@ -1,0 +1,161 @@
+"""Slow, obvious NumPy oracles for every kernel. The contract of each kernel lives here.
+
+Every fast implementation (``cpu.py``, ``cuda.py``) has the same name, signature and
+contract as the function here and is tested against it. These functions favour clarity over
+speed: the pairwise ones are O(n^2 m) and allocate O(n^2), so keep n small.
+
+Conventions shared by all kernels
+---------------------------------
+``costs`` is a ``float32`` or ``float64`` array of shape ``(n, m)`` whose criteria have all
+been canonicalized to "minimize" (a "max" criterion is negated once, at the boundary).
+Row ``a`` *dominates* row ``b`` when ``a <= b`` in every criterion and ``a < b`` in at least
+one. Equal rows do not dominate each other.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validate import check_costs, check_topsis_inputs, check_k
+
+__all__ = [
+    "dominance_matrix",
+    "pareto_front",
+    "pareto_rank",
+    "domination_count",
+    "dominated_count",
+    "topsis",
+    "top_k",
+]
+
+
+def dominance_matrix(costs):
+    """Return ``D`` with ``D[a, b]`` true when row ``a`` dominates row ``b``.
+
+    O(n^2 m) time and O(n^2) memory: for the oracles only.
+    """
+    c = check_costs(costs)
+    le = np.all(c[:, None, :] <= c[None, :, :], axis=2)
+    lt = np.any(c[:, None, :] < c[None, :, :], axis=2)
+    return le & lt
+
+
+def pareto_front(costs):
+    """Mark the non-dominated rows.
+
+    Parameters
+    ----------
+    costs : ndarray of shape (n, m)
+        Criteria to minimize, finite, float32 or float64.
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        True where no other row dominates the row. Duplicates of a front row are all on
+        the front.
+    """
+    return ~dominance_matrix(costs).any(axis=0)
+
+
+def pareto_rank(costs):
+    """Non-dominated sorting: the index of the front each row belongs to.
+
+    Front 0 is the Pareto front; front ``r`` is the front of what remains after removing
+    fronts ``0 .. r-1``.
+
+    Returns
+    -------
+    ndarray of int32, shape (n,)
+    """
+    d = dominance_matrix(costs)
+    n = d.shape[0]
+    rank = np.full(n, -1, dtype=np.int32)
+    remaining = np.ones(n, dtype=bool)
+    r = 0
+    while remaining.any():
+        # A remaining row is on the current front when no remaining row dominates it.
+        on_front = remaining & ~(d & remaining[:, None]).any(axis=0)
+        rank[on_front] = r
+        remaining &= ~on_front
+        r += 1
+    return rank
+
+
+def domination_count(costs):
+    """How many rows dominate each row.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        Zero exactly on the Pareto front.
+    """
+    return dominance_matrix(costs).sum(axis=0).astype(np.int64)
+
+
+def dominated_count(costs):
+    """How many rows each row dominates.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+    """
+    return dominance_matrix(costs).sum(axis=1).astype(np.int64)
+
+
+def topsis(matrix, weights, benefit, *, norm="vector"):
+    """TOPSIS closeness to the ideal solution.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (n, m)
+        Criteria values, finite.
+    weights : ndarray of shape (m,)
+        Non-negative weights; they are normalized to sum to 1.
+    benefit : ndarray of bool, shape (m,)
+        True where larger is better, False where smaller is better.
+    norm : {"vector", "minmax"}, keyword-only
+        ``"vector"`` divides each column by its Euclidean norm (classic TOPSIS);
+        ``"minmax"`` rescales each column to [0, 1]. A column whose norm (or range) is zero
+        is left at zero: it cannot separate the rows.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        ``d_minus / (d_plus + d_minus)`` in [0, 1], where ``d_plus`` and ``d_minus`` are the
+        weighted Euclidean distances to the ideal and anti-ideal points. Rows with
+        ``d_plus + d_minus == 0`` (every row equal in every weighted criterion) score 0.5.
+    """
+    x, w, b = check_topsis_inputs(matrix, weights, benefit, norm=norm)
+    x = x.astype(np.float64)
+    n, m = x.shape
+    if n == 0:
+        return np.zeros(0, dtype=np.float64)
+    if norm == "vector":
+        scale = np.sqrt((x**2).sum(axis=0))
+        v = np.divide(x, scale, out=np.zeros_like(x), where=scale > 0)
+    else:
+        lo, hi = x.min(axis=0), x.max(axis=0)
+        rng = hi - lo
+        v = np.divide(x - lo, rng, out=np.zeros_like(x), where=rng > 0)
+    v = v * w
+    ideal = np.where(b, v.max(axis=0), v.min(axis=0))
+    anti = np.where(b, v.min(axis=0), v.max(axis=0))
+    d_plus = np.sqrt(((v - ideal) ** 2).sum(axis=1))
+    d_minus = np.sqrt(((v - anti) ** 2).sum(axis=1))
+    total = d_plus + d_minus
+    return np.divide(d_minus, total, out=np.full(n, 0.5), where=total > 0)
+
+
+def top_k(scores, k):
+    """Indices of the ``k`` largest scores, best first.
+
+    Ties are broken by the lower row index. ``k`` larger than ``n`` returns all rows.
+
+    Returns
+    -------
+    ndarray of int64, shape (min(k, n),)
+    """
+    s = np.asarray(scores)
+    k = check_k(k)
+    order = np.lexsort((np.arange(s.shape[0]), -s))
+    return order[:k].astype(np.int64)
