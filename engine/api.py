@@ -1,0 +1,212 @@
+"""The Python API: an :class:`Engine` bound to one backend runs the three steps.
+
+>>> from gpurank.engine import Engine
+>>> eng = Engine(backend="cpu")
+>>> result = eng.analyze("configs.parquet", criteria="time_to_train_min:min,cost_usd:min")
+>>> result.top(5)
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .backend import resolve_backend
+from .clustering import cluster_configurations
+from .errors import DataError, UsageError
+from .importance import feature_importance
+from .io import read_table, write_json, write_table
+from .metrics import derive_metrics
+from .ranking import check_criteria_values, criteria_matrix, rank_configurations
+from .results import AnalysisResult
+from .schema import invalid_rows
+from .spec import AnalysisSpec, default_criteria, parse_criteria
+from .summary import build_summary
+
+__all__ = ["Engine", "analyze"]
+
+RESULT_COLUMNS = ("cluster", "pareto_rank", "domination_count", "topsis_score", "rank")
+
+
+class Engine:
+    """Runs gpurank's analysis on one backend.
+
+    Parameters
+    ----------
+    backend : {"auto", "cpu", "gpu"} or Backend, keyword-only
+        Resolved once here and used by every step.
+    """
+
+    def __init__(self, *, backend="auto"):
+        self.backend = resolve_backend(backend)
+
+    def __repr__(self) -> str:
+        return f"Engine(backend={self.backend.name!r})"
+
+    # -- single steps -------------------------------------------------------------------
+    def load(self, path, /) -> pd.DataFrame:
+        """Read a configuration table (Parquet file or folder, or CSV)."""
+        return self.backend.to_host(read_table(path, backend=self.backend))
+
+    def derive(self, df, /) -> pd.DataFrame:
+        """Add the derived metrics (see :mod:`gpurank.engine.metrics`)."""
+        return derive_metrics(df)
+
+    def importance(self, df, /, *, target="throughput_per_accelerator", features=None,
+                   sample_rows=20_000, seed=0, n_estimators=100):
+        """Random-forest importance of configuration variables for ``target``."""
+        return feature_importance(df, target=target, backend=self.backend, features=features,
+                                  sample_rows=sample_rows, seed=seed, n_estimators=n_estimators)
+
+    def cluster(self, df, /, *, k=5, features=None, k_range=(2, 10), seed=0):
+        """KMeans groups and their profiles."""
+        return cluster_configurations(df, k=k, backend=self.backend, features=features,
+                                      k_range=k_range, seed=seed)
+
+    def rank(self, df, /, criteria=None, *, norm="vector"):
+        """Pareto ranks, domination counts and TOPSIS scores."""
+        criteria = _as_criteria(criteria, df.columns)
+        return rank_configurations(df, criteria, backend=self.backend, norm=norm)
+
+    # -- the whole analysis ---------------------------------------------------------------
+    def analyze(self, data, /, spec: AnalysisSpec | None = None, **options) -> AnalysisResult:
+        """Evaluate, group and rank the configurations in ``data``.
+
+        Parameters
+        ----------
+        data : DataFrame or path
+            The configuration table, or a Parquet/CSV path.
+        spec : AnalysisSpec, optional
+            All settings; alternatively pass them as keyword options (``criteria`` may be a
+            string such as ``"time_to_train_min:min,cost_usd:min:2"``).
+
+        Returns
+        -------
+        AnalysisResult
+        """
+        spec = _as_spec(spec, options)
+        timings, notes = {}, list(spec.notes)
+        with _timer(timings, "load"):
+            df = data if isinstance(data, pd.DataFrame) else self.load(data)
+            if len(df) == 0:
+                raise DataError("the table is empty; at least one configuration row is needed")
+        with _timer(timings, "derive"):
+            df = derive_metrics(df)
+            criteria = spec.criteria or default_criteria(df.columns)
+            costs = criteria_matrix(df, criteria)
+            bad = invalid_rows(costs)
+            if bad.any():
+                if not spec.drop_invalid:
+                    check_criteria_values(costs, criteria)
+                notes.append(f"{int(bad.sum())} rows with missing or infinite criteria dropped "
+                             "(--drop-invalid)")
+                df = df.loc[~bad].reset_index(drop=True)
+                if len(df) == 0:
+                    raise DataError("every row has missing or infinite criteria; nothing to rank")
+
+        n = len(df)
+        importance = None
+        with _timer(timings, "importance"):
+            if n < 10:
+                notes.append(f"importance skipped: {n} rows are too few to fit a forest (need 10)")
+            else:
+                importance = feature_importance(
+                    df, target=spec.target, backend=self.backend, features=spec.features,
+                    sample_rows=spec.sample_rows, seed=spec.seed, n_estimators=spec.n_estimators)
+                if importance.note:
+                    notes.append(f"importance: {importance.note}")
+
+        clusters = None
+        with _timer(timings, "cluster"):
+            if n < 2:
+                notes.append("clustering skipped: a table of one row has nothing to group")
+            else:
+                clusters = cluster_configurations(df, k=spec.clusters, backend=self.backend,
+                                                  k_range=spec.k_range, seed=spec.seed)
+                if clusters.note:
+                    notes.append(f"clusters: {clusters.note}")
+
+        with _timer(timings, "rank"):
+            ranking = rank_configurations(df, criteria, backend=self.backend, norm=spec.norm)
+
+        table = df.copy()
+        table["cluster"] = clusters.labels if clusters is not None else np.full(n, -1, np.int32)
+        table["pareto_rank"] = ranking.pareto_rank
+        table["domination_count"] = ranking.domination_count
+        table["topsis_score"] = ranking.topsis_score
+        table["rank"] = ranking.rank
+        fallbacks = (self.backend.reason,) if self.backend.reason else ()
+        return AnalysisResult(
+            table=table,
+            importance=importance,
+            clusters=clusters,
+            ranking=ranking,
+            spec=spec if spec.criteria else _replace_criteria(spec, criteria),
+            backend=self.backend.name,
+            timings=timings,
+            notes=tuple(notes),
+            fallbacks=fallbacks,
+        )
+
+    def write(self, result: AnalysisResult, out_dir, /) -> dict:
+        """Write ``ranking.parquet`` and ``summary.json`` into ``out_dir``, atomically.
+
+        Returns
+        -------
+        dict
+            The summary that was written.
+        """
+        out = Path(out_dir)
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"--out '{out}' exists and is not a folder")
+        summary = build_summary(result)
+        write_table(result.table, out / "ranking.parquet",
+                    metadata={"criteria": summary["criteria"], "backend": result.backend})
+        write_json(summary, out / "summary.json")
+        return summary
+
+
+def analyze(data, /, *, backend="auto", **options) -> AnalysisResult:
+    """Run the whole analysis with a fresh :class:`Engine`; see :meth:`Engine.analyze`."""
+    return Engine(backend=backend).analyze(data, **options)
+
+
+def _as_criteria(criteria, columns):
+    if criteria is None or criteria == "" or criteria == ():
+        return default_criteria(columns)
+    if isinstance(criteria, str):
+        return parse_criteria(criteria)
+    return tuple(criteria)
+
+
+def _as_spec(spec, options) -> AnalysisSpec:
+    if spec is not None and options:
+        raise UsageError("pass either spec= or keyword options to analyze(), not both")
+    if spec is not None:
+        return spec
+    opts = dict(options)
+    if isinstance(opts.get("criteria"), str):
+        opts["criteria"] = parse_criteria(opts["criteria"])
+    elif opts.get("criteria") is None:
+        opts.pop("criteria", None)
+    try:
+        return AnalysisSpec(**opts)
+    except TypeError as exc:
+        raise UsageError(f"unknown analysis option: {exc}") from None
+
+
+def _replace_criteria(spec, criteria):
+    from dataclasses import replace
+
+    return replace(spec, criteria=tuple(criteria))
+
+
+@contextmanager
+def _timer(timings, step):
+    t0 = time.perf_counter()
+    yield
+    timings[step] = round(time.perf_counter() - t0, 4)

@@ -1,0 +1,204 @@
+"""The one place that decides where the work runs: CPU (NumPy/pandas) or GPU (CuPy/cuDF).
+
+A :class:`Backend` is resolved once at the entry point and passed down. It is the whole
+dispatch surface: array module ``xp``, DataFrame module ``xdf``, the kernel module, and
+factories for the two models. Nothing GPU is imported unless the GPU backend is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from types import ModuleType
+
+import numpy as np
+
+from .errors import BackendUnavailableError, UsageError
+
+__all__ = ["Backend", "resolve_backend", "BACKEND_NAMES", "gpu_unavailable_reason"]
+
+BACKEND_NAMES = ("auto", "cpu", "gpu")
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Where an analysis runs.
+
+    Attributes
+    ----------
+    name : {"cpu", "gpu"}
+    xp : module
+        ``numpy`` or ``cupy``.
+    xdf : module
+        ``pandas`` or ``cudf``.
+    kernels : module
+        ``gpurank.kernels.cpu`` or ``gpurank.kernels.cuda``.
+    requested : str
+        What the user asked for ("auto", "cpu" or "gpu").
+    reason : str
+        Why this backend was chosen when it differs from the request (e.g. "auto" without a
+        GPU); empty otherwise.
+    """
+
+    name: str
+    xp: ModuleType
+    xdf: ModuleType
+    kernels: ModuleType
+    requested: str = "cpu"
+    reason: str = ""
+    _ml: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def random_forest(self, **params):
+        """A random-forest regressor with every parameter set explicitly."""
+        return self._ml["random_forest"](**params)
+
+    def kmeans(self, **params):
+        """A KMeans estimator with every parameter set explicitly."""
+        return self._ml["kmeans"](**params)
+
+    def to_host(self, x):
+        """Return ``x`` as host data (NumPy array or pandas object)."""
+        if hasattr(x, "to_pandas"):
+            return x.to_pandas()
+        if hasattr(x, "get"):
+            return x.get()
+        return x
+
+    def asarray(self, x):
+        """Return ``x`` as an array of this backend."""
+        return self.xp.asarray(x)
+
+    def sync(self) -> None:
+        """Wait for queued device work (a no-op on the CPU); call before reading a timer."""
+
+
+def _cpu_random_forest(**params):
+    from sklearn.ensemble import RandomForestRegressor
+
+    return RandomForestRegressor(**params)
+
+
+def _cpu_kmeans(**params):
+    from sklearn.cluster import KMeans
+
+    return KMeans(**params)
+
+
+def _cpu_backend(requested: str, reason: str = "") -> Backend:
+    import pandas as pd
+
+    kernels = importlib.import_module("gpurank.kernels.cpu")
+    return Backend(
+        name="cpu",
+        xp=np,
+        xdf=pd,
+        kernels=kernels,
+        requested=requested,
+        reason=reason,
+        _ml={"random_forest": _cpu_random_forest, "kmeans": _cpu_kmeans},
+    )
+
+
+def gpu_unavailable_reason() -> str | None:
+    """Why the GPU backend cannot run here, or ``None`` when it can.
+
+    An import is not a GPU check (CuPy and cuDF import without a device), so this asks the
+    CUDA driver for a device count.
+    """
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        return "CuPy is not installed (pip install 'gpurank[gpu]')"
+    try:
+        import cupy
+
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # noqa: BLE001 - any driver failure means "no usable device"
+        return f"no CUDA device is visible ({type(exc).__name__}: {exc})"
+    if count < 1:
+        return "no CUDA device is visible"
+    for mod in ("cudf", "cuml"):
+        try:
+            importlib.import_module(mod)
+        except ImportError:
+            return f"{mod} is not installed (use the RAPIDS container or pip install 'gpurank[gpu]')"
+    return "the GPU analysis path is not available in this release"
+
+
+def resolve_backend(name: str = "auto") -> Backend:
+    """Resolve a backend name to a :class:`Backend`.
+
+    Parameters
+    ----------
+    name : {"auto", "cpu", "gpu"}
+        ``"cpu"`` always means the CPU. ``"gpu"`` means the GPU or a
+        :class:`BackendUnavailableError` that says how to fix it. ``"auto"`` uses the GPU when
+        one is usable and the CPU otherwise, recording the reason.
+    """
+    if isinstance(name, Backend):
+        return name
+    if name not in BACKEND_NAMES:
+        raise UsageError(f"--backend must be one of {', '.join(BACKEND_NAMES)}; got {name!r}")
+    if name == "cpu":
+        return _cpu_backend("cpu")
+    reason = gpu_unavailable_reason()
+    if name == "gpu":
+        raise BackendUnavailableError(
+            f"backend='gpu' was asked for but {reason}; use --backend auto to fall back to the CPU"
+        )
+    return _cpu_backend("auto", reason=f"GPU not used: {reason}")
+
+
+def describe_environment() -> dict:
+    """Versions of every backend library, and the GPU or the reason there is none."""
+    import platform
+    from importlib import metadata
+
+    def version(dist):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return None
+
+    libs = {}
+    for name, dists in {
+        "gpurank": ["gpurank"],
+        "numpy": ["numpy"],
+        "pandas": ["pandas"],
+        "pyarrow": ["pyarrow"],
+        "scikit-learn": ["scikit-learn"],
+        "numba": ["numba"],
+        "numba-cuda": ["numba-cuda"],
+        "cupy": ["cupy-cuda12x", "cupy-cuda13x", "cupy"],
+        "cudf": ["cudf-cu12", "cudf-cu13", "cudf"],
+        "cuml": ["cuml-cu12", "cuml-cu13", "cuml"],
+        "dask": ["dask"],
+        "distributed": ["distributed"],
+    }.items():
+        libs[name] = next((v for v in map(version, dists) if v), None)
+    info = {"python": platform.python_version(), "libraries": libs, "gpu": None}
+    reason = gpu_unavailable_reason()
+    devices = _gpu_devices()
+    if devices:
+        info["gpu"] = devices
+    info["gpu_backend"] = "available" if reason is None else f"unavailable: {reason}"
+    return info
+
+
+def _gpu_devices() -> list[dict]:
+    try:
+        import cupy
+
+        out = []
+        for i in range(cupy.cuda.runtime.getDeviceCount()):
+            props = cupy.cuda.runtime.getDeviceProperties(i)
+            name = props["name"]
+            out.append({
+                "index": i,
+                "name": name.decode() if isinstance(name, bytes) else str(name),
+                "memory_gib": round(props["totalGlobalMem"] / 2**30, 1),
+                "compute_capability": f"{props['major']}.{props['minor']}",
+            })
+        return out
+    except Exception:  # noqa: BLE001 - no CuPy or no driver: no devices to describe
+        return []

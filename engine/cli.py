@@ -1,0 +1,163 @@
+"""Command line: parse arguments, call the engine, map errors to exit codes. No logic here.
+
+Exit codes: 0 ok, 2 usage, 3 bad data, 4 backend unavailable (1 for anything unexpected).
+Errors are printed as one line on stderr; ``--verbose`` adds the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from pathlib import Path
+
+from .errors import GpurankError, UsageError
+
+__all__ = ["main", "build_parser"]
+
+
+def _positive_int(text):
+    try:
+        v = int(str(text).replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def _clusters(text):
+    if text == "auto":
+        return "auto"
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer or 'auto', got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}")
+    return v
+
+
+def _common(p, *, out_default):
+    p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto",
+                   help="where to run (default: auto, the GPU when usable)")
+    p.add_argument("--out", default=out_default, help=f"output folder (default: {out_default})")
+    p.add_argument("--criteria", default=None,
+                   help="comma-separated column:min|max[:weight] (default: time_to_train_min:min,"
+                        "throughput_per_accelerator:max,scaling_efficiency:max,cost_usd:min)")
+    p.add_argument("--target", default="throughput_per_accelerator",
+                   help="column whose drivers the random forest measures")
+    p.add_argument("--clusters", type=_clusters, default=5, help="k for KMeans, or 'auto'")
+    p.add_argument("--top", type=_positive_int, default=10, help="how many top rows to report")
+    p.add_argument("--sample-rows", type=_positive_int, default=20_000,
+                   help="rows the random forest is fitted on at most (seeded sample)")
+    p.add_argument("--norm", choices=("vector", "minmax"), default="vector",
+                   help="TOPSIS normalization")
+    p.add_argument("--seed", type=int, default=0, help="seed of every random choice")
+    p.add_argument("--drop-invalid", action="store_true",
+                   help="drop rows with missing or infinite criteria instead of stopping")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gpurank",
+        description="Evaluate, group and rank deep-learning training configurations.",
+    )
+    parser.add_argument("--verbose", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = sub.add_parser("demo", help="run the whole analysis on a built-in simulated sweep")
+    demo.add_argument("--n", type=_positive_int, default=200_000,
+                      help="configurations to simulate (default: 200,000)")
+    _common(demo, out_default="gpurank-demo")
+
+    an = sub.add_parser("analyze", help="analyze a configuration table (Parquet or CSV)")
+    an.add_argument("table", help="a .parquet file, a folder of .parquet files, or a .csv file")
+    _common(an, out_default="gpurank-out")
+
+    sub.add_parser("info", help="versions of the backend libraries and the GPU, if any")
+    return parser
+
+
+def _spec_options(args) -> dict:
+    from .spec import parse_criteria
+
+    return dict(
+        criteria=parse_criteria(args.criteria) if args.criteria else None,
+        target=args.target,
+        clusters=args.clusters,
+        top=args.top,
+        sample_rows=args.sample_rows,
+        seed=args.seed,
+        drop_invalid=args.drop_invalid,
+        norm=args.norm,
+    )
+
+
+def _run_analysis(args, data) -> int:
+    from .api import Engine
+    from .console import make_console, print_summary
+
+    if args.seed < 0:
+        raise UsageError(f"--seed must be a non-negative integer; got {args.seed}")
+    engine = Engine(backend=args.backend)
+    result = engine.analyze(data, **_spec_options(args))
+    summary = engine.write(result, args.out)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        console = make_console(quiet=args.quiet)
+        print_summary(summary, console)
+        console.print(f"wrote {Path(args.out) / 'ranking.parquet'} and "
+                      f"{Path(args.out) / 'summary.json'}")
+    return 0
+
+
+def _cmd_demo(args) -> int:
+    from .sources.simulate import simulate
+
+    table = simulate(args.n, seed=args.seed)
+    return _run_analysis(args, table)
+
+
+def _cmd_analyze(args) -> int:
+    return _run_analysis(args, args.table)
+
+
+def _cmd_info(args) -> int:
+    from .backend import describe_environment
+
+    print(json.dumps(describe_environment(), indent=2))
+    return 0
+
+
+_COMMANDS = {"demo": _cmd_demo, "analyze": _cmd_analyze, "info": _cmd_info}
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``gpurank`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return _COMMANDS[args.command](args)
+    except GpurankError as exc:
+        if args.verbose:
+            traceback.print_exc()
+        print(f"gpurank: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except (MemoryError, OSError) as exc:
+        if args.verbose:
+            traceback.print_exc()
+        print(f"gpurank: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("gpurank: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

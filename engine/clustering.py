@@ -1,0 +1,234 @@
+"""Step 2, group: KMeans on standardized performance features, and a profile of each group.
+
+Quantities that span orders of magnitude (accelerator count, time to train) are clustered on
+a log scale, so "8 vs 16 GPUs" weighs as much as "1024 vs 2048". Clusters are numbered in a
+stable order (by median accelerator count, then time to train) so labels do not depend on
+KMeans' random initialization.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .errors import UsageError
+from .results import ClusterResult
+from .schema import numeric_values
+
+__all__ = ["cluster_configurations", "cluster_features", "profile_clusters", "DEFAULT_FEATURES"]
+
+DEFAULT_FEATURES = (
+    "n_accelerators",
+    "time_to_train_min",
+    "throughput_per_accelerator",
+    "scaling_efficiency",
+    "utilization",
+)
+#: KMeans is fitted on at most this many rows (seeded sample) and then assigns every row.
+FIT_ROWS = 200_000
+SILHOUETTE_ROWS = 5_000
+N_INIT = 4
+LOG_SPAN = 100.0
+
+
+def cluster_features(df, features):
+    """Standardized feature matrix for clustering, with rows that have missing values masked.
+
+    A feature is log10-transformed when all its values are positive and its largest value is
+    more than ``LOG_SPAN`` times its smallest.
+
+    Returns
+    -------
+    Z : ndarray of float64, shape (n, k)
+        Standardized features (garbage in masked rows).
+    valid : ndarray of bool, shape (n,)
+    names : tuple of str
+        Feature names, as ``log10(name)`` where a log was taken.
+    """
+    cols, names = [], []
+    for f in features:
+        v = numeric_values(df, f, role="cluster feature")
+        fin = v[np.isfinite(v)]
+        if fin.size and fin.min() > 0 and fin.max() > LOG_SPAN * fin.min():
+            with np.errstate(divide="ignore", invalid="ignore"):
+                v = np.log10(v)
+            names.append(f"log10({f})")
+        else:
+            names.append(f)
+        cols.append(v)
+    X = np.column_stack(cols) if cols else np.empty((len(df), 0))
+    valid = np.isfinite(X).all(axis=1)
+    mu = X[valid].mean(axis=0) if valid.any() else np.zeros(X.shape[1])
+    sd = X[valid].std(axis=0) if valid.any() else np.ones(X.shape[1])
+    sd = np.where(sd > 0, sd, 1.0)  # a constant feature carries no distance, not a NaN
+    return (X - mu) / sd, valid, tuple(names)
+
+
+def _fit_kmeans(backend, Z, k, seed):
+    model = backend.kmeans(n_clusters=k, init="k-means++", n_init=N_INIT, max_iter=300,
+                           tol=1e-4, random_state=seed)
+    model.fit(Z)
+    return model
+
+
+def _silhouette(Z, labels, seed):
+    from sklearn.metrics import silhouette_score
+
+    if len(np.unique(labels)) < 2:
+        return float("nan")
+    n = min(SILHOUETTE_ROWS, Z.shape[0])
+    return float(silhouette_score(Z, labels, sample_size=n, random_state=seed))
+
+
+def cluster_configurations(df, *, k=5, backend, features=None, k_range=(2, 10), seed=0
+                           ) -> ClusterResult:
+    """Group configurations with KMeans and profile each group.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Configuration table with derived metrics.
+    k : int or "auto"
+        Number of clusters, or "auto" to choose k in ``k_range`` by silhouette score.
+    backend : Backend
+    features : sequence of str, optional
+        Numeric columns to cluster on; :data:`DEFAULT_FEATURES` present in ``df`` by default.
+    k_range : (int, int)
+    seed : int
+
+    Returns
+    -------
+    ClusterResult
+    """
+    features = tuple(features) if features else tuple(f for f in DEFAULT_FEATURES if f in df)
+    if not features:
+        raise UsageError(
+            f"no cluster feature is in the table; expected some of: {', '.join(DEFAULT_FEATURES)}"
+        )
+    Z, valid, names = cluster_features(df, features)
+    n_valid = int(valid.sum())
+    notes = []
+    if n_valid < len(df):
+        notes.append(f"{len(df) - n_valid} rows with missing cluster features got cluster -1")
+
+    rng = np.random.default_rng(seed)
+    idx = np.flatnonzero(valid)
+    fit_idx = np.sort(rng.choice(idx, FIT_ROWS, replace=False)) if idx.size > FIT_ROWS else idx
+    if fit_idx.size < idx.size:
+        notes.append(f"KMeans fitted on a seeded sample of {fit_idx.size:,} rows, then applied "
+                     "to all")
+    Zfit = np.ascontiguousarray(Z[fit_idx])
+
+    silhouette = {}
+    if k == "auto":
+        lo, hi = k_range
+        hi = min(hi, fit_idx.size - 1)
+        if hi < lo:
+            raise UsageError(
+                f"--clusters auto needs at least {lo + 1} rows with cluster features; "
+                f"the table has {fit_idx.size}"
+            )
+        best = None
+        for kk in range(lo, hi + 1):
+            model = _fit_kmeans(backend, Zfit, kk, seed)
+            labels_fit = np.asarray(backend.to_host(model.labels_))
+            silhouette[kk] = _silhouette(Zfit, labels_fit, seed)
+            if best is None or silhouette[kk] > silhouette[best[0]]:
+                best = (kk, model)
+        k, model = best
+        notes.append(f"k = {k} chosen by silhouette over {lo}..{hi}")
+    else:
+        if k > fit_idx.size:
+            raise UsageError(
+                f"--clusters {k} is larger than the number of rows that can be clustered "
+                f"({fit_idx.size}); use a smaller k or --clusters auto"
+            )
+        model = _fit_kmeans(backend, Zfit, k, seed)
+        silhouette[k] = _silhouette(Zfit, np.asarray(backend.to_host(model.labels_)), seed)
+
+    raw = np.full(len(df), -1, dtype=np.int32)
+    raw[idx] = np.asarray(backend.to_host(model.predict(np.ascontiguousarray(Z[idx]))))
+    labels = _stable_order(df, raw, k)
+    profiles = profile_clusters(df, labels)
+    return ClusterResult(labels=labels, k=int(k), features=names, profiles=profiles,
+                         silhouette=silhouette, note="; ".join(notes))
+
+
+def _stable_order(df, raw, k):
+    # Number clusters by median accelerator count, then median time to train.
+    keys = []
+    n_acc = df["n_accelerators"].to_numpy(dtype=float) if "n_accelerators" in df else None
+    ttt = df["time_to_train_min"].to_numpy(dtype=float) if "time_to_train_min" in df else None
+    for c in range(k):
+        m = raw == c
+        a = float(np.nanmedian(n_acc[m])) if n_acc is not None and m.any() else 0.0
+        t = float(np.nanmedian(ttt[m])) if ttt is not None and m.any() else 0.0
+        keys.append((a, t, c))
+    new_of_old = {old: new for new, (_, _, old) in enumerate(sorted(keys))}
+    out = np.full_like(raw, -1)
+    for old, new in new_of_old.items():
+        out[raw == old] = new
+    return out
+
+
+def _count_range(values):
+    lo, hi = np.nanpercentile(values, [25, 75])
+    lo, hi = int(round(lo)), int(round(hi))
+    return f"{lo}" if lo == hi else f"{lo}-{hi}"
+
+
+def _efficiency_word(e):
+    if not np.isfinite(e):
+        return ""
+    return "high" if e >= 0.85 else "medium" if e >= 0.6 else "low"
+
+
+def profile_clusters(df, labels) -> pd.DataFrame:
+    """One row per cluster: size, share, medians, dominant accelerators and a short label.
+
+    The label reads like "4-16 x H100-SXM5-80GB, high efficiency" (the interquartile range
+    of the accelerator count, the dominant model, the median scaling efficiency), and marks
+    the cluster with the shortest median time to train as "fastest".
+    """
+    rows = []
+    numeric = [c for c in ("n_accelerators", "n_nodes", "cpu_cores_per_accelerator",
+                           "time_to_train_min", "throughput", "throughput_per_accelerator",
+                           "scaling_efficiency", "utilization", "cost_usd", "energy_kwh",
+                           "accelerator_hours") if c in df.columns]
+    total = int((labels >= 0).sum())
+    for c in sorted(set(labels.tolist()) - {-1}):
+        m = labels == c
+        part = df.loc[m]
+        row = {"cluster": c, "size": int(m.sum()), "share": float(m.sum() / max(total, 1))}
+        for col in numeric:
+            row[f"median_{col}"] = float(np.nanmedian(part[col].to_numpy(dtype=float)))
+        top_acc = ""
+        if "accelerator" in df.columns:
+            counts = part["accelerator"].astype("string").value_counts(normalize=True)
+            shown = [f"{name} ({share:.0%})" for name, share in counts.head(2).items()
+                     if share >= 0.2] or [f"{counts.index[0]} ({counts.iloc[0]:.0%})"]
+            row["accelerators"] = ", ".join(shown)
+            top_acc = str(counts.index[0])
+        if "n_accelerators" in df.columns:
+            row["n_accelerators_range"] = _count_range(part["n_accelerators"].to_numpy(float))
+        rows.append(row)
+    prof = pd.DataFrame(rows)
+    if prof.empty:
+        return prof
+    fastest = (int(prof.loc[prof["median_time_to_train_min"].idxmin(), "cluster"])
+               if "median_time_to_train_min" in prof else None)
+    labels_txt = []
+    for _, r in prof.iterrows():
+        parts = []
+        if "n_accelerators_range" in r:
+            acc = r.get("accelerators", "")
+            model = acc.split(" (")[0] if acc else ""
+            parts.append(f"{r['n_accelerators_range']} x {model}".strip())
+        word = _efficiency_word(r.get("median_scaling_efficiency", np.nan))
+        if word:
+            parts.append(f"{word} efficiency")
+        if fastest is not None and r["cluster"] == fastest:
+            parts.append("fastest")
+        labels_txt.append(", ".join(parts))
+    prof.insert(1, "label", labels_txt)
+    return prof

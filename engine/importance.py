@@ -1,0 +1,197 @@
+"""Step 1, evaluate: which configuration variables drive a performance target.
+
+A random forest is fitted on the configuration variables (categoricals ordinal-encoded, one
+feature per variable so each variable gets one importance) and two importances are reported
+side by side:
+
+- impurity importance (mean decrease in impurity), cheap but biased toward variables with
+  many distinct values;
+- permutation importance on held-out rows: the drop in R^2 when one variable is shuffled,
+  the one to trust when the two disagree.
+
+Large tables are fitted on a seeded sample, and the result says so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .errors import DataError
+from .results import ImportanceResult
+from .schema import CONFIG_FEATURES, numeric_values, require_columns
+
+__all__ = ["feature_importance", "default_features", "encode_features", "permutation_importance"]
+
+#: Hardware facts joined from the catalog that also describe a configuration.
+_OPTIONAL_FEATURES = ("generation", "release_year")
+
+HOLDOUT_FRACTION = 0.25
+PERMUTATION_REPEATS = 5
+MAX_DEPTH = 16
+MIN_ROWS = 10
+
+
+def default_features(df, *, target) -> tuple[str, ...]:
+    """Configuration variables present in ``df`` (never the target)."""
+    cols = set(df.columns)
+    return tuple(c for c in CONFIG_FEATURES + _OPTIONAL_FEATURES if c in cols and c != target)
+
+
+def encode_features(df, features) -> tuple[np.ndarray, list[str]]:
+    """Encode ``features`` of ``df`` as a float32 matrix, one column per feature.
+
+    Strings and categoricals become sorted ordinal codes (a tree splits them as well as it
+    splits one-hot columns, and the variable keeps a single importance). Missing numeric
+    values are filled with the column median. Constant features are dropped.
+
+    Returns
+    -------
+    X : ndarray of float32, shape (n, k)
+    kept : list of str
+        The features kept, in column order.
+    """
+    cols, kept = [], []
+    for f in features:
+        s = df[f]
+        if isinstance(s.dtype, pd.CategoricalDtype) or s.dtype == object or pd.api.types.is_string_dtype(s):
+            codes, _ = pd.factorize(s.astype("string"), sort=True)
+            v = codes.astype(np.float32)
+        else:
+            v = numeric_values(df, f, role="feature")
+            if np.isnan(v).any():
+                med = np.nanmedian(v) if np.isfinite(v).any() else 0.0
+                v = np.where(np.isnan(v), med, v)
+            v = v.astype(np.float32)
+        if v.size and np.all(v == v[0]):
+            continue
+        cols.append(v)
+        kept.append(f)
+    if not cols:
+        return np.empty((len(df), 0), dtype=np.float32), kept
+    return np.ascontiguousarray(np.column_stack(cols)), kept
+
+
+def _r2(xp, y, pred) -> float:
+    ss_res = float(xp.sum((y - pred) ** 2))
+    ss_tot = float(xp.sum((y - y.mean()) ** 2))
+    return 1.0 - ss_res / ss_tot if ss_tot > 0 else 0.0
+
+
+def permutation_importance(model, X, y, *, xp=np, repeats=PERMUTATION_REPEATS, seed=0):
+    """Mean and standard deviation of the R^2 drop when each column of ``X`` is shuffled.
+
+    Written against the array module ``xp`` so the same code runs on NumPy or CuPy arrays.
+    """
+    rng = np.random.default_rng(seed)
+    base = _r2(xp, y, model.predict(X))
+    n, k = X.shape
+    drops = np.zeros((k, repeats))
+    for j in range(k):
+        saved = X[:, j].copy()
+        for r in range(repeats):
+            X[:, j] = saved[xp.asarray(rng.permutation(n))]
+            drops[j, r] = base - _r2(xp, y, model.predict(X))
+        X[:, j] = saved
+    return drops.mean(axis=1), drops.std(axis=1)
+
+
+def feature_importance(df, *, target, backend, features=None, sample_rows=20_000, seed=0,
+                       n_estimators=100) -> ImportanceResult:
+    """Random-forest importance of configuration variables for ``target``.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The configuration table (derived metrics included).
+    target : str
+        Numeric column to explain.
+    backend : Backend
+    features : sequence of str, optional
+        Variables to measure; the configuration variables present when omitted.
+    sample_rows : int
+        Rows to fit on at most; a seeded sample of larger tables.
+    seed : int
+    n_estimators : int
+
+    Returns
+    -------
+    ImportanceResult
+    """
+    require_columns(df, [target], role="target")
+    y_all = numeric_values(df, target, role="target")
+    features = tuple(features) if features is not None else default_features(df, target=target)
+    require_columns(df, features, role="feature")
+    if target in features:
+        raise DataError(f"target column '{target}' is also listed as a feature; remove it")
+
+    ok = np.flatnonzero(np.isfinite(y_all))
+    notes = []
+    if ok.size < len(df):
+        notes.append(f"{len(df) - ok.size} rows without a finite '{target}' were left out")
+    if ok.size < MIN_ROWS:
+        raise DataError(
+            f"target column '{target}' has {ok.size} finite values; importance needs at "
+            f"least {MIN_ROWS}"
+        )
+    if np.all(y_all[ok] == y_all[ok][0]):
+        raise DataError(
+            f"target column '{target}' is constant (every value is {y_all[ok][0]:g}); "
+            "importance needs a target that varies"
+        )
+    rng = np.random.default_rng(seed)
+    sampled = ok.size > sample_rows
+    rows = np.sort(rng.choice(ok, size=sample_rows, replace=False)) if sampled else ok
+    if sampled:
+        notes.append(f"forest fitted on a seeded sample of {sample_rows:,} of {ok.size:,} rows")
+
+    sub = df.iloc[rows]
+    X, kept = encode_features(sub, features)
+    dropped = [f for f in features if f not in kept]
+    if dropped:
+        notes.append(f"constant features left out: {', '.join(dropped)}")
+    if not kept:
+        raise DataError(
+            f"no feature varies in this table (tried: {', '.join(features)}); importance "
+            "needs at least one varying configuration variable"
+        )
+    y = y_all[rows].astype(np.float32)
+
+    order = rng.permutation(rows.size)
+    n_test = max(1, int(round(rows.size * HOLDOUT_FRACTION)))
+    test, train = order[:n_test], order[n_test:]
+    xp = backend.xp
+    X_train, y_train = xp.asarray(X[train]), xp.asarray(y[train])
+    X_test, y_test = xp.asarray(X[test]), xp.asarray(y[test])
+
+    model = backend.random_forest(
+        n_estimators=n_estimators,
+        max_depth=MAX_DEPTH,
+        max_features=1.0,
+        min_samples_leaf=1,
+        bootstrap=True,
+        random_state=seed,
+        n_jobs=-1,
+    )
+    model.fit(X_train, y_train)
+    impurity = np.asarray(backend.to_host(model.feature_importances_), dtype=np.float64)
+    perm_mean, perm_std = permutation_importance(model, X_test, y_test, xp=xp, seed=seed)
+    r2 = _r2(xp, y_test, model.predict(X_test))
+
+    table = pd.DataFrame(
+        {
+            "feature": kept,
+            "impurity": impurity,
+            "permutation": perm_mean,
+            "permutation_std": perm_std,
+        }
+    )
+    table = table.sort_values(["permutation", "impurity"], ascending=False, kind="stable")
+    return ImportanceResult(
+        table=table.reset_index(drop=True),
+        target=target,
+        n_rows=int(rows.size),
+        sampled=bool(sampled),
+        holdout_r2=float(r2),
+        note="; ".join(notes),
+    )

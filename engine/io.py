@@ -1,0 +1,161 @@
+"""Reading configuration tables and writing results, atomically.
+
+Readers go through pyarrow (Parquet: one file or a folder of files; CSV). Writers always write
+to a temporary file beside the target and rename it into place, so a failure never leaves a
+half-written output where a complete one is expected.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import DataError, UsageError
+
+__all__ = [
+    "read_table",
+    "read_metadata",
+    "write_table",
+    "write_json",
+    "write_text",
+    "atomic_path",
+    "to_jsonable",
+]
+
+_PARQUET_SUFFIXES = {".parquet", ".pq", ".parq"}
+_CSV_SUFFIXES = {".csv", ".tsv", ".txt"}
+
+
+def read_table(path, *, backend=None) -> pd.DataFrame:
+    """Read a configuration table from Parquet (a file or a folder of files) or CSV.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.parquet`` file, a folder holding ``.parquet`` files (a partitioned dataset), or a
+        ``.csv`` file.
+    backend : Backend, optional
+        Where the table should live; the CPU backend (pandas) when omitted.
+
+    Raises
+    ------
+    DataError
+        The path does not exist, has an unknown format, or cannot be parsed.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise DataError(f"table file '{p}' does not exist")
+    xdf = backend.xdf if backend is not None else pd
+    try:
+        if p.is_dir() or p.suffix.lower() in _PARQUET_SUFFIXES:
+            if p.is_dir() and not any(p.rglob("*.parquet")):
+                raise DataError(f"table folder '{p}' holds no .parquet files")
+            return xdf.read_parquet(p)
+        if p.suffix.lower() in _CSV_SUFFIXES:
+            sep = "\t" if p.suffix.lower() == ".tsv" else ","
+            if xdf is pd:
+                return pd.read_csv(p, sep=sep, engine="pyarrow")
+            return xdf.read_csv(p, sep=sep)
+    except DataError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any parser failure is a data problem for the user
+        raise DataError(f"cannot read table '{p}': {type(exc).__name__}: {exc}") from exc
+    raise DataError(
+        f"table file '{p}' has unknown format '{p.suffix}'; allowed: .parquet, .csv, "
+        "or a folder of .parquet files"
+    )
+
+
+@contextmanager
+def atomic_path(path):
+    """Yield a temporary path beside ``path``; rename it onto ``path`` only on success."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_table(df, path, *, metadata=None) -> Path:
+    """Write ``df`` to Parquet atomically.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    path : str or Path
+    metadata : dict, optional
+        Stored as JSON under the ``gpurank`` key of the Parquet key-value metadata.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not isinstance(df, pd.DataFrame):
+        raise UsageError(f"write_table expects a pandas DataFrame; got {type(df).__name__}")
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    if metadata:
+        meta = dict(table.schema.metadata or {})
+        meta[b"gpurank"] = json.dumps(metadata, default=str).encode()
+        table = table.replace_schema_metadata(meta)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+    return Path(path)
+
+
+def read_metadata(path) -> dict:
+    """Return the ``gpurank`` metadata stored by :func:`write_table`, or an empty dict."""
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(path).metadata or {}
+    raw = meta.get(b"gpurank")
+    return json.loads(raw) if raw else {}
+
+
+def write_json(obj, path) -> Path:
+    """Write ``obj`` as indented JSON atomically."""
+    text = json.dumps(to_jsonable(obj), indent=2, allow_nan=False)
+    return write_text(text + "\n", path)
+
+
+def write_text(text, path) -> Path:
+    """Write ``text`` (UTF-8) atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+def to_jsonable(obj):
+    """Turn results into JSON builtins: NumPy scalars and arrays, tuples, and NaN as null.
+
+    JSON has no NaN; a missing figure is written as null rather than as invalid JSON.
+    """
+    import math
+
+    import numpy as np
+
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [to_jsonable(v) for v in obj.tolist()]
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    if obj is None or isinstance(obj, str):
+        return obj
+    if obj is pd.NA or obj is pd.NaT:
+        return None
+    return str(obj)

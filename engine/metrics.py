@@ -1,0 +1,142 @@
+"""Derived metrics, written once as column arithmetic that pandas and cuDF both run.
+
+Definitions (N accelerators, T time to train):
+
+- accelerator-hours  = N x T / 60
+- per-accelerator throughput = throughput / N
+- speedup S = T_ref / T, against a reference configuration of the same accelerator model
+- scaling efficiency E = S / (N / N_ref); 1.0 is linear scaling
+- cost = accelerator-hours x price per accelerator-hour
+- energy = N x power x T, in kWh
+
+Rows with zero accelerators (CPU-only systems in real data) get NaN for per-accelerator
+figures rather than an infinity.
+"""
+
+from __future__ import annotations
+
+from .errors import DataError
+from .schema import require_columns
+
+__all__ = [
+    "accelerator_hours",
+    "throughput_per_accelerator",
+    "reference_time",
+    "speedup",
+    "scaling_efficiency",
+    "cost_usd",
+    "energy_kwh",
+    "derive_metrics",
+    "DERIVED_COLUMNS",
+]
+
+DERIVED_COLUMNS = (
+    "accelerator_hours",
+    "throughput_per_accelerator",
+    "speedup",
+    "scaling_efficiency",
+    "cost_usd",
+    "energy_kwh",
+)
+
+
+def _accelerators(df):
+    # Zero accelerators would divide by zero; NaN keeps such rows visible but unranked.
+    n = df["n_accelerators"].astype("float64")
+    return n.where(n > 0)
+
+
+def accelerator_hours(df):
+    """Accelerator-hours of one training run: ``n_accelerators * time_to_train_min / 60``."""
+    require_columns(df, ["n_accelerators", "time_to_train_min"], role="metric input")
+    return _accelerators(df) * df["time_to_train_min"].astype("float64") / 60.0
+
+
+def throughput_per_accelerator(df):
+    """Samples per second per accelerator: ``throughput / n_accelerators``."""
+    require_columns(df, ["n_accelerators", "throughput"], role="metric input")
+    return df["throughput"].astype("float64") / _accelerators(df)
+
+
+def reference_time(df, *, by="accelerator"):
+    """Reference time to train and accelerator count of each row's group.
+
+    The reference of a group (by default, one accelerator model) is its configuration with the
+    fewest accelerators; when several share that count, the fastest of them, so efficiency is
+    measured against the best small system rather than an unlucky one.
+
+    Returns
+    -------
+    (t_ref, n_ref) : two Series aligned with ``df``.
+    """
+    require_columns(df, [by, "n_accelerators", "time_to_train_min"], role="metric input")
+    n = _accelerators(df)
+    t = df["time_to_train_min"].astype("float64")
+    key = df[by]
+    n_min = n.groupby(key, sort=False).transform("min")
+    at_min = t.where(n == n_min)
+    t_ref = at_min.groupby(key, sort=False).transform("min")
+    return t_ref, n_min
+
+
+def speedup(df, *, by="accelerator"):
+    """Speedup ``T_ref / T`` against the reference configuration of the row's group."""
+    t_ref, _ = reference_time(df, by=by)
+    return t_ref / df["time_to_train_min"].astype("float64")
+
+
+def scaling_efficiency(df, *, by="accelerator"):
+    """Scaling efficiency ``speedup / (N / N_ref)``; 1.0 is linear scaling."""
+    t_ref, n_ref = reference_time(df, by=by)
+    s = t_ref / df["time_to_train_min"].astype("float64")
+    return s / (_accelerators(df) / n_ref)
+
+
+def cost_usd(df):
+    """Cost of one converged run: accelerator-hours x ``price_per_accelerator_hour``."""
+    require_columns(df, ["price_per_accelerator_hour"], role="metric input")
+    return accelerator_hours(df) * df["price_per_accelerator_hour"].astype("float64")
+
+
+def energy_kwh(df):
+    """Energy of one run in kWh: ``n_accelerators * power_w * time`` (accelerators only)."""
+    require_columns(df, ["power_w"], role="metric input")
+    hours = df["time_to_train_min"].astype("float64") / 60.0
+    return _accelerators(df) * df["power_w"].astype("float64") * hours / 1000.0
+
+
+def derive_metrics(df, *, by="accelerator"):
+    """Return a copy of ``df`` with every derived metric its columns allow.
+
+    ``cost_usd`` needs ``price_per_accelerator_hour`` and ``energy_kwh`` needs ``power_w``;
+    a table that already holds ``cost_usd`` or ``energy_kwh`` (a simulator output) keeps its
+    own values.
+    """
+    require_columns(df, ["n_accelerators", "time_to_train_min", "throughput"], role="required")
+    if len(df) == 0:
+        raise DataError("the table is empty; at least one configuration row is needed")
+    for col in ("n_accelerators", "time_to_train_min", "throughput"):
+        if not _is_numeric(df[col]):
+            raise DataError(
+                f"column '{col}' must be numeric; it has dtype {df[col].dtype} "
+                f"(first value {df[col].iloc[0]!r})"
+            )
+    out = df.copy()
+    out["accelerator_hours"] = accelerator_hours(df)
+    out["throughput_per_accelerator"] = throughput_per_accelerator(df)
+    if by in df.columns:
+        t_ref, n_ref = reference_time(df, by=by)
+        s = t_ref / df["time_to_train_min"].astype("float64")
+        out["speedup"] = s
+        out["scaling_efficiency"] = s / (_accelerators(df) / n_ref)
+    if "cost_usd" not in df.columns and "price_per_accelerator_hour" in df.columns:
+        out["cost_usd"] = cost_usd(df)
+    if "energy_kwh" not in df.columns and "power_w" in df.columns:
+        out["energy_kwh"] = energy_kwh(df)
+    return out
+
+
+def _is_numeric(s) -> bool:
+    kind = getattr(s.dtype, "kind", "O")
+    return kind in "iuf" or str(s.dtype) in ("Int64", "Int32", "Float64", "Float32")
+

@@ -1,0 +1,106 @@
+"""Step 3, rank: Pareto dominance and TOPSIS on the criteria matrix.
+
+Criteria are canonicalized to "minimize" here, once: a "max" column is negated, so every
+kernel has a single case. TOPSIS is invariant under that negation (the column norms and the
+distances to the ideal and anti-ideal points are unchanged), so it runs on the same matrix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import DataError
+from .results import RankResult
+from .schema import invalid_rows, numeric_values, require_columns
+from .spec import normalize_weights
+
+__all__ = ["criteria_matrix", "rank_configurations", "final_rank"]
+
+
+def criteria_matrix(df, criteria) -> np.ndarray:
+    """The (n, m) float64 cost matrix: criteria columns, "max" ones negated.
+
+    Raises
+    ------
+    SchemaError, DataError
+        A criterion column is missing or not numeric.
+    """
+    require_columns(df, [c.column for c in criteria], role="criterion")
+    cols = []
+    for c in criteria:
+        v = numeric_values(df, c.column, role="criterion")
+        cols.append(-v if c.sense == "max" else v)
+    if not cols:
+        raise DataError("no criteria given; at least one criterion column is needed")
+    return np.ascontiguousarray(np.column_stack(cols), dtype=np.float64)
+
+
+def check_criteria_values(costs, criteria) -> None:
+    """Raise when a criterion holds NaN or an infinity, naming the columns and row count."""
+    bad = invalid_rows(costs)
+    if bad.any():
+        cols = [c.column for j, c in enumerate(criteria) if (~np.isfinite(costs[:, j])).any()]
+        raise DataError(
+            f"{int(bad.sum())} rows have missing or infinite values in criteria "
+            f"{', '.join(cols)}; fix them or pass --drop-invalid to leave those rows out"
+        )
+
+
+def final_rank(topsis_score, pareto_rank) -> np.ndarray:
+    """Rank 1 = best: by TOPSIS score (descending), ties by Pareto rank, then row order."""
+    n = topsis_score.shape[0]
+    order = np.lexsort((np.arange(n), pareto_rank, -topsis_score))
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(1, n + 1)
+    return rank
+
+
+def rank_configurations(df, criteria, *, backend, norm="vector") -> RankResult:
+    """Pareto ranks, domination counts, TOPSIS scores and the final rank of every row.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Rows to rank; every criterion must be finite (see ``check_criteria_values``).
+    criteria : sequence of Criterion
+    backend : Backend
+        Supplies the kernels.
+    norm : {"vector", "minmax"}
+        TOPSIS normalization.
+    """
+    criteria = tuple(criteria)
+    weights = normalize_weights(criteria)
+    costs = criteria_matrix(df, criteria)
+    check_criteria_values(costs, criteria)
+    if len(df) >= 2:
+        for j, c in enumerate(criteria):
+            if np.all(costs[:, j] == costs[0, j]):
+                value = -costs[0, j] if c.sense == "max" else costs[0, j]
+                raise DataError(
+                    f"criterion column '{c.column}' is constant (every value is {value:g}); "
+                    "it cannot separate configurations: leave it out of --criteria"
+                )
+    k = backend.kernels
+    x = backend.asarray(costs)
+    pareto = np.asarray(backend.to_host(k.pareto_rank(x)), dtype=np.int32)
+    dom = np.asarray(backend.to_host(k.domination_count(x)), dtype=np.int64)
+    benefit = np.zeros(len(criteria), dtype=bool)
+    score = np.asarray(
+        backend.to_host(k.topsis(x, np.asarray(weights), benefit, norm=norm)), dtype=np.float64
+    )
+    ideal, anti = {}, {}
+    for j, c in enumerate(criteria):
+        col = costs[:, j]
+        best, worst = (col.min(), col.max()) if col.size else (np.nan, np.nan)
+        sign = -1.0 if c.sense == "max" else 1.0
+        ideal[c.column], anti[c.column] = float(sign * best), float(sign * worst)
+    return RankResult(
+        pareto_rank=pareto,
+        domination_count=dom,
+        topsis_score=score,
+        rank=final_rank(score, pareto),
+        criteria=criteria,
+        weights=weights,
+        ideal=ideal,
+        anti_ideal=anti,
+    )

@@ -1,0 +1,145 @@
+"""Results of each step, as frozen dataclasses holding host data (NumPy and pandas).
+
+Results cross from the device to the host once, at the public boundary; everything here is
+plain host data that can be printed, written or compared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .spec import AnalysisSpec, Criterion
+
+__all__ = ["ImportanceResult", "ClusterResult", "RankResult", "AnalysisResult"]
+
+
+@dataclass(frozen=True)
+class ImportanceResult:
+    """Which configuration variables drive the target.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per feature, sorted by permutation importance: ``feature``, ``impurity``,
+        ``permutation``, ``permutation_std``.
+    target : str
+    n_rows : int
+        Rows the forest saw (training plus held-out).
+    sampled : bool
+        True when the forest was fitted on a seeded sample of a larger table.
+    holdout_r2 : float
+        R^2 of the forest on the held-out rows: how much of the target the features explain.
+    note : str
+    """
+
+    table: pd.DataFrame
+    target: str
+    n_rows: int
+    sampled: bool
+    holdout_r2: float
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ClusterResult:
+    """KMeans groups of configurations and a profile of each.
+
+    Attributes
+    ----------
+    labels : ndarray of int32, shape (n,)
+        Cluster of each row; -1 where the row could not be clustered (missing features).
+    k : int
+    features : tuple of str
+        Features the clustering used, with "log10(...)" where a log was taken.
+    profiles : DataFrame
+        One row per cluster: size, medians, dominant accelerators and a generated label.
+    silhouette : dict
+        Silhouette score per k tried (only k = the chosen one when k was fixed).
+    note : str
+    """
+
+    labels: np.ndarray
+    k: int
+    features: tuple[str, ...]
+    profiles: pd.DataFrame
+    silhouette: dict = field(default_factory=dict)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class RankResult:
+    """Pareto dominance and TOPSIS scores of every row.
+
+    Attributes
+    ----------
+    pareto_rank : ndarray of int32
+        Non-dominated sorting front, 0 = the Pareto front.
+    domination_count : ndarray of int64
+        How many rows dominate each row.
+    topsis_score : ndarray of float64
+        TOPSIS closeness in [0, 1]; larger is better.
+    rank : ndarray of int64
+        Final rank, 1 = best: by TOPSIS score, ties by pareto_rank, then row order.
+    criteria : tuple of Criterion
+    weights : tuple of float
+        Normalized weights used.
+    ideal, anti_ideal : dict
+        Best and worst value of each criterion over the ranked rows.
+    """
+
+    pareto_rank: np.ndarray
+    domination_count: np.ndarray
+    topsis_score: np.ndarray
+    rank: np.ndarray
+    criteria: tuple[Criterion, ...]
+    weights: tuple[float, ...]
+    ideal: dict
+    anti_ideal: dict
+
+    @property
+    def front_size(self) -> int:
+        """Rows on the Pareto front."""
+        return int((self.pareto_rank == 0).sum())
+
+    def top(self, k: int) -> np.ndarray:
+        """Row positions of the ``k`` best rows, best first."""
+        order = np.argsort(self.rank, kind="stable")
+        return order[: min(k, order.size)]
+
+
+@dataclass(frozen=True)
+class AnalysisResult:
+    """Everything one analysis produced.
+
+    Attributes
+    ----------
+    table : DataFrame
+        Every input row with the derived metrics, ``cluster``, ``pareto_rank``,
+        ``domination_count``, ``topsis_score`` and ``rank``.
+    importance, clusters, ranking : step results (``clusters`` is None when not clustered)
+    spec : AnalysisSpec
+    backend : str
+        The backend that ran.
+    timings : dict
+        Seconds per step.
+    notes : tuple of str
+        What the user should know: samples, dropped rows, fallbacks.
+    """
+
+    table: pd.DataFrame
+    importance: ImportanceResult | None
+    clusters: ClusterResult | None
+    ranking: RankResult
+    spec: AnalysisSpec
+    backend: str
+    timings: dict
+    notes: tuple[str, ...] = ()
+    fallbacks: tuple[str, ...] = ()
+
+    def top(self, k: int | None = None) -> pd.DataFrame:
+        """The ``k`` best rows (``spec.top`` by default), best first."""
+        k = self.spec.top if k is None else k
+        return self.table.iloc[self.ranking.top(k)]

@@ -1,0 +1,198 @@
+"""What the user asks for: criteria with senses and weights, and the analysis settings.
+
+Criteria are written ``column:min|max[:weight]`` and comma-separated, e.g.
+``time_to_train_min:min:0.4,cost_usd:min:0.3,scaling_efficiency:max:0.3``. Weights default
+to equal and are normalized to sum to one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .errors import UsageError
+
+__all__ = [
+    "Criterion",
+    "AnalysisSpec",
+    "parse_criteria",
+    "default_criteria",
+    "normalize_weights",
+    "DEFAULT_TARGET",
+]
+
+SENSES = ("min", "max")
+DEFAULT_TARGET = "throughput_per_accelerator"
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One ranking criterion.
+
+    Parameters
+    ----------
+    column : str
+        A numeric column of the table (derived metrics included).
+    sense : {"min", "max"}
+        Whether smaller or larger values are better.
+    weight : float or None
+        Relative importance; ``None`` means "equal share".
+    """
+
+    column: str
+    sense: str
+    weight: float | None = None
+
+    def __post_init__(self):
+        if not self.column:
+            raise UsageError("criterion column name is empty; write 'column:min' or 'column:max'")
+        if self.sense not in SENSES:
+            raise UsageError(
+                f"criterion '{self.column}' has unknown sense {self.sense!r}; allowed: min, max"
+            )
+        if self.weight is not None and (not math.isfinite(self.weight) or self.weight < 0):
+            raise UsageError(
+                f"criterion '{self.column}' has weight {self.weight!r}; weights must be "
+                "finite and >= 0"
+            )
+
+    def __str__(self) -> str:
+        w = "" if self.weight is None else f":{self.weight:g}"
+        return f"{self.column}:{self.sense}{w}"
+
+
+def parse_criteria(text: str) -> tuple[Criterion, ...]:
+    """Parse ``"col:min[:w],col:max[:w],..."`` into criteria.
+
+    Raises
+    ------
+    UsageError
+        Empty text, a malformed item, an unknown sense, a bad or negative weight, or a column
+        named twice.
+    """
+    if text is None or not str(text).strip():
+        raise UsageError("--criteria is empty; write e.g. 'time_to_train_min:min,cost_usd:min'")
+    out = []
+    for item in str(text).split(","):
+        item = item.strip()
+        parts = [p.strip() for p in item.split(":")]
+        if len(parts) not in (2, 3) or not parts[0]:
+            raise UsageError(
+                f"criterion {item!r} is malformed; write 'column:min|max[:weight]', "
+                "e.g. 'cost_usd:min:0.3'"
+            )
+        weight = None
+        if len(parts) == 3:
+            try:
+                weight = float(parts[2])
+            except ValueError:
+                raise UsageError(
+                    f"criterion '{parts[0]}' has weight {parts[2]!r}, which is not a number"
+                ) from None
+        out.append(Criterion(parts[0], parts[1], weight))
+    seen = set()
+    for c in out:
+        if c.column in seen:
+            raise UsageError(f"criterion column '{c.column}' is named twice in --criteria")
+        seen.add(c.column)
+    return tuple(out)
+
+
+def normalize_weights(criteria) -> tuple[float, ...]:
+    """Weights of ``criteria`` normalized to sum to one (equal where none is given).
+
+    Mixed given and missing weights are not allowed: the meaning would be ambiguous.
+    """
+    given = [c.weight for c in criteria]
+    if all(w is None for w in given):
+        return tuple(1.0 / len(criteria) for _ in criteria)
+    if any(w is None for w in given):
+        missing = [c.column for c in criteria if c.weight is None]
+        raise UsageError(
+            f"criteria {missing} have no weight while others do; give every criterion a "
+            "weight or none"
+        )
+    total = sum(given)
+    if total <= 0:
+        raise UsageError(f"criteria weights are all zero ({given}); at least one must be > 0")
+    return tuple(w / total for w in given)
+
+
+def default_criteria(columns) -> tuple[Criterion, ...]:
+    """The default criteria: time, per-accelerator throughput, efficiency, and cost if known."""
+    crit = [
+        Criterion("time_to_train_min", "min"),
+        Criterion("throughput_per_accelerator", "max"),
+        Criterion("scaling_efficiency", "max"),
+    ]
+    if "cost_usd" in set(columns):
+        crit.append(Criterion("cost_usd", "min"))
+    return tuple(crit)
+
+
+@dataclass(frozen=True)
+class AnalysisSpec:
+    """Every setting of one analysis run; validated on construction.
+
+    Parameters
+    ----------
+    criteria : tuple of Criterion, optional
+        Ranking criteria; the defaults of :func:`default_criteria` when empty.
+    target : str
+        Column whose drivers the random forest measures.
+    clusters : int or "auto"
+        Number of KMeans clusters, or ``"auto"`` to pick k by silhouette over ``k_range``.
+    top : int
+        How many top configurations to report.
+    sample_rows : int
+        Rows the random forest is fitted on at most (a seeded sample beyond that).
+    seed : int
+        Seed of every random choice (samples, forests, KMeans).
+    drop_invalid : bool
+        Drop rows with missing or infinite criteria (and report how many) instead of stopping.
+    norm : {"vector", "minmax"}
+        TOPSIS normalization.
+    """
+
+    criteria: tuple[Criterion, ...] = ()
+    target: str = DEFAULT_TARGET
+    clusters: int | str = 5
+    k_range: tuple[int, int] = (2, 10)
+    top: int = 10
+    sample_rows: int = 20_000
+    seed: int = 0
+    drop_invalid: bool = False
+    norm: str = "vector"
+    features: tuple[str, ...] | None = None
+    n_estimators: int = 100
+    notes: tuple[str, ...] = field(default=(), compare=False)
+
+    def __post_init__(self):
+        if isinstance(self.clusters, str):
+            if self.clusters != "auto":
+                raise UsageError(
+                    f"--clusters must be a positive integer or 'auto'; got {self.clusters!r}"
+                )
+        elif isinstance(self.clusters, bool) or not isinstance(self.clusters, int) or (
+            self.clusters < 1
+        ):
+            raise UsageError(
+                f"--clusters must be a positive integer or 'auto'; got {self.clusters!r}"
+            )
+        lo, hi = self.k_range
+        if not (2 <= lo <= hi):
+            raise UsageError(f"k_range must satisfy 2 <= low <= high; got {self.k_range}")
+        _positive_int("top", self.top)
+        _positive_int("sample_rows", self.sample_rows, minimum=10)
+        _positive_int("n_estimators", self.n_estimators)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise UsageError(f"--seed must be a non-negative integer; got {self.seed!r}")
+        if self.norm not in ("vector", "minmax"):
+            raise UsageError(f"--norm must be 'vector' or 'minmax'; got {self.norm!r}")
+        if self.criteria:
+            normalize_weights(self.criteria)
+
+
+def _positive_int(name, value, *, minimum=1):
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise UsageError(f"--{name.replace('_', '-')} must be an integer >= {minimum}; got {value!r}")
