@@ -1,0 +1,139 @@
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from gpurank.engine import AnalysisSpec, DataError, Engine, UsageError, analyze
+from gpurank.engine.io import read_metadata
+from tables import config_table
+
+
+@pytest.fixture(scope="module")
+def result():
+    return Engine(backend="cpu").analyze(config_table(300, seed=4), top=5, n_estimators=20)
+
+
+def test_every_row_gets_every_output_column(result):
+    t = result.table
+    assert len(t) == 300
+    for col in ("accelerator_hours", "throughput_per_accelerator", "speedup",
+                "scaling_efficiency", "cost_usd", "energy_kwh", "cluster", "pareto_rank",
+                "domination_count", "topsis_score", "rank"):
+        assert col in t, col
+    assert sorted(t["rank"]) == list(range(1, 301))
+    assert set(t["cluster"]) == {0, 1, 2, 3, 4}
+    assert ((t["pareto_rank"] == 0) == (t["domination_count"] == 0)).all()
+
+
+def test_default_criteria_include_cost_when_priced(result):
+    assert [str(c) for c in result.spec.criteria] == [
+        "time_to_train_min:min", "throughput_per_accelerator:max", "scaling_efficiency:max",
+        "cost_usd:min"]
+
+
+def test_top_rows_are_best_scores(result):
+    top = result.top()
+    assert len(top) == 5
+    assert top["rank"].tolist() == [1, 2, 3, 4, 5]
+    assert top["topsis_score"].is_monotonic_decreasing
+    assert top["topsis_score"].iloc[0] == result.table["topsis_score"].max()
+
+
+def test_same_seed_same_result():
+    a = analyze(config_table(120, seed=9), backend="cpu", n_estimators=10, seed=3)
+    b = analyze(config_table(120, seed=9), backend="cpu", n_estimators=10, seed=3)
+    pd.testing.assert_frame_equal(a.table, b.table)
+    pd.testing.assert_frame_equal(a.importance.table, b.importance.table)
+
+
+def test_write_outputs(tmp_path, result):
+    summary = Engine(backend="cpu").write(result, tmp_path / "out")
+    table = pd.read_parquet(tmp_path / "out" / "ranking.parquet")
+    assert len(table) == 300 and "topsis_score" in table
+    on_disk = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert on_disk == summary
+    assert on_disk["rows"] == 300 and on_disk["backend"] == "cpu"
+    assert len(on_disk["top"]) == 5 and on_disk["top"][0]["rank"] == 1
+    assert len(on_disk["clusters"]["profiles"]) == 5
+    assert on_disk["importance"]["features"][0]["feature"]
+    assert set(on_disk["timings_s"]) == {"load", "derive", "importance", "cluster", "rank"}
+    assert read_metadata(tmp_path / "out" / "ranking.parquet")["backend"] == "cpu"
+    assert not list((tmp_path / "out").glob(".*tmp"))
+
+
+def test_failed_write_leaves_no_partial_file(tmp_path, result, monkeypatch):
+    out = tmp_path / "out"
+    Engine(backend="cpu").write(result, out)
+    before = (out / "ranking.parquet").read_bytes()
+
+    def broken(table, where, **kw):
+        with open(where, "wb") as fh:
+            fh.write(b"PAR1 half")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pq, "write_table", broken)
+    with pytest.raises(OSError, match="disk full"):
+        Engine(backend="cpu").write(result, out)
+    assert (out / "ranking.parquet").read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == ["ranking.parquet", "summary.json"]
+
+
+def test_rows_with_missing_criteria_stop_by_default_and_drop_on_request():
+    df = config_table(60, seed=5)
+    df.loc[[3, 7], "time_to_train_min"] = np.nan
+    with pytest.raises(DataError, match="^2 rows have missing or infinite values in criteria "
+                                        "time_to_train_min"):
+        analyze(df, backend="cpu", n_estimators=5)
+    r = analyze(df, backend="cpu", n_estimators=5, drop_invalid=True)
+    assert len(r.table) == 58
+    assert "2 rows with missing or infinite criteria dropped (--drop-invalid)" in r.notes
+
+
+def test_one_row_is_ranked_not_clustered():
+    r = analyze(config_table(1), backend="cpu")
+    assert r.table["rank"].tolist() == [1]
+    assert r.clusters is None and r.importance is None
+    assert "clustering skipped: a table of one row has nothing to group" in r.notes
+
+
+def test_empty_table_is_a_data_error():
+    with pytest.raises(DataError, match="the table is empty"):
+        analyze(config_table(5).iloc[:0], backend="cpu")
+
+
+def test_spec_and_options_are_exclusive():
+    with pytest.raises(UsageError, match="pass either spec= or keyword options"):
+        Engine(backend="cpu").analyze(config_table(5), AnalysisSpec(), top=3)
+
+
+def test_unknown_option_is_a_usage_error():
+    with pytest.raises(UsageError, match="unknown analysis option"):
+        analyze(config_table(5), backend="cpu", colour="red")
+
+
+def test_load_csv_and_parquet_folder(tmp_path):
+    df = config_table(40, seed=6)
+    df.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "ds").mkdir()
+    df.iloc[:20].to_parquet(tmp_path / "ds" / "part-0.parquet")
+    df.iloc[20:].to_parquet(tmp_path / "ds" / "part-1.parquet")
+    eng = Engine(backend="cpu")
+    assert len(eng.load(tmp_path / "t.csv")) == 40
+    assert len(eng.load(tmp_path / "ds")) == 40
+
+
+def test_unreadable_and_truncated_files_are_data_errors(tmp_path):
+    df = config_table(40, seed=6)
+    df.to_parquet(tmp_path / "t.parquet")
+    data = (tmp_path / "t.parquet").read_bytes()
+    (tmp_path / "cut.parquet").write_bytes(data[: len(data) // 2])
+    eng = Engine(backend="cpu")
+    with pytest.raises(DataError, match="cannot read table '.*cut.parquet'"):
+        eng.load(tmp_path / "cut.parquet")
+    with pytest.raises(DataError, match="table file '.*nope.csv' does not exist"):
+        eng.load(tmp_path / "nope.csv")
+    (tmp_path / "t.xlsx").write_bytes(b"x")
+    with pytest.raises(DataError, match="unknown format '.xlsx'"):
+        eng.load(tmp_path / "t.xlsx")

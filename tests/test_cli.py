@@ -1,0 +1,90 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gpurank.engine.cli import main
+from tables import config_table
+
+
+@pytest.fixture()
+def table_csv(tmp_path):
+    path = tmp_path / "configs.csv"
+    config_table(80, seed=7).to_csv(path, index=False)
+    return path
+
+
+def test_analyze_writes_outputs_and_prints_summary(table_csv, tmp_path, capsys):
+    out = tmp_path / "out"
+    code = main(["analyze", str(table_csv), "--backend", "cpu", "--out", str(out), "--top", "3",
+                 "--criteria", "time_to_train_min:min:0.5,cost_usd:min:0.5"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "Top 3 configurations" in printed and "groups (KMeans" in printed
+    assert "What drives throughput_per_accelerator" in printed
+    summary = json.loads((out / "summary.json").read_text())
+    assert [c["column"] for c in summary["criteria"]] == ["time_to_train_min", "cost_usd"]
+    assert (out / "ranking.parquet").exists()
+
+
+def test_json_flag_prints_machine_readable_summary(table_csv, tmp_path, capsys):
+    code = main(["analyze", str(table_csv), "--backend", "cpu", "--out", str(tmp_path / "o"),
+                 "--json"])
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["rows"] == 80
+
+
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (["--criteria", "thruput:max"], 3, "criterion column 'thruput' is not in the table"),
+        (["--criteria", "cost_usd:up"], 2, "unknown sense 'up'; allowed: min, max"),
+        (["--criteria", "cost_usd:min:-2"], 2, "weight -2.0; weights must be finite and >= 0"),
+        (["--criteria", "cost_usd:min:0,time_to_train_min:min:0"], 2, "weights are all zero"),
+        (["--clusters", "500"], 2, "--clusters 500 is larger than the number of rows"),
+        (["--target", "speed"], 3, "target column 'speed' is not in the table"),
+        (["--backend", "gpu"], 4, "backend='gpu' was asked for but"),
+    ],
+)
+def test_errors_are_one_line_with_exit_codes(table_csv, tmp_path, capsys, args, code, message):
+    rc = main(["analyze", str(table_csv), "--out", str(tmp_path / "o"), *args])
+    err = capsys.readouterr().err
+    assert rc == code
+    assert message in err
+    assert err.startswith("gpurank: error: ") and err.count("\n") == 1
+    assert "Traceback" not in err
+    assert not (tmp_path / "o" / "ranking.parquet").exists()
+
+
+def test_usage_errors_from_argparse_exit_2(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["analyze"])
+    assert info.value.code == 2
+    with pytest.raises(SystemExit) as info:
+        main(["demo", "--n", "0"])
+    assert info.value.code == 2
+    assert "expected a positive integer, got '0'" in capsys.readouterr().err
+
+
+def test_missing_file_exits_3(tmp_path, capsys):
+    assert main(["analyze", str(tmp_path / "none.parquet"), "--backend", "cpu"]) == 3
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_verbose_shows_traceback(tmp_path, capsys):
+    rc = main(["--verbose", "analyze", str(tmp_path / "none.parquet"), "--backend", "cpu"])
+    assert rc == 3
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_python_dash_m_entry_point(table_csv, tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpurank.engine", "analyze", str(table_csv), "--backend", "cpu",
+         "--out", str(tmp_path / "o"), "--quiet"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    assert (tmp_path / "o" / "summary.json").exists()

@@ -1,0 +1,83 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpurank.engine import DataError, SchemaError, derive_metrics
+from gpurank.engine import metrics
+
+
+def _table():
+    return pd.DataFrame(
+        {
+            "accelerator": ["A", "A", "A", "B", "B"],
+            "n_accelerators": [8, 8, 64, 4, 0],
+            "time_to_train_min": [100.0, 80.0, 20.0, 50.0, 500.0],
+            "throughput": [1000.0, 1250.0, 5000.0, 2000.0, 200.0],
+            "price_per_accelerator_hour": [2.0, 2.0, 2.0, 1.0, 1.0],
+            "power_w": [400.0, 400.0, 400.0, 300.0, 300.0],
+        }
+    )
+
+
+def test_accelerator_hours_and_throughput_per_accelerator():
+    df = _table()
+    np.testing.assert_allclose(metrics.accelerator_hours(df)[:4], [8 * 100 / 60, 8 * 80 / 60,
+                                                                  64 * 20 / 60, 4 * 50 / 60])
+    np.testing.assert_allclose(metrics.throughput_per_accelerator(df)[:4],
+                               [125.0, 156.25, 78.125, 500.0])
+
+
+def test_speedup_against_fastest_of_the_fewest_accelerators_per_model():
+    df = _table()
+    # Model A: reference is the faster of the two 8-accelerator rows (80 min).
+    np.testing.assert_allclose(metrics.speedup(df)[:3], [0.8, 1.0, 4.0])
+    np.testing.assert_allclose(metrics.scaling_efficiency(df)[:3], [0.8, 1.0, 0.5])
+
+
+def test_zero_accelerator_rows_get_nan_not_infinity():
+    out = derive_metrics(_table())
+    row = out.iloc[4]
+    assert np.isnan(row["throughput_per_accelerator"])
+    assert np.isnan(row["accelerator_hours"])
+    assert np.isnan(row["scaling_efficiency"])
+
+
+def test_cost_and_energy():
+    out = derive_metrics(_table())
+    np.testing.assert_allclose(out["cost_usd"][:2], [8 * 100 / 60 * 2.0, 8 * 80 / 60 * 2.0])
+    np.testing.assert_allclose(out["energy_kwh"][0], 8 * 400 * (100 / 60) / 1000)
+
+
+def test_existing_cost_column_is_kept():
+    df = _table().assign(cost_usd=[1.0, 2.0, 3.0, 4.0, 5.0])
+    out = derive_metrics(df)
+    assert out["cost_usd"].tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def test_optional_metrics_absent_without_inputs():
+    out = derive_metrics(_table().drop(columns=["price_per_accelerator_hour", "power_w"]))
+    assert "cost_usd" not in out and "energy_kwh" not in out
+
+
+def test_input_is_not_modified():
+    df = _table()
+    before = df.copy()
+    derive_metrics(df)
+    pd.testing.assert_frame_equal(df, before)
+
+
+def test_missing_required_column_named():
+    with pytest.raises(SchemaError, match="required column 'throughput' is not in the table"):
+        derive_metrics(_table().drop(columns=["throughput"]))
+
+
+def test_empty_table_rejected():
+    with pytest.raises(DataError, match="the table is empty"):
+        derive_metrics(_table().iloc[:0])
+
+
+def test_non_numeric_required_column_named():
+    df = _table().astype({"time_to_train_min": "string"})
+    df.loc[2, "time_to_train_min"] = "fast"
+    with pytest.raises(DataError, match="column 'time_to_train_min' must be numeric"):
+        derive_metrics(df)
