@@ -57,7 +57,8 @@ class ClusterResult:
     profiles : DataFrame
         One row per cluster: size, medians, dominant accelerators and a generated label.
     silhouette : dict
-        Silhouette score per k tried (only k = the chosen one when k was fixed).
+        Silhouette score for each k in the analysis' ``k_range``, from fits to a seeded
+        sample: the curve behind ``--clusters auto``, reported whether or not k was fixed.
     note : str
     """
 
