@@ -25,6 +25,7 @@ from .ranking import check_criteria_values, criteria_matrix, rank_configurations
 from .results import AnalysisResult
 from .schema import invalid_rows
 from .spec import AnalysisSpec, default_criteria, parse_criteria
+from .progress import SILENT
 from .summary import build_summary
 
 __all__ = ["Engine", "analyze"]
@@ -41,8 +42,9 @@ class Engine:
         Resolved once here and used by every step.
     """
 
-    def __init__(self, *, backend="auto"):
+    def __init__(self, *, backend="auto", progress=None):
         self.backend = resolve_backend(backend)
+        self.progress = progress or SILENT
 
     def __repr__(self) -> str:
         return f"Engine(backend={self.backend.name!r})"
@@ -90,11 +92,12 @@ class Engine:
         """
         spec = _as_spec(spec, options)
         timings, notes = {}, list(spec.notes)
-        with _timer(timings, "load"):
+        step = self._step_timer(timings)
+        with step("load"):
             df = data if isinstance(data, pd.DataFrame) else self.load(data)
             if len(df) == 0:
                 raise DataError("the table is empty; at least one configuration row is needed")
-        with _timer(timings, "derive"):
+        with step("derive", len(df)):
             df = derive_metrics(df)
             criteria = spec.criteria or default_criteria(df.columns)
             costs = criteria_matrix(df, criteria)
@@ -110,7 +113,7 @@ class Engine:
 
         n = len(df)
         importance = None
-        with _timer(timings, "importance"):
+        with step("importance", min(n, spec.sample_rows)):
             if n < 10:
                 notes.append(f"importance skipped: {n} rows are too few to fit a forest (need 10)")
             else:
@@ -121,7 +124,7 @@ class Engine:
                     notes.append(f"importance: {importance.note}")
 
         clusters = None
-        with _timer(timings, "cluster"):
+        with step("cluster", n):
             if n < 2:
                 notes.append("clustering skipped: a table of one row has nothing to group")
             else:
@@ -130,7 +133,7 @@ class Engine:
                 if clusters.note:
                     notes.append(f"clusters: {clusters.note}")
 
-        with _timer(timings, "rank"):
+        with step("rank", n):
             ranking = rank_configurations(df, criteria, backend=self.backend, norm=spec.norm)
 
         table = df.copy()
@@ -151,6 +154,19 @@ class Engine:
             notes=tuple(notes),
             fallbacks=fallbacks,
         )
+
+    def _step_timer(self, timings):
+        """A context manager factory that times a step (after a device sync) and reports it."""
+
+        @contextmanager
+        def step(name, rows=None):
+            t0 = time.perf_counter()
+            with self.progress.step(name, rows):
+                yield
+                self.backend.sync()
+            timings[name] = round(time.perf_counter() - t0, 4)
+
+        return step
 
     def write(self, result: AnalysisResult, out_dir, /) -> dict:
         """Write ``ranking.parquet`` and ``summary.json`` into ``out_dir``, atomically.
@@ -205,8 +221,3 @@ def _replace_criteria(spec, criteria):
     return replace(spec, criteria=tuple(criteria))
 
 
-@contextmanager
-def _timer(timings, step):
-    t0 = time.perf_counter()
-    yield
-    timings[step] = round(time.perf_counter() - t0, 4)

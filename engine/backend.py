@@ -58,6 +58,10 @@ class Backend:
 
     def to_host(self, x):
         """Return ``x`` as host data (NumPy array or pandas object)."""
+        import pandas as pd
+
+        if isinstance(x, (np.ndarray, np.generic, pd.DataFrame, pd.Series, pd.Index)):
+            return x
         if hasattr(x, "to_pandas"):
             return x.to_pandas()
         if hasattr(x, "get"):

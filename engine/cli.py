@@ -104,9 +104,13 @@ def _run_analysis(args, data) -> int:
 
     if args.seed < 0:
         raise UsageError(f"--seed must be a non-negative integer; got {args.seed}")
-    engine = Engine(backend=args.backend)
-    result = engine.analyze(data, **_spec_options(args))
-    summary = engine.write(result, args.out)
+    progress = _progress(args)
+    try:
+        engine = Engine(backend=args.backend, progress=progress)
+        result = engine.analyze(data, **_spec_options(args))
+        summary = engine.write(result, args.out)
+    finally:
+        progress.close()
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -115,6 +119,15 @@ def _run_analysis(args, data) -> int:
         console.print(f"wrote {Path(args.out) / 'ranking.parquet'} and "
                       f"{Path(args.out) / 'summary.json'}")
     return 0
+
+
+def _progress(args):
+    """Progress bars on stderr when it is a terminal and the user wants human output."""
+    from .progress import SILENT, TerminalProgress
+
+    if getattr(args, "quiet", False) or getattr(args, "json", False) or not sys.stderr.isatty():
+        return SILENT
+    return TerminalProgress()
 
 
 def _cmd_demo(args) -> int:
