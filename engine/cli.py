@@ -79,7 +79,44 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("table", help="a .parquet file, a folder of .parquet files, or a .csv file")
     _common(an, out_default="gpurank-out")
 
-    sub.add_parser("info", help="versions of the backend libraries and the GPU, if any")
+    ml = sub.add_parser("mlperf", help="read MLPerf Training results into a configuration table")
+    ml.add_argument("paths", nargs="+", metavar="PATH",
+                    help="a training_results_vX.Y checkout, or a folder holding several")
+    ml.add_argument("-o", "--output", required=True, help="output .parquet file")
+    ml.add_argument("--benchmark", default="resnet", help="benchmark to read (default: resnet)")
+    ml.add_argument("--strict", action="store_true", help="turn reader warnings into errors")
+    ml.add_argument("--dedupe", action="store_true",
+                    help="drop repeated submissions of identical runs")
+    ml.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
+    sim = sub.add_parser("simulate", help="simulate a sweep of training configurations")
+    sim.add_argument("--n", type=_positive_int, required=True, help="configurations to simulate")
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("-o", "--output", required=True,
+                     help="output .parquet file (or folder with --partitioned, or .csv)")
+    sim.add_argument("--model", default=None, help="calibrated model JSON (gpurank calibrate)")
+    sim.add_argument("--accelerators", default=None, help="comma-separated accelerator names")
+    sim.add_argument("--counts", default=None, help="comma-separated accelerator counts")
+    sim.add_argument("--nodes", default=None, help="comma-separated node counts")
+    sim.add_argument("--providers", default=None, help="comma-separated provider names")
+    sim.add_argument("--row-group-rows", type=_positive_int, default=1_000_000)
+    sim.add_argument("--partitioned", action="store_true",
+                     help="write a folder of Parquet part files (a dataset for Dask)")
+    sim.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
+    cal = sub.add_parser("calibrate", help="fit the performance model to an MLPerf table")
+    cal.add_argument("table", help="table written by gpurank mlperf")
+    cal.add_argument("-o", "--output", required=True, help="output model .json")
+    cal.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
+    pred = sub.add_parser("predict", help="predict time, throughput, cost and energy of a table")
+    pred.add_argument("table", help="a configuration table (Parquet or CSV)")
+    pred.add_argument("--model", default=None, help="calibrated model JSON")
+    pred.add_argument("-o", "--output", required=True, help="output .parquet file")
+    pred.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
+    info = sub.add_parser("info", help="versions of the backend libraries and the GPU, if any")
+    info.add_argument("--json", action="store_true", help="(info always prints JSON)")
     return parser
 
 
@@ -148,7 +185,83 @@ def _cmd_info(args) -> int:
     return 0
 
 
-_COMMANDS = {"demo": _cmd_demo, "analyze": _cmd_analyze, "info": _cmd_info}
+def _split(text, cast=str):
+    if text is None:
+        return None
+    items = [t.strip() for t in str(text).split(",") if t.strip()]
+    try:
+        return [cast(t) for t in items]
+    except ValueError:
+        raise UsageError(f"expected a comma-separated list of numbers; got {text!r}") from None
+
+
+def _emit(args, payload: dict, line: str) -> None:
+    if args.json:
+        from .io import to_jsonable
+
+        print(json.dumps(to_jsonable(payload), indent=2))
+    else:
+        print(line)
+
+
+def _cmd_mlperf(args) -> int:
+    from .sources.mlperf import run_mlperf_cli
+
+    res = run_mlperf_cli(args.paths, args.output, benchmark=args.benchmark, strict=args.strict,
+                         dedupe=args.dedupe)
+    meta = res.metadata()
+    for w in res.warnings:
+        if not args.json:
+            print(f"warning: {w.path}: {w.reason}", file=sys.stderr)
+    scored = int(res.table["time_to_train_min"].notna().sum())
+    _emit(args, meta, f"wrote {args.output}: {len(res.table)} systems, {scored} with a score, "
+                      f"{len(res.warnings)} warnings")
+    return 0
+
+
+def _cmd_simulate(args) -> int:
+    from .sources.simulate import run_simulate_cli
+
+    if args.seed < 0:
+        raise UsageError(f"--seed must be a non-negative integer; got {args.seed}")
+    out = run_simulate_cli(args.output, n=args.n, seed=args.seed, model_path=args.model,
+                           accelerators=_split(args.accelerators),
+                           counts=_split(args.counts, int), nodes=_split(args.nodes, int),
+                           providers=_split(args.providers),
+                           row_group_rows=args.row_group_rows, partitioned=args.partitioned)
+    _emit(args, out, f"wrote {out['path']}: {out['rows']:,} configurations "
+                     f"({out['excluded']:,} impossible grid points excluded) in "
+                     f"{out['seconds']:.1f} s")
+    return 0
+
+
+def _cmd_calibrate(args) -> int:
+    from .sources.calibrate import run_calibrate_cli
+
+    model = run_calibrate_cli(args.table, args.output)
+    _emit(args, {"output": args.output, "model": model.to_dict()},
+          f"wrote {args.output}")
+    return 0
+
+
+def _cmd_predict(args) -> int:
+    from .sources.calibrate import run_predict_cli
+
+    res = run_predict_cli(args.table, args.model, args.output)
+    _emit(args, {"output": args.output, "rows": len(res)},
+          f"wrote {args.output}: {len(res):,} configurations with predicted_ columns")
+    return 0
+
+
+_COMMANDS = {
+    "demo": _cmd_demo,
+    "analyze": _cmd_analyze,
+    "mlperf": _cmd_mlperf,
+    "simulate": _cmd_simulate,
+    "calibrate": _cmd_calibrate,
+    "predict": _cmd_predict,
+    "info": _cmd_info,
+}
 
 
 def main(argv=None) -> int:

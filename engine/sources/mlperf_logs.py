@@ -1,0 +1,390 @@
+"""Parse one MLPerf Training result log (``result_*.txt``) into a :class:`RunLog`.
+
+Four line formats exist across rounds; one file uses one of them:
+
+* ``mllog``  (v0.7+):  ``:::MLLOG {"time_ms": ..., "key": ..., "value": ..., "metadata": {...}}``
+* ``mll``    (v0.6):   ``:::MLL <seconds> <key>: {"value": ..., "metadata": {...}}``
+* ``mlp05``  (v0.5):   ``:::MLPv0.5.0 <benchmark> <seconds> (<file>:<line>) <key>[: <value>]``
+* ``dated``  (v0.6 Alibaba): ``MLPerf: <benchmark> [MM/DD/YY HH:MM:SS], <key>[: <value>]``
+
+Lines may carry a prefix before the marker (``[1,0]<stdout>:``); other lines are ignored.
+Only the keys the reader uses are decoded, with plain ``json`` (``orjson`` when installed), so
+a whole round parses in well under a second.
+
+The facts per run follow the rules in the data README (and ``mlperf_logging``'s summarizer):
+the run time is ``run_stop - run_start`` where ``run_start`` is the last one before the first
+``run_stop``; a run is valid when both exist and ``run_stop`` says ``status: success`` (formats
+without a status: when the final ``eval_accuracy`` reaches the target); epochs to converge are
+the ``epoch_num`` of the last ``eval_accuracy`` before ``run_stop`` (+1 in v0.5, whose epochs
+count from 0).
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+try:  # optional speed-up; the stdlib parser gives the same answers
+    import orjson as _orjson
+
+    _loads = _orjson.loads
+    _JSONError: tuple[type[Exception], ...] = (_orjson.JSONDecodeError, ValueError)
+except ImportError:  # pragma: no cover - depends on the environment
+    import json as _json
+
+    _loads = _json.loads
+    _JSONError = (ValueError,)
+
+__all__ = ["RunLog", "parse_result_log", "parse_result_text", "IMAGENET_TRAIN_SAMPLES"]
+
+IMAGENET_TRAIN_SAMPLES = 1_281_167
+DEFAULT_TARGET = {"mlp05": 0.749}  # v0.5 ResNet target; later rounds 0.759
+DEFAULT_TARGET_LATER = 0.759
+
+# keys whose values the reader needs; everything else is skipped without decoding
+_KEYS = frozenset(
+    {
+        "run_start",
+        "run_stop",
+        "global_batch_size",
+        "train_samples",
+        "eval_accuracy",
+        "eval_target",
+        "epoch_start",
+        "epoch_stop",
+        "block_start",
+        "block_stop",
+        "eval_start",
+        "eval_stop",
+        "submission_benchmark",
+        "preproc_num_train_examples",
+    }
+)
+
+_MLL_RE = re.compile(r":::MLL (\d+(?:\.\d*)?) ([A-Za-z0-9_]+): ?(.*)$")
+_MLP05_RE = re.compile(
+    r":::MLPv0\.5\.0 (\S+) (\d+(?:\.\d*)?) \([^)]*\) ([A-Za-z0-9_]+)(?:\s*:\s*(.*))?$"
+)
+_DATED_RE = re.compile(
+    r"MLPerf: (\S+) \[(\d\d)/(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d)\], ([^:]+?)(?:\s*:\s*(.*))?$"
+)
+_NUM_RE = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_PCT_VALUE_RE = re.compile(r'"value"\s*:\s*(-?[\d.]+)\s*(%?)')
+_EPOCH_RE = re.compile(r'"epoch"\s*:\s*(\d+)')
+
+
+@dataclass
+class RunLog:
+    """What one result log says about its run. Times are epoch milliseconds."""
+
+    path: str
+    log_format: str = ""  # mllog | mll | mlp05 | dated | "" (no recognised line)
+    start_ms: float | None = None
+    stop_ms: float | None = None
+    status: str = ""  # as logged in run_stop metadata ("" when the format has none)
+    valid: bool = False
+    invalid_reason: str = ""
+    global_batch_size: int | None = None
+    epochs: float | None = None  # epochs to converge
+    samples_per_epoch: int | None = None  # logged train_samples, None when not logged
+    final_accuracy: float | None = None
+    eval_target: float | None = None
+    train_rate: float | None = None  # steady-state samples/s (median per-epoch or per-block)
+    train_rate_source: str = ""
+    problems: list[str] = field(default_factory=list)  # file-level defects -> warnings
+
+    @property
+    def minutes(self) -> float | None:
+        if self.start_ms is None or self.stop_ms is None:
+            return None
+        return (self.stop_ms - self.start_ms) / 60_000.0
+
+    @property
+    def timing_key(self) -> tuple[float, float] | None:
+        if self.start_ms is None or self.stop_ms is None:
+            return None
+        return (round(self.start_ms, 3), round(self.stop_ms, 3))
+
+    def e2e_throughput(self, default_samples: int = IMAGENET_TRAIN_SAMPLES) -> float | None:
+        """epochs x samples per epoch / run time in seconds (evaluation included)."""
+        m = self.minutes
+        if not self.valid or m is None or m <= 0 or self.epochs is None:
+            return None
+        samples = self.samples_per_epoch or default_samples
+        return self.epochs * samples / (m * 60.0)
+
+
+def _event(events, key, t, value=None, meta=None):
+    events.append((key, t, value, meta or {}))
+
+
+def _parse_loose_value(raw: str | None):
+    """Decode a v0.5 / dated value: JSON when possible, else a number, else the text."""
+    if raw is None:
+        return None
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        return _loads(raw)
+    except _JSONError:
+        pass
+    m = _NUM_RE.fullmatch(raw)
+    if m:
+        return float(raw)
+    return raw
+
+
+def _accuracy_from_loose(raw: str | None, value):
+    """(accuracy, epoch) from a v0.5/dated eval_accuracy value: {"epoch": N, "value": x[%]}."""
+    if isinstance(value, dict):
+        acc = value.get("value")
+        ep = value.get("epoch")
+        return (float(acc) if isinstance(acc, (int, float)) else None), ep
+    if raw is None:
+        return None, None
+    m = _PCT_VALUE_RE.search(raw)
+    e = _EPOCH_RE.search(raw)
+    acc = None
+    if m:
+        acc = float(m.group(1))
+        if m.group(2) == "%":
+            acc /= 100.0
+    return acc, (int(e.group(1)) if e else None)
+
+
+def parse_result_text(text: str, path: str = "<text>") -> RunLog:
+    """Parse the text of one result log. Never raises on bad content: defects go to ``problems``."""
+    run = RunLog(path=path)
+    events: list[tuple[str, float, object, dict]] = []
+    fmt_counts = {"mllog": 0, "mll": 0, "mlp05": 0, "dated": 0}
+    bad_lines: list[int] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if ":::MLLOG" in line:
+            i = line.find(":::MLLOG")
+            body = line[i + 8 :].strip()
+            # cheap key extraction before decoding the whole line
+            k = body.find('"key": "')
+            if k >= 0:
+                k2 = body.find('"', k + 8)
+                key = body[k + 8 : k2]
+                if k2 > 0 and key not in _KEYS:
+                    if not body.endswith("}"):
+                        bad_lines.append(lineno)
+                        continue
+                    fmt_counts["mllog"] += 1
+                    continue
+            try:
+                rec = _loads(body)
+                key = rec["key"]
+                t = float(rec["time_ms"])
+            except (*_JSONError, KeyError, TypeError):
+                bad_lines.append(lineno)
+                continue
+            fmt_counts["mllog"] += 1
+            if key in _KEYS:
+                _event(events, key, t, rec.get("value"), rec.get("metadata") or {})
+        elif ":::MLL " in line:
+            i = line.find(":::MLL ")
+            m = _MLL_RE.match(line[i:].rstrip())
+            if not m:
+                bad_lines.append(lineno)
+                continue
+            fmt_counts["mll"] += 1
+            key = m.group(2)
+            if key not in _KEYS:
+                continue
+            try:
+                rec = _loads(m.group(3)) if m.group(3).strip() else {}
+            except _JSONError:
+                bad_lines.append(lineno)
+                continue
+            if not isinstance(rec, dict):
+                rec = {"value": rec}
+            _event(events, key, float(m.group(1)) * 1000.0, rec.get("value"), rec.get("metadata") or {})
+        elif ":::MLPv0.5.0" in line:
+            i = line.find(":::MLPv0.5.0")
+            m = _MLP05_RE.match(line[i:].rstrip())
+            if not m:
+                bad_lines.append(lineno)
+                continue
+            fmt_counts["mlp05"] += 1
+            key = m.group(3)
+            if key in _KEYS:
+                raw = m.group(4)
+                _event(events, key, float(m.group(2)) * 1000.0, _parse_loose_value(raw), {"raw": raw})
+        elif "MLPerf: " in line:
+            i = line.find("MLPerf: ")
+            m = _DATED_RE.match(line[i:].rstrip())
+            if not m:
+                if line[i:].startswith("MLPerf: ") and "[" in line[i:]:
+                    bad_lines.append(lineno)
+                continue
+            fmt_counts["dated"] += 1
+            key = m.group(8).strip()
+            if key in _KEYS:
+                mo, dd, yy, hh, mi, ss = (int(g) for g in m.group(2, 3, 4, 5, 6, 7))
+                t = calendar.timegm((2000 + yy, mo, dd, hh, mi, ss, 0, 0, 0)) * 1000.0
+                raw = m.group(9)
+                _event(events, key, t, _parse_loose_value(raw), {"raw": raw})
+    fmt = max(fmt_counts, key=fmt_counts.get)
+    if fmt_counts[fmt] == 0:
+        run.problems.append("no MLPerf log lines recognised")
+        run.invalid_reason = "no MLPerf log lines"
+        return run
+    run.log_format = fmt
+    if bad_lines:
+        more = f" (and {len(bad_lines) - 1} more)" if len(bad_lines) > 1 else ""
+        run.problems.append(f"line {bad_lines[0]}: truncated or malformed log line{more}")
+    _summarize(run, events)
+    return run
+
+
+def parse_result_log(path: str | Path) -> RunLog:
+    """Read and parse one result log file; unreadable files become a RunLog with a problem."""
+    p = Path(path)
+    try:
+        text = p.read_bytes().decode("utf-8", errors="replace")
+    except OSError as exc:
+        run = RunLog(path=str(p))
+        run.problems.append(f"cannot read file ({exc.strerror or exc})")
+        run.invalid_reason = "unreadable"
+        return run
+    return parse_result_text(text, str(p))
+
+
+def _as_int(v) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return int(v)
+    if isinstance(v, str):
+        try:
+            return int(float(v))
+        except ValueError:
+            return None
+    return None
+
+
+def _summarize(run: RunLog, events) -> None:
+    fmt = run.log_format
+    first_stop = None
+    for idx, ev in enumerate(events):
+        if ev[0] == "run_stop":
+            first_stop = idx
+            break
+    end = first_stop if first_stop is not None else len(events)
+    start_t = None
+    for ev in events[:end]:
+        if ev[0] == "run_start":
+            start_t = ev[1]
+    run.start_ms = start_t
+    stop_meta: dict = {}
+    if first_stop is not None:
+        run.stop_ms = events[first_stop][1]
+        stop_meta = events[first_stop][3]
+        run.status = str(stop_meta.get("status", "")) if fmt in ("mllog", "mll") else ""
+
+    # facts read anywhere before run_stop (or the whole log when it has none)
+    gbs = None
+    samples = None
+    target = None
+    last_acc = None
+    last_epoch = None
+    for key, _t, value, meta in events[:end]:
+        if key == "global_batch_size" and gbs is None:
+            gbs = _as_int(value)
+        elif key == "train_samples" and samples is None:
+            samples = _as_int(value)
+        elif key == "eval_target":
+            try:
+                target = float(value)  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                pass
+        elif key == "eval_accuracy":
+            if fmt in ("mllog", "mll"):
+                acc = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+                ep = meta.get("epoch_num")
+            else:
+                acc, ep = _accuracy_from_loose(meta.get("raw"), value)
+            if acc is not None:
+                last_acc = float(acc)
+                last_epoch = ep
+    run.global_batch_size = gbs
+    run.samples_per_epoch = samples
+    run.final_accuracy = last_acc
+    run.eval_target = target
+    if last_epoch is not None:
+        try:
+            run.epochs = float(last_epoch) + (1.0 if fmt == "mlp05" else 0.0)
+        except (TypeError, ValueError):
+            run.epochs = None
+
+    # validity
+    if run.start_ms is None and run.stop_ms is None:
+        run.invalid_reason = "no run_start and no run_stop"
+        run.problems.append("no run_start and no run_stop")
+    elif run.start_ms is None:
+        run.invalid_reason = "no run_start"
+        run.problems.append("no run_start before run_stop")
+    elif run.stop_ms is None:
+        run.invalid_reason = "no run_stop"
+        run.problems.append("no run_stop (log incomplete or run killed)")
+    elif fmt in ("mllog", "mll"):
+        if run.status == "success":
+            run.valid = True
+        else:
+            run.invalid_reason = f"run_stop status {run.status or '(none)'!r}"
+    else:
+        tgt = target if target is not None else DEFAULT_TARGET.get(fmt, DEFAULT_TARGET_LATER)
+        if last_acc is not None and last_acc >= tgt:
+            run.valid = True
+        else:
+            run.invalid_reason = f"final eval_accuracy {last_acc} below target {tgt}"
+
+    # steady-state training throughput (excludes evaluation)
+    spe = samples or IMAGENET_TRAIN_SAMPLES
+    # epochs pair by epoch_num; logs whose stop is numbered one higher than its start
+    # (MosaicML composer) have no pairs and fall through to the block rule, as in the reference
+    starts: dict = {}
+    rates: list[float] = []
+    for key, t, _v, meta in events[:end]:
+        if key == "epoch_start":
+            starts[meta.get("epoch_num")] = t
+        elif key == "epoch_stop":
+            t0 = starts.pop(meta.get("epoch_num"), None)
+            if t0 is not None and t > t0:
+                rates.append(spe / ((t - t0) / 1000.0))
+    if rates:
+        run.train_rate = statistics.median(rates)
+        run.train_rate_source = "epoch_start/epoch_stop"
+        return
+    evals: list[tuple[float, float]] = []
+    open_eval = None
+    for key, t, _v, _meta in events[:end]:
+        if key == "eval_start":
+            open_eval = t
+        elif key == "eval_stop" and open_eval is not None:
+            evals.append((open_eval, t))
+            open_eval = None
+    # a block_stop closes the latest open block_start (SIAT numbers them differently)
+    open_block = None
+    for key, t, _v, meta in events[:end]:
+        if key == "block_start":
+            open_block = (t, meta.get("epoch_count"))
+        elif key == "block_stop" and open_block is not None:
+            t0, count = open_block
+            open_block = None
+            count = _as_int(count)
+            if not count:
+                continue
+            ev_ms = sum(min(b, t) - max(a, t0) for a, b in evals if a < t and b > t0)
+            dur = (t - t0 - ev_ms) / 1000.0
+            if dur > 0:
+                rates.append(count * spe / dur)
+    if rates:
+        run.train_rate = statistics.median(rates)
+        run.train_rate_source = "block_start/block_stop minus eval"
