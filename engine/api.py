@@ -23,7 +23,7 @@ from .io import read_table, write_json, write_table
 from .metrics import derive_metrics
 from .ranking import check_criteria_values, criteria_matrix, rank_configurations
 from .results import AnalysisResult
-from .schema import invalid_rows
+from .schema import invalid_rows, require_columns
 from .spec import AnalysisSpec, default_criteria, parse_criteria
 from .progress import SILENT
 from .summary import build_summary
@@ -97,6 +97,8 @@ class Engine:
             df = data if isinstance(data, pd.DataFrame) else self.load(data)
             if len(df) == 0:
                 raise DataError("the table is empty; at least one configuration row is needed")
+            if spec.accelerator_type is not None:
+                df = _filter_accelerator_type(df, spec.accelerator_type, notes)
         with step("derive", len(df)):
             df = derive_metrics(df)
             criteria = spec.criteria or default_criteria(df.columns)
@@ -189,6 +191,20 @@ class Engine:
 def analyze(data, /, *, backend="auto", **options) -> AnalysisResult:
     """Run the whole analysis with a fresh :class:`Engine`; see :meth:`Engine.analyze`."""
     return Engine(backend=backend).analyze(data, **options)
+
+
+def _filter_accelerator_type(df, wanted, notes):
+    require_columns(df, ["accelerator_type"], role="--accelerator-type")
+    keep = (df["accelerator_type"].astype("string") == wanted).fillna(False).to_numpy(bool)
+    if not keep.any():
+        present = sorted(df["accelerator_type"].dropna().astype(str).unique())
+        raise DataError(
+            f"--accelerator-type {wanted!r} matches no row; the table has: {', '.join(present)}"
+        )
+    if not keep.all():
+        notes.append(f"{int((~keep).sum())} rows with accelerator_type other than {wanted!r} "
+                     "left out (--accelerator-type)")
+    return df.loc[keep].reset_index(drop=True)
 
 
 def _as_criteria(criteria, columns):

@@ -58,6 +58,8 @@ def _common(p, *, out_default):
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice")
     p.add_argument("--drop-invalid", action="store_true",
                    help="drop rows with missing or infinite criteria instead of stopping")
+    p.add_argument("--accelerator-type", default=None,
+                   help="keep only rows of this accelerator_type (e.g. gpu)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
@@ -132,6 +134,7 @@ def _spec_options(args) -> dict:
         seed=args.seed,
         drop_invalid=args.drop_invalid,
         norm=args.norm,
+        accelerator_type=args.accelerator_type,
     )
 
 

@@ -152,6 +152,13 @@ class AnalysisSpec:
         Drop rows with missing or infinite criteria (and report how many) instead of stopping.
     norm : {"vector", "minmax"}
         TOPSIS normalization.
+    features : tuple of str, optional
+        Random-forest features; the configuration variables present when omitted.
+    n_estimators : int
+        Trees in the random forest.
+    accelerator_type : str, optional
+        Keep only rows whose ``accelerator_type`` column has this value (e.g. "gpu" to leave
+        out TPUs and CPU-only systems of real MLPerf data).
     """
 
     criteria: tuple[Criterion, ...] = ()
@@ -165,6 +172,7 @@ class AnalysisSpec:
     norm: str = "vector"
     features: tuple[str, ...] | None = None
     n_estimators: int = 100
+    accelerator_type: str | None = None
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self):

@@ -137,3 +137,14 @@ def test_unreadable_and_truncated_files_are_data_errors(tmp_path):
     (tmp_path / "t.xlsx").write_bytes(b"x")
     with pytest.raises(DataError, match="unknown format '.xlsx'"):
         eng.load(tmp_path / "t.xlsx")
+
+
+def test_accelerator_type_filter_keeps_matching_rows_with_a_note():
+    df = config_table(40, seed=8)
+    df["accelerator_type"] = ["gpu"] * 30 + ["tpu"] * 10
+    r = analyze(df, backend="cpu", n_estimators=5, accelerator_type="gpu")
+    assert len(r.table) == 30
+    assert "10 rows with accelerator_type other than 'gpu' left out (--accelerator-type)" in r.notes
+    with pytest.raises(DataError, match="--accelerator-type 'ipu' matches no row; the table has: "
+                                        "gpu, tpu"):
+        analyze(df, backend="cpu", accelerator_type="ipu")
