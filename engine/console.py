@@ -14,7 +14,6 @@ _UNITS = {
     "throughput_per_accelerator": "samples/s",
     "cost_usd": "USD",
     "energy_kwh": "kWh",
-    "cpu_cores_per_accelerator": "cores",
 }
 _SHORT = {
     "n_accelerators": "accels",
@@ -26,12 +25,24 @@ _SHORT = {
     "topsis_score": "TOPSIS",
     "pareto_rank": "front",
     "accelerator": "accelerator",
+    "cost_usd": "cost",
+    "energy_kwh": "energy",
+    "utilization": "util",
 }
+
+
+_MIN_WIDTH = {"label": 30, "accelerator": 18, "accelerators": 18, "feature": 18,
+              "provider": 12}
 
 
 def make_console(*, quiet=False, stderr=False) -> Console:
     """A rich console; silent when ``quiet``."""
-    return Console(quiet=quiet, stderr=stderr, highlight=False, soft_wrap=False)
+    console = Console(quiet=quiet, stderr=stderr, highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        # Piped output has no width to fit; keep tables on one line per row.
+        console = Console(quiet=quiet, stderr=stderr, highlight=False, soft_wrap=False,
+                          width=160)
+    return console
 
 
 def _fmt(v) -> str:
@@ -49,6 +60,7 @@ def _fmt(v) -> str:
 
 
 def _header(col) -> str:
+    col = col.removeprefix("median_")
     name = _SHORT.get(col, col.replace("_", " "))
     unit = _UNITS.get(col)
     return f"{name} ({unit})" if unit else name
@@ -60,7 +72,8 @@ def _records_table(title, records, columns) -> Table:
         justify = "left" if c in ("accelerator", "label", "accelerators", "host_cpu",
                                   "interconnect", "network", "provider", "feature",
                                   "system", "submitter", "round") else "right"
-        t.add_column(_header(c), justify=justify, overflow="fold")
+        t.add_column(_header(c), justify=justify, overflow="fold",
+                     min_width=_MIN_WIDTH.get(c))
     for r in records:
         t.add_row(*[_fmt(r.get(c)) for c in columns])
     return t
@@ -86,8 +99,9 @@ def print_summary(summary: dict, console: Console) -> None:
                             "median_cpu_cores_per_accelerator", "median_time_to_train_min",
                             "median_throughput_per_accelerator", "median_scaling_efficiency",
                             "median_cost_usd") if prof and c in prof[0]]
-        console.print(_records_table(f"{cl['k']} groups (KMeans on {', '.join(cl['features'])})",
-                                     prof, cols))
+        console.print(_records_table(
+            f"{cl['k']} groups, medians per group (KMeans on {', '.join(cl['features'])})",
+            prof, cols))
     imp = summary.get("importance")
     if imp:
         title = (f"What drives {imp['target']} (random forest, held-out R^2 = "
