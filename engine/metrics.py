@@ -22,6 +22,8 @@ __all__ = [
     "accelerator_hours",
     "throughput_per_accelerator",
     "reference_time",
+    "reference_table",
+    "merge_reference_tables",
     "speedup",
     "scaling_efficiency",
     "cost_usd",
@@ -79,6 +81,33 @@ def reference_time(df, *, by="accelerator"):
     return t_ref, n_min
 
 
+def reference_table(df, *, by="accelerator"):
+    """The reference of each group as a table: index ``by``, columns ``t_ref`` and ``n_ref``.
+
+    The same references as :func:`reference_time`, in a form that can be computed once over
+    a whole dataset (e.g. reduced across Dask partitions) and passed to
+    :func:`derive_metrics` for each part.
+    """
+    require_columns(df, [by, "n_accelerators", "time_to_train_min"], role="metric input")
+    n = _accelerators(df)
+    key = df[by]
+    n_min = n.groupby(key, sort=True).min()
+    at_min = df["time_to_train_min"].astype("float64").where(n == key.map(n_min))
+    t_min = at_min.groupby(key, sort=True).min()
+    return t_min.to_frame("t_ref").assign(n_ref=n_min)
+
+
+def merge_reference_tables(tables):
+    """Combine per-part reference tables into the reference of the whole dataset."""
+    import pandas as pd
+
+    both = pd.concat(list(tables))
+    n_ref = both.groupby(level=0)["n_ref"].min()
+    at_min = both[both["n_ref"] == both.index.map(n_ref)]
+    t_ref = at_min.groupby(level=0)["t_ref"].min()
+    return t_ref.to_frame("t_ref").assign(n_ref=n_ref).sort_index()
+
+
 def speedup(df, *, by="accelerator"):
     """Speedup ``T_ref / T`` against the reference configuration of the row's group."""
     t_ref, _ = reference_time(df, by=by)
@@ -105,8 +134,11 @@ def energy_kwh(df):
     return _accelerators(df) * df["power_w"].astype("float64") * hours / 1000.0
 
 
-def derive_metrics(df, *, by="accelerator"):
+def derive_metrics(df, *, by="accelerator", reference=None):
     """Return a copy of ``df`` with every derived metric its columns allow.
+
+    ``reference`` (a :func:`reference_table`) fixes the reference configurations of speedup
+    and efficiency; by default they are found in ``df`` itself.
 
     ``cost_usd`` needs ``price_per_accelerator_hour`` and ``energy_kwh`` needs ``power_w``;
     a table that already holds ``cost_usd`` or ``energy_kwh`` (a simulator output) keeps its
@@ -125,7 +157,11 @@ def derive_metrics(df, *, by="accelerator"):
     out["accelerator_hours"] = accelerator_hours(df)
     out["throughput_per_accelerator"] = throughput_per_accelerator(df)
     if by in df.columns:
-        t_ref, n_ref = reference_time(df, by=by)
+        if reference is None:
+            t_ref, n_ref = reference_time(df, by=by)
+        else:
+            t_ref = df[by].map(reference["t_ref"]).astype("float64")
+            n_ref = df[by].map(reference["n_ref"]).astype("float64")
         s = t_ref / df["time_to_train_min"].astype("float64")
         out["speedup"] = s
         out["scaling_efficiency"] = s / (_accelerators(df) / n_ref)

@@ -81,3 +81,14 @@ def test_non_numeric_required_column_named():
     df.loc[2, "time_to_train_min"] = "fast"
     with pytest.raises(DataError, match="column 'time_to_train_min' must be numeric"):
         derive_metrics(df)
+
+
+def test_reference_tables_of_parts_merge_to_the_whole():
+    df = _table()
+    whole = metrics.reference_table(df)
+    parts = [metrics.reference_table(df.iloc[:1]), metrics.reference_table(df.iloc[1:3]),
+             metrics.reference_table(df.iloc[3:])]
+    merged = metrics.merge_reference_tables(parts)
+    pd.testing.assert_frame_equal(merged, whole)
+    pd.testing.assert_frame_equal(derive_metrics(df.iloc[3:], reference=merged),
+                                  derive_metrics(df).iloc[3:])
