@@ -51,8 +51,8 @@ class Engine:
 
     # -- single steps -------------------------------------------------------------------
     def load(self, path, /) -> pd.DataFrame:
-        """Read a configuration table (Parquet file or folder, or CSV)."""
-        return self.backend.to_host(read_table(path, backend=self.backend))
+        """Read a configuration table (Parquet file or folder, or CSV) into the backend's frame."""
+        return read_table(path, backend=self.backend)
 
     def derive(self, df, /) -> pd.DataFrame:
         """Add the derived metrics (see :mod:`gpurank.engine.metrics`)."""
@@ -95,6 +95,8 @@ class Engine:
         step = self._step_timer(timings)
         with step("load"):
             df = data if isinstance(data, pd.DataFrame) else self.load(data)
+            if self.backend.on_device and isinstance(df, pd.DataFrame):
+                df = self.backend.xdf.from_pandas(df)
             if len(df) == 0:
                 raise DataError("the table is empty; at least one configuration row is needed")
             if spec.accelerator_type is not None:
@@ -102,9 +104,9 @@ class Engine:
         with step("derive", len(df)):
             df = derive_metrics(df)
             criteria = spec.criteria or default_criteria(df.columns)
-            costs = criteria_matrix(df, criteria)
+            costs = criteria_matrix(df, criteria, backend=self.backend)
             bad = invalid_rows(costs)
-            if bad.any():
+            if bool(bad.any()):
                 if not spec.drop_invalid:
                     check_criteria_values(costs, criteria)
                 notes.append(f"{int(bad.sum())} rows with missing or infinite criteria dropped "
@@ -138,7 +140,8 @@ class Engine:
         with step("rank", n):
             ranking = rank_configurations(df, criteria, backend=self.backend, norm=spec.norm)
 
-        table = df.copy()
+        # The one crossing of the table to the host, with the results beside it.
+        table = self.backend.to_host(df).copy()
         table["cluster"] = clusters.labels if clusters is not None else np.full(n, -1, np.int32)
         table["pareto_rank"] = ranking.pareto_rank
         table["domination_count"] = ranking.domination_count
@@ -170,8 +173,10 @@ class Engine:
 
         return step
 
-    def write(self, result: AnalysisResult, out_dir, /) -> dict:
-        """Write ``ranking.parquet`` and ``summary.json`` into ``out_dir``, atomically.
+    def write(self, result: AnalysisResult, out_dir, /, *, report=True) -> dict:
+        """Write ``ranking.parquet``, ``summary.json`` and ``report.html`` into ``out_dir``.
+
+        Each file is written atomically. ``report=False`` skips the HTML report.
 
         Returns
         -------
@@ -185,6 +190,11 @@ class Engine:
         write_table(result.table, out / "ranking.parquet",
                     metadata={"criteria": summary["criteria"], "backend": result.backend})
         write_json(summary, out / "summary.json")
+        if report:
+            # Imported here: matplotlib loads only when a report is built.
+            from .report import write_report
+
+            write_report(result.table, summary, out / "report.html", seed=result.spec.seed)
         return summary
 
 
@@ -195,13 +205,15 @@ def analyze(data, /, *, backend="auto", **options) -> AnalysisResult:
 
 def _filter_accelerator_type(df, wanted, notes):
     require_columns(df, ["accelerator_type"], role="--accelerator-type")
-    keep = (df["accelerator_type"].astype("string") == wanted).fillna(False).to_numpy(bool)
-    if not keep.any():
-        present = sorted(df["accelerator_type"].dropna().astype(str).unique())
+    keep = (df["accelerator_type"].astype("str") == wanted).fillna(False)
+    if not bool(keep.any()):
+        types = df["accelerator_type"].dropna().astype("str").unique()
+        present = sorted(map(str, pd.Series(types.to_pandas() if hasattr(types, "to_pandas")
+                                            else types)))
         raise DataError(
             f"--accelerator-type {wanted!r} matches no row; the table has: {', '.join(present)}"
         )
-    if not keep.all():
+    if not bool(keep.all()):
         notes.append(f"{int((~keep).sum())} rows with accelerator_type other than {wanted!r} "
                      "left out (--accelerator-type)")
     return df.loc[keep].reset_index(drop=True)

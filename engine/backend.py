@@ -13,9 +13,16 @@ from types import ModuleType
 
 import numpy as np
 
-from .errors import BackendUnavailableError, UsageError
+from .errors import BackendUnavailableError, DataError, UsageError
 
-__all__ = ["Backend", "resolve_backend", "BACKEND_NAMES", "gpu_unavailable_reason"]
+__all__ = [
+    "Backend",
+    "resolve_backend",
+    "simulated_gpu_backend",
+    "describe_environment",
+    "BACKEND_NAMES",
+    "gpu_unavailable_reason",
+]
 
 BACKEND_NAMES = ("auto", "cpu", "gpu")
 
@@ -26,7 +33,10 @@ class Backend:
 
     Attributes
     ----------
-    name : {"cpu", "gpu"}
+    name : {"cpu", "gpu", "gpu-simulated"}
+        "gpu-simulated" runs the CUDA kernels under Numba's CUDA simulator with NumPy and
+        pandas standing in for CuPy and cuDF: the GPU path's orchestration, testable
+        without a GPU.
     xp : module
         ``numpy`` or ``cupy``.
     xdf : module
@@ -48,12 +58,17 @@ class Backend:
     reason: str = ""
     _ml: dict = field(default_factory=dict, repr=False, compare=False)
 
+    @property
+    def on_device(self) -> bool:
+        """True when arrays live in GPU memory (CuPy), False for NumPy."""
+        return self.xp is not np
+
     def random_forest(self, **params):
-        """A random-forest regressor with every parameter set explicitly."""
+        """A random-forest regressor; ``params`` use scikit-learn's names, all set explicitly."""
         return self._ml["random_forest"](**params)
 
     def kmeans(self, **params):
-        """A KMeans estimator with every parameter set explicitly."""
+        """A KMeans estimator; ``params`` use scikit-learn's names, all set explicitly."""
         return self._ml["kmeans"](**params)
 
     def to_host(self, x):
@@ -72,8 +87,33 @@ class Backend:
         """Return ``x`` as an array of this backend."""
         return self.xp.asarray(x)
 
+    def values(self, df, column, *, role):
+        """``df[column]`` as a float64 array of this backend, NaN where a value is missing.
+
+        Raises :class:`DataError` naming the column (and, on the CPU, the first row) when the
+        column holds something that is not a number.
+        """
+        from .schema import numeric_values
+
+        if not self.on_device:
+            return numeric_values(df, column, role=role)
+        s = df[column]
+        if s.dtype.kind not in "iufb":
+            raise DataError(f"{role} column '{column}' must be numeric; it has dtype {s.dtype}")
+        return s.astype("float64").to_cupy(na_value=np.nan)
+
+    def codes(self, series):
+        """Sorted ordinal codes of a string or categorical column, as an int32 array."""
+        s = series.astype("str").astype("category")
+        codes = s.cat.codes
+        if not self.on_device:
+            return codes.to_numpy(dtype=np.int32)
+        return codes.astype("int32").to_cupy()
+
     def sync(self) -> None:
         """Wait for queued device work (a no-op on the CPU); call before reading a timer."""
+        if self.on_device:
+            self.xp.cuda.get_current_stream().synchronize()
 
 
 def _cpu_random_forest(**params):
@@ -103,6 +143,105 @@ def _cpu_backend(requested: str, reason: str = "") -> Backend:
     )
 
 
+# cuML's defaults differ from scikit-learn's and have changed between releases, so every
+# parameter is set here from the scikit-learn-style request.
+CUML_N_BINS = 128
+
+
+def _cuml_random_forest(**params):
+    from cuml.ensemble import RandomForestRegressor
+
+    return RandomForestRegressor(
+        n_estimators=params["n_estimators"],
+        max_depth=params["max_depth"],
+        max_features=params["max_features"],
+        min_samples_leaf=params["min_samples_leaf"],
+        bootstrap=params["bootstrap"],
+        random_state=params["random_state"],
+        n_bins=CUML_N_BINS,
+        split_criterion="mse",
+        # One stream makes the forest reproducible for a given random_state.
+        n_streams=1,
+    )
+
+
+def _cuml_kmeans(**params):
+    from cuml.cluster import KMeans
+
+    init = params.get("init", "k-means++")
+    return KMeans(
+        n_clusters=params["n_clusters"],
+        init="scalable-k-means++" if init == "k-means++" else init,
+        n_init=params["n_init"],
+        max_iter=params["max_iter"],
+        tol=params["tol"],
+        random_state=params["random_state"],
+        output_type="cupy",
+    )
+
+
+_RMM_READY = []
+
+
+def _setup_device_memory() -> None:
+    """Set an RMM pool once per process and route CuPy allocations through it."""
+    if _RMM_READY:
+        return
+    import cupy
+    import rmm
+    from rmm.allocators.cupy import rmm_cupy_allocator
+
+    rmm.reinitialize(pool_allocator=True)
+    cupy.cuda.set_allocator(rmm_cupy_allocator)
+    _RMM_READY.append(True)
+
+
+def _gpu_backend(requested: str) -> Backend:
+    import cudf
+    import cupy
+
+    _setup_device_memory()
+    kernels = importlib.import_module("gpurank.kernels.cuda")
+    return Backend(
+        name="gpu",
+        xp=cupy,
+        xdf=cudf,
+        kernels=kernels,
+        requested=requested,
+        _ml={"random_forest": _cuml_random_forest, "kmeans": _cuml_kmeans},
+    )
+
+
+def simulated_gpu_backend() -> Backend:
+    """The GPU path's orchestration with the CUDA kernels under Numba's CUDA simulator.
+
+    NumPy and pandas stand in for CuPy and cuDF, scikit-learn for cuML. Only for tests on
+    small tables: the simulator runs each CUDA thread in Python.
+
+    Raises
+    ------
+    BackendUnavailableError
+        ``NUMBA_ENABLE_CUDASIM=1`` was not set before Numba was imported.
+    """
+    import os
+
+    import pandas as pd
+
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+        raise BackendUnavailableError(
+            "the simulated GPU backend needs NUMBA_ENABLE_CUDASIM=1 set before numba is imported"
+        )
+    kernels = importlib.import_module("gpurank.kernels.cuda")
+    return Backend(
+        name="gpu-simulated",
+        xp=np,
+        xdf=pd,
+        kernels=kernels,
+        requested="gpu",
+        _ml={"random_forest": _cpu_random_forest, "kmeans": _cpu_kmeans},
+    )
+
+
 def gpu_unavailable_reason() -> str | None:
     """Why the GPU backend cannot run here, or ``None`` when it can.
 
@@ -126,7 +265,7 @@ def gpu_unavailable_reason() -> str | None:
             importlib.import_module(mod)
         except ImportError:
             return f"{mod} is not installed (use the RAPIDS container or pip install 'gpurank[gpu]')"
-    return "the GPU analysis path is not available in this release"
+    return None
 
 
 def resolve_backend(name: str = "auto") -> Backend:
@@ -146,6 +285,8 @@ def resolve_backend(name: str = "auto") -> Backend:
     if name == "cpu":
         return _cpu_backend("cpu")
     reason = gpu_unavailable_reason()
+    if reason is None:
+        return _gpu_backend(name)
     if name == "gpu":
         raise BackendUnavailableError(
             f"backend='gpu' was asked for but {reason}; use --backend auto to fall back to the CPU"

@@ -62,6 +62,7 @@ def _common(p, *, out_default):
                    help="keep only rows of this accelerator_type (e.g. gpu)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    p.add_argument("--no-report", action="store_true", help="do not write report.html")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,6 +118,11 @@ def build_parser() -> argparse.ArgumentParser:
     pred.add_argument("-o", "--output", required=True, help="output .parquet file")
     pred.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
+    rp = sub.add_parser("report", help="rebuild report.html from ranking.parquet and summary.json")
+    rp.add_argument("ranking", help="ranking.parquet written by analyze or demo")
+    rp.add_argument("--out", default=None, help="output file (default: report.html beside it)")
+    rp.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
     info = sub.add_parser("info", help="versions of the backend libraries and the GPU, if any")
     info.add_argument("--json", action="store_true", help="(info always prints JSON)")
     return parser
@@ -148,7 +154,7 @@ def _run_analysis(args, data) -> int:
     try:
         engine = Engine(backend=args.backend, progress=progress)
         result = engine.analyze(data, **_spec_options(args))
-        summary = engine.write(result, args.out)
+        summary = engine.write(result, args.out, report=not args.no_report)
     finally:
         progress.close()
     if args.json:
@@ -156,8 +162,8 @@ def _run_analysis(args, data) -> int:
     else:
         console = make_console(quiet=args.quiet)
         print_summary(summary, console)
-        console.print(f"wrote {Path(args.out) / 'ranking.parquet'} and "
-                      f"{Path(args.out) / 'summary.json'}")
+        names = ["ranking.parquet", "summary.json"] + ([] if args.no_report else ["report.html"])
+        console.print(f"wrote {', '.join(names)} in {Path(args.out)}")
     return 0
 
 
@@ -256,7 +262,16 @@ def _cmd_predict(args) -> int:
     return 0
 
 
+def _cmd_report(args) -> int:
+    from .report import rebuild_report
+
+    path = rebuild_report(args.ranking, args.out)
+    _emit(args, {"output": str(path)}, f"wrote {path}")
+    return 0
+
+
 _COMMANDS = {
+    "report": _cmd_report,
     "demo": _cmd_demo,
     "analyze": _cmd_analyze,
     "mlperf": _cmd_mlperf,

@@ -24,6 +24,12 @@ DEFAULT_FEATURES = (
     "scaling_efficiency",
     "utilization",
 )
+#: Columns whose medians describe a cluster, when present.
+PROFILE_COLUMNS = (
+    "n_accelerators", "n_nodes", "cpu_cores_per_accelerator", "time_to_train_min",
+    "throughput", "throughput_per_accelerator", "scaling_efficiency", "utilization",
+    "cost_usd", "energy_kwh", "accelerator_hours",
+)
 #: KMeans is fitted on at most this many rows (seeded sample) and then assigns every row.
 FIT_ROWS = 200_000
 #: The silhouette curve over k is computed on fits to a seeded sample of this many rows,
@@ -34,36 +40,48 @@ N_INIT = 4
 LOG_SPAN = 100.0
 
 
-def cluster_features(df, features):
+def cluster_features(df, features, *, backend=None):
     """Standardized feature matrix for clustering, with rows that have missing values masked.
 
     A feature is log10-transformed when all its values are positive and its largest value is
     more than ``LOG_SPAN`` times its smallest.
 
+    Parameters
+    ----------
+    df : DataFrame
+    features : sequence of str
+    backend : Backend, optional
+        Where the arrays live; NumPy on the host when omitted.
+
     Returns
     -------
-    Z : ndarray of float64, shape (n, k)
+    Z : array of float64, shape (n, k)
         Standardized features (garbage in masked rows).
-    valid : ndarray of bool, shape (n,)
+    valid : array of bool, shape (n,)
     names : tuple of str
         Feature names, as ``log10(name)`` where a log was taken.
     """
+    xp = backend.xp if backend is not None else np
     cols, names = [], []
     for f in features:
-        v = numeric_values(df, f, role="cluster feature")
-        fin = v[np.isfinite(v)]
-        if fin.size and fin.min() > 0 and fin.max() > LOG_SPAN * fin.min():
-            with np.errstate(divide="ignore", invalid="ignore"):
-                v = np.log10(v)
+        if backend is not None:
+            v = backend.values(df, f, role="cluster feature")
+        else:
+            v = numeric_values(df, f, role="cluster feature")
+        fin = v[xp.isfinite(v)]
+        if fin.size and float(fin.min()) > 0 and float(fin.max()) > LOG_SPAN * float(fin.min()):
+            v = xp.log10(xp.where(v > 0, v, xp.nan))
             names.append(f"log10({f})")
         else:
             names.append(f)
         cols.append(v)
-    X = np.column_stack(cols) if cols else np.empty((len(df), 0))
-    valid = np.isfinite(X).all(axis=1)
-    mu = X[valid].mean(axis=0) if valid.any() else np.zeros(X.shape[1])
-    sd = X[valid].std(axis=0) if valid.any() else np.ones(X.shape[1])
-    sd = np.where(sd > 0, sd, 1.0)  # a constant feature carries no distance, not a NaN
+    X = xp.stack(cols, axis=1) if cols else xp.empty((len(df), 0))
+    valid = xp.isfinite(X).all(axis=1)
+    if bool(valid.any()):
+        mu, sd = X[valid].mean(axis=0), X[valid].std(axis=0)
+    else:
+        mu, sd = xp.zeros(X.shape[1]), xp.ones(X.shape[1])
+    sd = xp.where(sd > 0, sd, 1.0)  # a constant feature carries no distance, not a NaN
     return (X - mu) / sd, valid, tuple(names)
 
 
@@ -78,13 +96,14 @@ def _silhouette_scan(backend, Z, idx, k_range, seed):
     """Silhouette score for each k in ``k_range`` (clipped to what the rows allow)."""
     rng = np.random.default_rng(seed + 1)
     scan = np.sort(rng.choice(idx, SCAN_ROWS, replace=False)) if idx.size > SCAN_ROWS else idx
-    Zs = np.ascontiguousarray(Z[scan])
+    Zs = backend.xp.ascontiguousarray(Z[backend.xp.asarray(scan)])
+    Zs_host = np.asarray(backend.to_host(Zs))
     lo, hi = k_range
     hi = min(hi, scan.size - 1)
     out = {}
     for kk in range(lo, hi + 1):
         model = _fit_kmeans(backend, Zs, kk, seed)
-        out[kk] = _silhouette(Zs, np.asarray(backend.to_host(model.labels_)), seed)
+        out[kk] = _silhouette(Zs_host, np.asarray(backend.to_host(model.labels_)), seed)
     return out
 
 
@@ -122,7 +141,9 @@ def cluster_configurations(df, *, k=5, backend, features=None, k_range=(2, 10), 
         raise UsageError(
             f"no cluster feature is in the table; expected some of: {', '.join(DEFAULT_FEATURES)}"
         )
-    Z, valid, names = cluster_features(df, features)
+    xp, host = backend.xp, backend.to_host
+    Z, valid, names = cluster_features(df, features, backend=backend)
+    valid = np.asarray(host(valid))
     n_valid = int(valid.sum())
     notes = []
     if n_valid < len(df):
@@ -134,7 +155,7 @@ def cluster_configurations(df, *, k=5, backend, features=None, k_range=(2, 10), 
     if fit_idx.size < idx.size:
         notes.append(f"KMeans fitted on a seeded sample of {fit_idx.size:,} rows, then applied "
                      "to all")
-    Zfit = np.ascontiguousarray(Z[fit_idx])
+    Zfit = xp.ascontiguousarray(Z[xp.asarray(fit_idx)])
 
     if k != "auto" and k > fit_idx.size:
         raise UsageError(
@@ -153,9 +174,12 @@ def cluster_configurations(df, *, k=5, backend, features=None, k_range=(2, 10), 
     model = _fit_kmeans(backend, Zfit, k, seed)
 
     raw = np.full(len(df), -1, dtype=np.int32)
-    raw[idx] = np.asarray(backend.to_host(model.predict(np.ascontiguousarray(Z[idx]))))
-    labels = _stable_order(df, raw, k)
-    profiles = profile_clusters(df, labels)
+    raw[idx] = np.asarray(host(model.predict(xp.ascontiguousarray(Z[xp.asarray(idx)]))))
+    # Profiles are small summaries: they are computed on the host from the columns they need.
+    shown = [c for c in PROFILE_COLUMNS + ("accelerator",) if c in df.columns]
+    host_df = host(df[shown])
+    labels = _stable_order(host_df, raw, k)
+    profiles = profile_clusters(host_df, labels)
     return ClusterResult(labels=labels, k=int(k), features=names, profiles=profiles,
                          silhouette=silhouette, note="; ".join(notes))
 
@@ -197,10 +221,7 @@ def profile_clusters(df, labels) -> pd.DataFrame:
     the cluster with the shortest median time to train as "fastest".
     """
     rows = []
-    numeric = [c for c in ("n_accelerators", "n_nodes", "cpu_cores_per_accelerator",
-                           "time_to_train_min", "throughput", "throughput_per_accelerator",
-                           "scaling_efficiency", "utilization", "cost_usd", "energy_kwh",
-                           "accelerator_hours") if c in df.columns]
+    numeric = [c for c in PROFILE_COLUMNS if c in df.columns]
     total = int((labels >= 0).sum())
     for c in sorted(set(labels.tolist()) - {-1}):
         m = labels == c

@@ -19,7 +19,7 @@ import pandas as pd
 
 from .errors import DataError
 from .results import ImportanceResult
-from .schema import CONFIG_FEATURES, numeric_values, require_columns
+from .schema import CONFIG_FEATURES, require_columns
 
 __all__ = ["feature_importance", "default_features", "encode_features", "permutation_importance"]
 
@@ -38,8 +38,14 @@ def default_features(df, *, target) -> tuple[str, ...]:
     return tuple(c for c in CONFIG_FEATURES + _OPTIONAL_FEATURES if c in cols and c != target)
 
 
-def encode_features(df, features) -> tuple[np.ndarray, list[str]]:
-    """Encode ``features`` of ``df`` as a float32 matrix, one column per feature.
+def _is_text(dtype) -> bool:
+    kind = getattr(dtype, "kind", "O")
+    return kind in "OUS" or str(dtype) in ("category", "string", "str") or isinstance(
+        dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(dtype)
+
+
+def encode_features(df, features, *, backend):
+    """Encode ``features`` of ``df`` as a float32 matrix of the backend, one column each.
 
     Strings and categoricals become sorted ordinal codes (a tree splits them as well as it
     splits one-hot columns, and the variable keeps a single importance). Missing numeric
@@ -47,29 +53,30 @@ def encode_features(df, features) -> tuple[np.ndarray, list[str]]:
 
     Returns
     -------
-    X : ndarray of float32, shape (n, k)
+    X : array of float32, shape (n, k)
     kept : list of str
         The features kept, in column order.
     """
+    xp = backend.xp
     cols, kept = [], []
     for f in features:
         s = df[f]
-        if isinstance(s.dtype, pd.CategoricalDtype) or s.dtype == object or pd.api.types.is_string_dtype(s):
-            codes, _ = pd.factorize(s.astype("string"), sort=True)
-            v = codes.astype(np.float32)
+        if _is_text(s.dtype):
+            v = backend.codes(s).astype(xp.float32)
         else:
-            v = numeric_values(df, f, role="feature")
-            if np.isnan(v).any():
-                med = np.nanmedian(v) if np.isfinite(v).any() else 0.0
-                v = np.where(np.isnan(v), med, v)
-            v = v.astype(np.float32)
-        if v.size and np.all(v == v[0]):
+            v = backend.values(df, f, role="feature")
+            missing = xp.isnan(v)
+            if bool(missing.any()):
+                med = float(xp.nanmedian(v)) if not bool(missing.all()) else 0.0
+                v = xp.where(missing, med, v)
+            v = v.astype(xp.float32)
+        if v.size and bool((v == v[0]).all()):
             continue
         cols.append(v)
         kept.append(f)
     if not cols:
-        return np.empty((len(df), 0), dtype=np.float32), kept
-    return np.ascontiguousarray(np.column_stack(cols)), kept
+        return xp.empty((len(df), 0), dtype=xp.float32), kept
+    return xp.ascontiguousarray(xp.stack(cols, axis=1)), kept
 
 
 def _r2(xp, y, pred) -> float:
@@ -119,7 +126,8 @@ def feature_importance(df, *, target, backend, features=None, sample_rows=20_000
     ImportanceResult
     """
     require_columns(df, [target], role="target")
-    y_all = numeric_values(df, target, role="target")
+    xp = backend.xp
+    y_all = backend.to_host(backend.values(df, target, role="target"))
     features = tuple(features) if features is not None else default_features(df, target=target)
     require_columns(df, features, role="feature")
     if target in features:
@@ -146,7 +154,7 @@ def feature_importance(df, *, target, backend, features=None, sample_rows=20_000
         notes.append(f"forest fitted on a seeded sample of {sample_rows:,} of {ok.size:,} rows")
 
     sub = df.iloc[rows]
-    X, kept = encode_features(sub, features)
+    X, kept = encode_features(sub, features, backend=backend)
     dropped = [f for f in features if f not in kept]
     if dropped:
         notes.append(f"constant features left out: {', '.join(dropped)}")
@@ -155,14 +163,13 @@ def feature_importance(df, *, target, backend, features=None, sample_rows=20_000
             f"no feature varies in this table (tried: {', '.join(features)}); importance "
             "needs at least one varying configuration variable"
         )
-    y = y_all[rows].astype(np.float32)
+    y = xp.asarray(y_all[rows].astype(np.float32))
 
     order = rng.permutation(rows.size)
     n_test = max(1, int(round(rows.size * HOLDOUT_FRACTION)))
-    test, train = order[:n_test], order[n_test:]
-    xp = backend.xp
-    X_train, y_train = xp.asarray(X[train]), xp.asarray(y[train])
-    X_test, y_test = xp.asarray(X[test]), xp.asarray(y[test])
+    test, train = xp.asarray(order[:n_test]), xp.asarray(order[n_test:])
+    X_train, y_train = X[train], y[train]
+    X_test, y_test = xp.ascontiguousarray(X[test]), y[test]
 
     model = backend.random_forest(
         n_estimators=n_estimators,

@@ -80,6 +80,10 @@ def atomic_path(path):
     os.close(fd)
     try:
         yield Path(tmp)
+        # mkstemp creates the file for its owner only; give the output the usual permissions.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -11,14 +11,14 @@ import numpy as np
 
 from .errors import DataError
 from .results import RankResult
-from .schema import invalid_rows, numeric_values, require_columns
+from .schema import invalid_rows, require_columns
 from .spec import normalize_weights
 
 __all__ = ["criteria_matrix", "rank_configurations", "final_rank"]
 
 
-def criteria_matrix(df, criteria) -> np.ndarray:
-    """The (n, m) float64 cost matrix: criteria columns, "max" ones negated.
+def criteria_matrix(df, criteria, *, backend) -> "xp.ndarray":
+    """The (n, m) float64 cost matrix on the backend: criteria columns, "max" ones negated.
 
     Raises
     ------
@@ -26,20 +26,21 @@ def criteria_matrix(df, criteria) -> np.ndarray:
         A criterion column is missing or not numeric.
     """
     require_columns(df, [c.column for c in criteria], role="criterion")
+    if not criteria:
+        raise DataError("no criteria given; at least one criterion column is needed")
+    xp = backend.xp
     cols = []
     for c in criteria:
-        v = numeric_values(df, c.column, role="criterion")
+        v = backend.values(df, c.column, role="criterion")
         cols.append(-v if c.sense == "max" else v)
-    if not cols:
-        raise DataError("no criteria given; at least one criterion column is needed")
-    return np.ascontiguousarray(np.column_stack(cols), dtype=np.float64)
+    return xp.ascontiguousarray(xp.stack(cols, axis=1), dtype=xp.float64)
 
 
 def check_criteria_values(costs, criteria) -> None:
     """Raise when a criterion holds NaN or an infinity, naming the columns and row count."""
     bad = invalid_rows(costs)
-    if bad.any():
-        cols = [c.column for j, c in enumerate(criteria) if (~np.isfinite(costs[:, j])).any()]
+    if bool(bad.any()):
+        cols = [c.column for j, c in enumerate(criteria) if bool(invalid_rows(costs[:, j]).any())]
         raise DataError(
             f"{int(bad.sum())} rows have missing or infinite values in criteria "
             f"{', '.join(cols)}; fix them or pass --drop-invalid to leave those rows out"
@@ -70,30 +71,30 @@ def rank_configurations(df, criteria, *, backend, norm="vector") -> RankResult:
     """
     criteria = tuple(criteria)
     weights = normalize_weights(criteria)
-    costs = criteria_matrix(df, criteria)
+    costs = criteria_matrix(df, criteria, backend=backend)
     check_criteria_values(costs, criteria)
     if len(df) >= 2:
         for j, c in enumerate(criteria):
-            if np.all(costs[:, j] == costs[0, j]):
-                value = -costs[0, j] if c.sense == "max" else costs[0, j]
+            if bool((costs[:, j] == costs[0, j]).all()):
+                value = float(-costs[0, j] if c.sense == "max" else costs[0, j])
                 raise DataError(
                     f"criterion column '{c.column}' is constant (every value is {value:g}); "
                     "it cannot separate configurations: leave it out of --criteria"
                 )
     k = backend.kernels
-    x = backend.asarray(costs)
-    pareto = np.asarray(backend.to_host(k.pareto_rank(x)), dtype=np.int32)
-    dom = np.asarray(backend.to_host(k.domination_count(x)), dtype=np.int64)
+    host = backend.to_host
+    pareto = np.asarray(host(k.pareto_rank(costs)), dtype=np.int32)
+    dom = np.asarray(host(k.domination_count(costs)), dtype=np.int64)
     benefit = np.zeros(len(criteria), dtype=bool)
     score = np.asarray(
-        backend.to_host(k.topsis(x, np.asarray(weights), benefit, norm=norm)), dtype=np.float64
+        host(k.topsis(costs, np.asarray(weights), benefit, norm=norm)), dtype=np.float64
     )
     ideal, anti = {}, {}
     for j, c in enumerate(criteria):
         col = costs[:, j]
-        best, worst = (col.min(), col.max()) if col.size else (np.nan, np.nan)
+        best, worst = (float(col.min()), float(col.max())) if col.size else (np.nan, np.nan)
         sign = -1.0 if c.sense == "max" else 1.0
-        ideal[c.column], anti[c.column] = float(sign * best), float(sign * worst)
+        ideal[c.column], anti[c.column] = sign * best, sign * worst
     return RankResult(
         pareto_rank=pareto,
         domination_count=dom,

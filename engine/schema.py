@@ -105,8 +105,13 @@ def numeric_values(df, column, *, role) -> np.ndarray:
     return np.asarray(s.to_numpy(dtype="float64", na_value=np.nan), dtype=np.float64)
 
 
-def invalid_rows(values: np.ndarray) -> np.ndarray:
-    """Boolean mask of rows holding NaN or an infinity in any column of ``values``."""
+def invalid_rows(values):
+    """Boolean mask of rows holding NaN or an infinity in any column of ``values``.
+
+    Works on NumPy and CuPy arrays alike (the array's own ``isfinite`` ufunc is used).
+    """
+    finite = values == values  # NaN is the only value unequal to itself
+    finite &= abs(values) != float("inf")
     if values.ndim == 1:
-        return ~np.isfinite(values)
-    return ~np.isfinite(values).all(axis=1)
+        return ~finite
+    return ~finite.all(axis=1)

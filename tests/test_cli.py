@@ -21,7 +21,7 @@ def test_analyze_writes_outputs_and_prints_summary(table_csv, tmp_path, capsys):
                  "--criteria", "time_to_train_min:min:0.5,cost_usd:min:0.5"])
     assert code == 0
     printed = capsys.readouterr().out
-    assert "Top 3 configurations" in printed and "groups (KMeans" in printed
+    assert "Top 3 configurations" in printed and "groups, medians per group (KMeans" in printed
     assert "What drives throughput_per_accelerator" in printed
     summary = json.loads((out / "summary.json").read_text())
     assert [c["column"] for c in summary["criteria"]] == ["time_to_train_min", "cost_usd"]
@@ -88,3 +88,16 @@ def test_python_dash_m_entry_point(table_csv, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""
     assert (tmp_path / "o" / "summary.json").exists()
+
+
+def test_report_command_rebuilds_report(table_csv, tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["analyze", str(table_csv), "--backend", "cpu", "--out", str(out), "--quiet",
+                 "--no-report"]) == 0
+    assert not (out / "report.html").exists()
+    assert main(["report", str(out / "ranking.parquet")]) == 0
+    assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
+    (out / "summary.json").unlink()
+    capsys.readouterr()
+    assert main(["report", str(out / "ranking.parquet")]) == 3
+    assert "summary.json" in capsys.readouterr().err

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import io
 import re
+import struct
 from contextlib import contextmanager
 
 import numpy as np
@@ -70,6 +71,11 @@ def cluster_color(c: int) -> str:
     return matplotlib.colors.to_hex(matplotlib.colormaps["tab20"](c % 20))
 
 
+def _t(text) -> str:
+    """Data text for a figure, with "$" escaped so matplotlib never parses it as math."""
+    return str(text).replace("$", r"\$")
+
+
 @contextmanager
 def figure_rc():
     """matplotlib defaults plus the report's style, whatever the user's matplotlibrc says."""
@@ -86,14 +92,32 @@ def _figure(w, h):
     return Figure(figsize=(w, h), layout="constrained")
 
 
-def to_png_data_uri(fig) -> str:
-    """Render ``fig`` to PNG (Agg) and return ``data:image/png;base64,...``; deterministic."""
+def to_png_data_uri(fig):
+    """Render ``fig`` to PNG (Agg); deterministic.
+
+    Returns
+    -------
+    (uri, width, height)
+        ``data:image/png;base64,...`` and the size in CSS pixels (96 per inch; the PNG has
+        ``DPI / 96`` times as many, so it stays sharp on high-density screens and in print).
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+    png = buf.getvalue()
+    w, h = struct.unpack(">II", png[16:24])  # the IHDR chunk
+    uri = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+    return uri, round(w * 96 / DPI), round(h * 96 / DPI)
+
+
+def _plain_log_axis(axis):
+    """Tick labels of a log axis as plain numbers (1, 4, 16, 0.5) instead of powers."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.10g}"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 # -- sampling ---------------------------------------------------------------------------------
@@ -126,7 +150,7 @@ def importance_figure(features: list[dict]):
     feats = sorted(features, key=lambda r: -(r.get("permutation") or 0.0))[:MAX_FEATURES]
     if not feats:
         return None
-    names = [str(r["feature"]) for r in feats][::-1]
+    names = [_t(r["feature"]) for r in feats][::-1]
     perm = np.array([r.get("permutation") or 0.0 for r in feats], float)[::-1]
     std = np.array([r.get("permutation_std") or 0.0 for r in feats], float)[::-1]
     imp = np.array([r.get("impurity") or 0.0 for r in feats], float)[::-1]
@@ -135,7 +159,7 @@ def importance_figure(features: list[dict]):
     ax1, ax2 = fig.subplots(1, 2, sharey=True)
     ax1.barh(y, imp, color=_PALETTE[0])
     ax1.set_yticks(y, names)
-    ax1.set_title("Impurity (mean decrease, training rows)")
+    ax1.set_title("Impurity (training rows)")
     ax1.set_xlabel("share of impurity decrease")
     ax2.barh(y, perm, xerr=std, color=_PALETTE[1], error_kw={"lw": 0.8, "capsize": 2})
     ax2.set_title("Permutation (held-out rows)")
@@ -215,21 +239,21 @@ def projection(table: pd.DataFrame, features: list[str]):
 
 def projection_figure(xy, clusters, labels: dict, explained, front=None):
     """Scatter of the projection coloured by cluster; ``labels`` maps cluster -> text."""
-    fig = _figure(7.2, 4.2)
+    fig = _figure(7.2, 5.0)
     ax = fig.subplots()
     ok = np.isfinite(xy).all(axis=1)
     for c in sorted(set(clusters[ok].tolist())):
         m = ok & (clusters == c)
         name = f"{c}: {labels.get(c, '')}".rstrip(": ") if c >= 0 else "not clustered"
         ax.scatter(xy[m, 0], xy[m, 1], s=7, alpha=0.55, color=cluster_color(c), lw=0,
-                   label=f"{name} ({int(m.sum()):,})", rasterized=True)
+                   label=_t(f"{name} ({int(m.sum()):,})"), rasterized=True)
     if front is not None and (ok & front).any():
         m = ok & front
         ax.scatter(xy[m, 0], xy[m, 1], s=26, facecolor="none", edgecolor="black", lw=0.8,
                    label=f"Pareto front ({int(m.sum()):,})")
     ax.set_xlabel(f"PC1 ({explained[0]:.0%} of variance)")
     ax.set_ylabel(f"PC2 ({explained[1]:.0%} of variance)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), markerscale=2)
+    fig.legend(loc="outside lower center", markerscale=2, ncols=1)
     return fig
 
 
@@ -266,7 +290,7 @@ def scaling_figure(sc: pd.DataFrame, models: list[str]):
         part = sc[sc["accelerator"] == model].sort_values("n_accelerators")
         color = _PALETTE[i % len(_PALETTE)] if i < len(_PALETTE) else cluster_color(i)
         ax1.plot(part["n_accelerators"], part["speedup"], marker="o", ms=3.5, lw=1.3,
-                 color=color, label=model)
+                 color=color, label=_t(model))
         ax2.plot(part["n_accelerators"], part["efficiency"], marker="o", ms=3.5, lw=1.3,
                  color=color)
     for n_ref in sorted(sc.loc[sc["accelerator"].isin(models), "n_ref"].unique()):
@@ -276,6 +300,8 @@ def scaling_figure(sc: pd.DataFrame, models: list[str]):
     ax2.axhline(1.0, ls="--", lw=1, color="#666666")
     ax1.set_xscale("log", base=2)
     ax1.set_yscale("log", base=2)
+    _plain_log_axis(ax1.xaxis)
+    _plain_log_axis(ax1.yaxis)
     ax1.set_title("Speedup over the smallest count")
     ax1.set_ylabel("speedup T_ref / T")
     ax2.set_title("Scaling efficiency")
@@ -303,12 +329,20 @@ def tradeoff_figure(x, y, clusters, front, *, xlabel, ylabel, top_ranks=None):
     if front.any():
         ax.scatter(x[front], y[front], s=30, marker="D", color=_FRONT, edgecolor="black",
                    lw=0.5, label=f"Pareto front ({int(front.sum()):,})", zorder=3)
+    offsets = {1: (7, 6), 2: (7, -12), 3: (-22, 6)}
     for rank, xv, yv in top_ranks or ():
-        ax.annotate(f"#{rank}", (xv, yv), xytext=(5, 5), textcoords="offset points",
-                    fontsize=8, fontweight="bold", zorder=4)
+        ax.annotate(f"#{rank}", (xv, yv), xytext=offsets.get(rank, (7, 6)),
+                    textcoords="offset points", fontsize=8, fontweight="bold", zorder=4,
+                    arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "#333333"})
     ax.set_xscale("log")
     ax.set_yscale("log")
+    for axis, v in ((ax.xaxis, x), (ax.yaxis, y)):
+        _plain_log_axis(axis)
+        if v.size and np.log10(v.max() / v.min()) < 2.5:  # few decades: label 1, 2, 5 too
+            from matplotlib.ticker import LogLocator
+
+            axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), markerscale=1.5)
+    fig.legend(loc="outside right upper", markerscale=1.5)
     return fig

@@ -1,0 +1,599 @@
+"""Synthetic sweeps of training configurations from the performance model.
+
+``simulate(n, seed=...)`` draws ``n`` configurations (accelerator, count, nodes, host CPU,
+interconnect, network, framework, provider, batch) from the catalogs and evaluates the model
+of :mod:`gpurank.engine.sources.perfmodel` on them; ``simulate_to_parquet`` streams the same
+rows to Parquet row groups (or a folder of part files) with bounded memory.
+
+Determinism: rows are generated in logical chunks of ``LOGICAL_CHUNK`` rows; chunk ``k`` draws
+from ``Generator(Philox(SeedSequence(seed, spawn_key=(k,))))``. The output depends only on
+``seed``, ``n`` and the options, never on ``row_group_rows``; the per-row arithmetic uses only
+exactly rounded IEEE operations, so it is the same on any machine with the same NumPy
+random streams.
+
+Impossible grid points (accelerators per node above the chassis limit, node counts that do
+not divide the accelerator count, a per-accelerator batch beyond memory) are dropped and
+counted: ``df.attrs["excluded"]`` (int) and ``df.attrs["excluded_by_reason"]`` (dict), and the
+same numbers in the Parquet file's key-value metadata (``gpurank.excluded``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import catalog as _cat
+from ..errors import UsageError
+from .perfmodel import DEFAULT_MODEL, CalibratedModel, Workload, evaluate, resnet50
+
+__all__ = [
+    "simulate",
+    "simulate_to_parquet",
+    "run_simulate_cli",
+    "LOGICAL_CHUNK",
+    "DEFAULT_COUNTS",
+    "DEFAULT_NETWORKS",
+    "COLUMNS",
+    "resolve_accelerators",
+]
+
+LOGICAL_CHUNK = 1 << 16
+#: Accelerator counts of the default grid: powers of two and common node multiples (x3 of 8).
+DEFAULT_COUNTS = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024,
+                  1536, 2048, 3072, 4096)
+#: Inter-node networks of the default grid (link ids of interconnects.csv).
+DEFAULT_NETWORKS = ("eth_25g", "eth_100g", "roce_100g_x4", "ib_edr", "ib_hdr", "ib_ndr",
+                    "roce_400g_x8", "aws_efa_p5", "ib_xdr")
+_PER_NODE_PREF = np.array([1, 2, 4, 8, 8, 8, 16], dtype=np.int64)
+_LOCAL_BATCHES = np.array([32, 64, 128, 256], dtype=np.int64)
+_MAX_GLOBAL_BATCH = 65536
+_P_TWO_SOCKETS = 0.75
+_FRAMEWORKS = ["PyTorch", "PyTorch + DALI", "MXNet + DALI", "TensorFlow", "TensorFlow + DALI",
+               "JAX"]
+_FW_NVIDIA = np.array([0, 1, 2, 3, 4, 5], dtype=np.int64)
+_FW_OTHER = np.array([0, 3, 5], dtype=np.int64)
+_FW_DALI = np.array(["DALI" in f for f in _FRAMEWORKS])
+_BOTTLENECKS = ["compute", "communication", "input"]
+_REASONS = ("accelerators_per_node_above_chassis_limit", "nodes_do_not_divide_accelerators",
+            "batch_per_accelerator_beyond_memory")
+
+#: Output columns, in order.
+COLUMNS = (
+    "accelerator", "accelerator_id", "family", "generation", "release_year", "n_accelerators",
+    "n_nodes", "accelerators_per_node", "host_cpu", "cpu_cores_per_accelerator", "interconnect",
+    "network", "framework", "input_pipeline", "provider", "provider_type",
+    "price_per_accelerator_hour", "global_batch_size", "local_batch_size", "epochs",
+    "time_to_train_min", "throughput", "utilization", "mfu", "bottleneck", "power_w",
+    "cost_usd", "energy_kwh",
+)
+
+
+# --------------------------------------------------------------------------------------
+# catalog resolution
+# --------------------------------------------------------------------------------------
+def resolve_accelerators(names, acc: pd.DataFrame) -> list[str]:
+    """Map names (accelerator_id, display_name or model, case-insensitive) to ids."""
+    if isinstance(names, str):
+        names = [names]
+    ids, seen = [], set()
+    by_id = {str(a).lower(): a for a in acc["accelerator_id"]}
+    by_disp = {str(d).lower(): a for d, a in zip(acc["display_name"], acc["accelerator_id"])}
+    for name in names:
+        key = str(name).strip().lower()
+        if key in by_id:
+            hit = [by_id[key]]
+        elif key in by_disp:
+            hit = [by_disp[key]]
+        else:
+            hit = list(acc.loc[acc["model"].astype(str).str.lower() == key, "accelerator_id"])
+        if not hit:
+            raise UsageError(
+                f"accelerators: unknown accelerator {name!r}; use an accelerator_id, display "
+                f"name or model from the catalog, e.g. {', '.join(map(str, acc['accelerator_id'][:5]))}"
+            )
+        for h in hit:
+            if h not in seen:
+                seen.add(h)
+                ids.append(h)
+    return ids
+
+
+def _int_list(name, values, lo, hi):
+    if values is None:
+        return None
+    if isinstance(values, (int, np.integer)):
+        values = [values]
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
+            raise UsageError(f"{name}: value {v!r} is not allowed; use integers in [{lo}, {hi}]")
+        out.append(int(v))
+    if not out:
+        raise UsageError(f"{name}: an empty list is not allowed; give at least one value")
+    return out
+
+
+@dataclass
+class _Plan:
+    n_acc: int
+    acc: dict              # arrays indexed by accelerator position
+    offer_start: np.ndarray
+    offer_count: np.ndarray
+    offer_provider: np.ndarray
+    offer_price: np.ndarray
+    provider_type_of: np.ndarray
+    cats: dict
+    cpu: dict
+    grace_cores: float
+    net: dict
+    counts: np.ndarray | None
+    nodes: np.ndarray | None
+    local_batch: np.ndarray | None
+    model: CalibratedModel
+    workload: Workload
+    link_bw: dict
+
+
+def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_batch,
+             accelerator_table, price_table, host_cpu_table, interconnect_table) -> _Plan:
+    model = DEFAULT_MODEL if model is None else model
+    if not isinstance(model, CalibratedModel):
+        raise UsageError(f"model: {type(model).__name__} is not allowed; pass a CalibratedModel or None")
+    workload = resnet50() if workload is None else workload
+    if not isinstance(workload, Workload):
+        raise UsageError(f"workload: {type(workload).__name__} is not allowed; pass a Workload or None")
+    acc = _cat.accelerator_catalog(accelerator_table)
+    prices = _cat.price_catalog(price_table, accelerators=acc)
+    cpus = _cat.host_cpu_catalog(host_cpu_table)
+    links = _cat.interconnect_catalog(interconnect_table)
+
+    counts = _int_list("counts", counts, 1, 1_048_576)
+    nodes = _int_list("nodes", nodes, 1, 1_048_576)
+    local_batch = _int_list("local_batch", local_batch, 1, 1_000_000)
+
+    acc = acc.copy()
+    acc["peak"] = pd.to_numeric(acc["bf16_dense_tflops"], errors="coerce").fillna(
+        pd.to_numeric(acc["fp16_dense_tflops"], errors="coerce"))
+    acc = acc[acc["peak"] > 0]
+    if accelerators is not None:
+        ids = resolve_accelerators(accelerators, acc)
+        acc = acc[acc["accelerator_id"].isin(ids)]
+
+    known_prov = list(dict.fromkeys(prices["provider"].astype(str)))
+    if providers is not None:
+        if isinstance(providers, str):
+            providers = [providers]
+        low = {p.lower(): p for p in known_prov}
+        chosen = []
+        for p in providers:
+            if str(p).lower() not in low:
+                raise UsageError(f"providers: unknown provider {p!r}; known providers are: {', '.join(known_prov)}")
+            chosen.append(low[str(p).lower()])
+        prices = prices[prices["provider"].isin(chosen)]
+    prices = prices[prices["accelerator_id"].isin(acc["accelerator_id"])]
+    acc = acc[acc["accelerator_id"].isin(prices["accelerator_id"])].reset_index(drop=True)
+    if len(acc) == 0:
+        raise UsageError(
+            f"accelerators={accelerators!r} with providers={providers!r}: no accelerator has a "
+            "price from these providers; choose accelerators and providers that overlap"
+        )
+
+    link_bw = {}
+    link_eff = {}
+    for _, r in links.iterrows():
+        bw = pd.to_numeric(r["aggregate_GB_s_per_dir"], errors="coerce")
+        link_bw[r["link_id"]] = float(bw) if bw == bw else float("nan")
+        rdma = str(r.get("rdma", "yes")).strip().lower()
+        link_eff[r["link_id"]] = model.tcp_efficiency if rdma.startswith("no") else 1.0
+    for lid in acc["intra_link_id"]:
+        if lid not in link_bw or not link_bw[lid] > 0:
+            raise UsageError(f"accelerator catalog: intra_link_id {lid!r} has no bandwidth in the interconnect table")
+    nets = [x for x in DEFAULT_NETWORKS if x in link_bw]
+
+    # categories (fixed per plan so every chunk shares one dictionary)
+    provs = list(dict.fromkeys(prices["provider"].astype(str)))
+    ptypes = list(dict.fromkeys(prices["provider_type"].astype(str)))
+    intra_ids = list(dict.fromkeys(["none"] + list(acc["intra_link_id"])))
+    x86 = cpus[cpus["host_cpu"].astype(str) != "NVIDIA Grace"].reset_index(drop=True)
+    grace = cpus[cpus["host_cpu"].astype(str) == "NVIDIA Grace"]
+    grace_cores = float(grace["cores_per_socket"].iloc[0]) if len(grace) else 72.0
+    cpu_names = list(x86["host_cpu"].astype(str)) + ["NVIDIA Grace"]
+    gens = list(dict.fromkeys(acc["generation"].astype(str)))
+    fams = list(dict.fromkeys(acc["family"].astype(str)))
+    cats = {
+        "accelerator": list(acc["display_name"].astype(str)),
+        "accelerator_id": list(acc["accelerator_id"].astype(str)),
+        "family": fams, "generation": gens, "host_cpu": cpu_names,
+        "interconnect": intra_ids, "network": ["none"] + nets, "framework": _FRAMEWORKS,
+        "input_pipeline": ["cpu", "dali"], "provider": provs, "provider_type": ptypes,
+        "bottleneck": _BOTTLENECKS,
+    }
+
+    offers = prices.assign(_a=prices["accelerator_id"].map({a: i for i, a in enumerate(acc["accelerator_id"])}))
+    offers = offers.sort_values(["_a", "provider"], kind="stable")
+    offer_count = np.bincount(offers["_a"].to_numpy(), minlength=len(acc)).astype(np.int64)
+    offer_start = np.concatenate([[0], np.cumsum(offer_count)[:-1]]).astype(np.int64)
+    prov_idx = {p: i for i, p in enumerate(provs)}
+    ptype_of = np.array([ptypes.index(str(prices.loc[prices["provider"] == p, "provider_type"].iloc[0]))
+                         for p in provs], dtype=np.int64)
+
+    fixed = acc["host_cpu_fixed"].astype(str).str.strip().eq("NVIDIA Grace").to_numpy()
+    cpa = pd.to_numeric(acc["host_cpus_per_accel"], errors="coerce").fillna(1.0).to_numpy(float)
+    fam_codes = np.array([fams.index(f) for f in acc["family"].astype(str)], dtype=np.int64)
+    gen_codes = np.array([gens.index(x) for x in acc["generation"].astype(str)], dtype=np.int64)
+    mfu = np.array([model.mfu_for(f, g) for f, g in zip(acc["family"].astype(str), acc["generation"].astype(str))])
+    accd = {
+        "peak": acc["peak"].to_numpy(float),
+        "mfu": mfu,
+        "mem": pd.to_numeric(acc["mem_gb"], errors="coerce").to_numpy(float),
+        "tdp": pd.to_numeric(acc["tdp_w"], errors="coerce").to_numpy(float),
+        "max_per_node": pd.to_numeric(acc["max_accels_per_node"], errors="coerce").fillna(8).to_numpy(np.int64),
+        "intra_code": np.array([intra_ids.index(x) for x in acc["intra_link_id"]], dtype=np.int64),
+        "intra_bw": np.array([link_bw[x] for x in acc["intra_link_id"]], dtype=float),
+        "dali_ok": pd.to_numeric(acc["dali_supported"], errors="coerce").fillna(0).to_numpy() > 0,
+        "fixed_cpu": fixed,
+        "cpus_per_accel": cpa,
+        "family": fam_codes,
+        "generation": gen_codes,
+        "year": pd.to_numeric(acc["release_year"], errors="coerce").fillna(0).to_numpy(np.int64),
+    }
+    accd["max_b"] = workload.max_local_batch(accd["mem"]).astype(np.int64)
+    cpud = {
+        "cores": pd.to_numeric(x86["cores_per_socket"], errors="coerce").to_numpy(float),
+        "tdp": pd.to_numeric(x86["tdp_w"], errors="coerce").fillna(0).to_numpy(float),
+        "factor": pd.to_numeric(x86["decode_rate_factor"], errors="coerce").fillna(1.0).to_numpy(float),
+        "max_sockets": pd.to_numeric(x86["max_sockets"], errors="coerce").fillna(2).to_numpy(np.int64),
+        "grace_factor": float(pd.to_numeric(grace["decode_rate_factor"], errors="coerce").iloc[0]) if len(grace) else 1.0,
+    }
+    netd = {
+        "bw": np.array([0.0] + [link_bw[x] * link_eff[x] for x in nets]),
+    }
+    return _Plan(
+        n_acc=len(acc), acc=accd, offer_start=offer_start, offer_count=offer_count,
+        offer_provider=offers["provider"].map(prov_idx).to_numpy(np.int64),
+        offer_price=offers["usd_per_accel_hr"].to_numpy(float), provider_type_of=ptype_of,
+        cats=cats, cpu=cpud, grace_cores=grace_cores, net=netd,
+        counts=None if counts is None else np.array(counts, dtype=np.int64),
+        nodes=None if nodes is None else np.array(nodes, dtype=np.int64),
+        local_batch=None if local_batch is None else np.array(local_batch, dtype=np.int64),
+        model=model, workload=workload, link_bw=link_bw,
+    )
+
+
+def _pick(u, options):
+    return options[np.minimum((u * len(options)).astype(np.int64), len(options) - 1)]
+
+
+def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
+    """Rows [k*L, k*L + rows) of the sweep (rows <= L); returns (DataFrame, excluded dict)."""
+    L = LOGICAL_CHUNK
+    rng = np.random.Generator(np.random.Philox(np.random.SeedSequence(seed, spawn_key=(k,))))
+    u = rng.random((10, L))[:, :rows]
+    z = np.clip(rng.standard_normal((2, L))[:, :rows], -3.0, 3.0)
+    A = plan.acc
+
+    a = np.minimum((u[0] * plan.n_acc).astype(np.int64), plan.n_acc - 1)
+    offer = plan.offer_start[a] + np.minimum((u[1] * plan.offer_count[a]).astype(np.int64),
+                                             plan.offer_count[a] - 1)
+    maxpn = A["max_per_node"][a]
+    pref = _pick(u[3], _PER_NODE_PREF)
+    bad_chassis = np.zeros(rows, bool)
+    bad_divide = np.zeros(rows, bool)
+    if plan.nodes is None:
+        n = _pick(u[2], plan.counts if plan.counts is not None else np.array(DEFAULT_COUNTS, np.int64))
+        per_node = np.gcd(n, np.minimum(pref, maxpn))
+        m = n // per_node
+    elif plan.counts is None:
+        m = _pick(u[2], plan.nodes)
+        per_node = np.minimum(pref, maxpn)
+        n = m * per_node
+    else:
+        n = _pick(u[2], plan.counts)
+        m = _pick(u[3], plan.nodes)
+        bad_divide = n % m != 0
+        per_node = np.maximum(n // m, 1)
+        bad_chassis = ~bad_divide & (per_node > maxpn)
+
+    # host CPU: x86 model with 1 or 2 sockets, or the fixed Grace of GH200/GB200
+    C = plan.cpu
+    ci = np.minimum((u[4] * len(C["cores"])).astype(np.int64), len(C["cores"]) - 1)
+    sockets = np.where(u[5] < _P_TWO_SOCKETS, np.minimum(2, C["max_sockets"][ci]), 1)
+    fixed = A["fixed_cpu"][a]
+    node_cores = C["cores"][ci] * sockets
+    cores_pa = np.where(fixed, plan.grace_cores * A["cpus_per_accel"][a], node_cores / per_node)
+    cpu_code = np.where(fixed, len(C["cores"]), ci)
+    cpu_factor = np.where(fixed, C["grace_factor"], C["factor"][ci])
+    host_w = np.where(fixed, 0.0, C["tdp"][ci] * sockets)
+
+    n_net = len(plan.net["bw"]) - 1
+    net_code = np.where(m > 1, 1 + np.minimum((u[6] * n_net).astype(np.int64), n_net - 1), 0)
+    intra_code = np.where(per_node > 1, A["intra_code"][a], 0)
+
+    fw = np.where(A["dali_ok"][a], _pick(u[7], _FW_NVIDIA), _pick(u[7], _FW_OTHER))
+    dali = _FW_DALI[fw]
+
+    max_b = A["max_b"][a]
+    if plan.local_batch is None:
+        b = np.minimum(_pick(u[8], _LOCAL_BATCHES), max_b)
+        b = np.maximum(np.minimum(b, _MAX_GLOBAL_BATCH // n), 1)
+        bad_mem = np.zeros(rows, bool)
+    else:
+        b = _pick(u[8], plan.local_batch)
+        bad_mem = b > max_b
+    gb = b * n
+
+    cfg = {
+        "peak_tflops": A["peak"][a], "mfu": A["mfu"][a], "n_accelerators": n,
+        "accelerators_per_node": per_node, "n_nodes": m, "local_batch": b,
+        "intra_GBps": A["intra_bw"][a], "inter_GBps": plan.net["bw"][net_code],
+        "cpu_cores_per_accelerator": cores_pa, "cpu_decode_factor": cpu_factor, "dali": dali,
+    }
+    out = evaluate(cfg, plan.model, plan.workload, xp=xp)
+    mdl, wl = plan.model, plan.workload
+    noise = 1.0 + mdl.noise_sigma * z[0]
+    thr = out["throughput"] * noise
+    util = np.minimum(out["utilization"] * noise, 1.0)
+    epochs = wl.epochs(gb) * (1.0 + mdl.epochs_noise_sigma * z[1])
+    train_s = epochs * wl.dataset_size / thr + mdl.overhead_s
+    price = plan.offer_price[offer]
+    tdp = A["tdp"][a]
+    power = tdp * (mdl.idle_power_frac + (1.0 - mdl.idle_power_frac) * util)
+    mfu_ach = thr * wl.flops_per_sample / (n * A["peak"][a] * 1e12)
+
+    excl = bad_chassis | bad_divide | bad_mem
+    reasons = {
+        _REASONS[0]: int(bad_chassis.sum()), _REASONS[1]: int(bad_divide.sum()),
+        _REASONS[2]: int((bad_mem & ~bad_chassis & ~bad_divide).sum()),
+    }
+    keep = ~excl if excl.any() else slice(None)
+
+    def cat(name, codes):
+        return pd.Categorical.from_codes(np.asarray(codes)[keep], categories=plan.cats[name])
+
+    prov = plan.offer_provider[offer]
+    df = pd.DataFrame({
+        "accelerator": cat("accelerator", a),
+        "accelerator_id": cat("accelerator_id", a),
+        "family": cat("family", A["family"][a]),
+        "generation": cat("generation", A["generation"][a]),
+        "release_year": A["year"][a][keep].astype(np.int64),
+        "n_accelerators": n[keep].astype(np.int64),
+        "n_nodes": m[keep].astype(np.int64),
+        "accelerators_per_node": per_node[keep].astype(np.int64),
+        "host_cpu": cat("host_cpu", cpu_code),
+        "cpu_cores_per_accelerator": cores_pa[keep].astype(np.float64),
+        "interconnect": cat("interconnect", intra_code),
+        "network": cat("network", net_code),
+        "framework": cat("framework", fw),
+        "input_pipeline": cat("input_pipeline", dali.astype(np.int64)),
+        "provider": cat("provider", prov),
+        "provider_type": cat("provider_type", plan.provider_type_of[prov]),
+        "price_per_accelerator_hour": price[keep],
+        "global_batch_size": gb[keep].astype(np.int64),
+        "local_batch_size": b[keep].astype(np.int64),
+        "epochs": epochs[keep],
+        "time_to_train_min": (train_s / 60.0)[keep],
+        "throughput": thr[keep],
+        "utilization": util[keep],
+        "mfu": mfu_ach[keep],
+        "bottleneck": cat("bottleneck", out["bottleneck"]),
+        "power_w": power[keep],
+        "cost_usd": (n * price * train_s / 3600.0)[keep],
+        "energy_kwh": ((n * power + m * host_w) * train_s / 3.6e6)[keep],
+    }, columns=list(COLUMNS))
+    return df, reasons
+
+
+def _check_n_seed(n, seed):
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n <= 0:
+        raise UsageError(f"n={n!r} is not allowed; n must be an integer > 0")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise UsageError(f"seed={seed!r} is not allowed; seed must be an integer >= 0")
+
+
+def _iter_chunks(plan, n, seed):
+    excluded = dict.fromkeys(_REASONS, 0)
+    n_chunks = -(-n // LOGICAL_CHUNK)
+    for k in range(n_chunks):
+        rows = min(LOGICAL_CHUNK, n - k * LOGICAL_CHUNK)
+        df, reasons = _chunk(plan, int(seed), k, rows)
+        for r, c in reasons.items():
+            excluded[r] += c
+        yield df, excluded
+
+
+def _no_rows_error(n, excluded):
+    worst = max(excluded, key=excluded.get)
+    return UsageError(
+        f"all {n} sampled configurations are impossible (most often: {worst.replace('_', ' ')}); "
+        "choose counts, nodes and local_batch that fit the accelerators' chassis and memory"
+    )
+
+
+def simulate(n, *, seed=0, model=None, accelerators=None, counts=None, nodes=None,
+             providers=None, local_batch=None, workload=None, accelerator_table=None,
+             price_table=None, host_cpu_table=None, interconnect_table=None) -> pd.DataFrame:
+    """Simulate ``n`` training configurations in memory.
+
+    Parameters
+    ----------
+    n : int > 0
+        Configurations to draw (rows returned = n minus the excluded impossible ones).
+    seed : int >= 0
+        Same seed and options give the same rows, bit for bit.
+    model : CalibratedModel, optional
+        Fitted parameters (``calibrate``/``CalibratedModel.from_json``); defaults built in.
+    accelerators : list of str, optional
+        Restrict to these accelerators (id, display name or model, e.g. ``"H100"``).
+    counts, nodes : list of int, optional
+        Accelerator counts and/or node counts to draw from. With both, accelerators per node
+        = count / nodes and impossible pairs are excluded and counted.
+    providers : list of str, optional
+        Restrict to these providers (``prices.csv`` names or ``"Typical rate (catalog)"``).
+    local_batch : list of int, optional
+        Per-accelerator batch sizes; values beyond an accelerator's memory are excluded and
+        counted. By default 32-256, capped by memory and by a 65,536 global batch.
+    workload : Workload, optional
+        ResNet-50 / ImageNet by default.
+    accelerator_table, price_table, host_cpu_table, interconnect_table : path or DataFrame
+        Replace the built-in catalogs.
+
+    Returns
+    -------
+    DataFrame with ``COLUMNS``; string columns are categorical. ``attrs["excluded"]`` is the
+    number of dropped impossible configurations and ``attrs["excluded_by_reason"]`` a dict.
+    """
+    _check_n_seed(n, seed)
+    plan = _prepare(model=model, workload=workload, accelerators=accelerators,
+                    providers=providers, counts=counts, nodes=nodes, local_batch=local_batch,
+                    accelerator_table=accelerator_table, price_table=price_table,
+                    host_cpu_table=host_cpu_table, interconnect_table=interconnect_table)
+    parts, excluded = [], {}
+    for df, excluded in _iter_chunks(plan, int(n), seed):
+        parts.append(df)
+    out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].reset_index(drop=True)
+    total = int(sum(excluded.values()))
+    if len(out) == 0:
+        raise _no_rows_error(n, excluded)
+    out.attrs["excluded"] = total
+    out.attrs["excluded_by_reason"] = dict(excluded)
+    out.attrs["seed"] = int(seed)
+    out.attrs["n_requested"] = int(n)
+    return out
+
+
+def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, counts=None,
+                        nodes=None, providers=None, local_batch=None, workload=None,
+                        accelerator_table=None, price_table=None, host_cpu_table=None,
+                        interconnect_table=None, row_group_rows=1_000_000,
+                        partitioned=False, compression="snappy") -> dict:
+    """Stream ``simulate`` rows to Parquet with bounded memory.
+
+    ``partitioned=False`` writes one file with row groups of ``row_group_rows`` rows;
+    ``partitioned=True`` writes a folder of ``part-00000.parquet`` ... files (one per
+    ``row_group_rows`` rows), a dataset Dask/pyarrow read as one table. Writes are atomic
+    (a temporary sibling renamed at the end). Rows equal ``simulate`` with the same arguments.
+
+    Returns a dict: ``path, rows, excluded, excluded_by_reason, seconds, row_groups``.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    _check_n_seed(n, seed)
+    if isinstance(row_group_rows, bool) or not isinstance(row_group_rows, (int, np.integer)) or row_group_rows <= 0:
+        raise UsageError(f"row_group_rows={row_group_rows!r} is not allowed; it must be an integer > 0")
+    plan = _prepare(model=model, workload=workload, accelerators=accelerators,
+                    providers=providers, counts=counts, nodes=nodes, local_batch=local_batch,
+                    accelerator_table=accelerator_table, price_table=price_table,
+                    host_cpu_table=host_cpu_table, interconnect_table=interconnect_table)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    target = tmp / "part" if not partitioned else tmp
+    writer = None
+    schema = None
+    rows_written = 0
+    groups = 0
+    buf: list[pd.DataFrame] = []
+    buffered = 0
+    excluded: dict = {}
+
+    def meta(exc):
+        return {b"gpurank.simulate": json.dumps({
+            "seed": int(seed), "n_requested": int(n), "excluded": int(sum(exc.values())),
+            "excluded_by_reason": exc, "logical_chunk": LOGICAL_CHUNK,
+        }).encode()}
+
+    def flush(final=False):
+        nonlocal writer, schema, rows_written, groups, buf, buffered
+        while buffered >= row_group_rows or (final and buffered > 0):
+            df = pd.concat(buf, ignore_index=True) if len(buf) > 1 else buf[0]
+            take = min(row_group_rows, len(df))
+            head, rest = df.iloc[:take], df.iloc[take:]
+            table = pa.Table.from_pandas(head, preserve_index=False)
+            if schema is None:
+                schema = table.schema.remove_metadata()
+            table = table.cast(schema)
+            if partitioned:
+                pq.write_table(table, target / f"part-{groups:05d}.parquet",
+                               compression=compression, row_group_size=take)
+            else:
+                if writer is None:
+                    writer = pq.ParquetWriter(target, schema, compression=compression)
+                writer.write_table(table, row_group_size=take)
+            rows_written += take
+            groups += 1
+            buf = [rest.reset_index(drop=True)] if len(rest) else []
+            buffered = len(rest)
+
+    try:
+        for df, excluded in _iter_chunks(plan, int(n), seed):
+            if len(df):
+                buf.append(df)
+                buffered += len(df)
+            flush()
+        flush(final=True)
+        if rows_written == 0:
+            raise _no_rows_error(n, excluded)
+        if partitioned:
+            (tmp / "_gpurank_simulate.json").write_text(meta(excluded)[b"gpurank.simulate"].decode())
+        else:
+            writer.add_key_value_metadata(meta(excluded))
+            writer.close()
+            writer = None
+        final_src = tmp if partitioned else target
+        if path.exists():
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        os.replace(final_src, path)
+    finally:
+        if writer is not None:
+            writer.close()
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return {
+        "path": str(path), "rows": rows_written, "excluded": int(sum(excluded.values())),
+        "excluded_by_reason": dict(excluded), "seconds": time.perf_counter() - t0,
+        "row_groups": groups,
+    }
+
+
+def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, counts=None,
+                     nodes=None, providers=None, row_group_rows=1_000_000, partitioned=False):
+    """CLI entry: ``gpurank simulate --n N --seed S [--model model.json] -o sweep.parquet``.
+
+    Writes Parquet (file, or folder of parts with ``partitioned``) or, when ``output`` ends
+    in ``.csv``, a CSV (in memory). Returns the summary dict of ``simulate_to_parquet``.
+    """
+    model = CalibratedModel.from_json(model_path) if model_path is not None else None
+    output = Path(output)
+    kw = dict(seed=seed, model=model, accelerators=accelerators, counts=counts, nodes=nodes,
+              providers=providers)
+    if output.suffix.lower() == ".csv":
+        t0 = time.perf_counter()
+        df = simulate(n, **kw)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
+        os.close(fd)
+        try:
+            df.to_csv(tmp, index=False)
+            os.replace(tmp, output)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        return {"path": str(output), "rows": len(df), "excluded": df.attrs["excluded"],
+                "excluded_by_reason": df.attrs["excluded_by_reason"],
+                "seconds": time.perf_counter() - t0, "row_groups": 0}
+    return simulate_to_parquet(output, n, row_group_rows=row_group_rows,
+                               partitioned=partitioned, **kw)
