@@ -90,7 +90,18 @@ def build_parser() -> argparse.ArgumentParser:
     ml.add_argument("--strict", action="store_true", help="turn reader warnings into errors")
     ml.add_argument("--dedupe", action="store_true",
                     help="drop repeated submissions of identical runs")
+    ml.add_argument("--published-scores", default=None, metavar="SUMMARY_CSV",
+                    help="published per-system scores (summary.csv) for systems whose logs "
+                         "are incomplete; each row's score_source says where its score came from")
     ml.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
+    st = sub.add_parser("study", help="reproduce the MLPerf ResNet-50 study as a Markdown report")
+    st.add_argument("paths", nargs="+", metavar="PATH", help="MLPerf Training results folders")
+    st.add_argument("--published-scores", default=None, metavar="SUMMARY_CSV",
+                    help="published per-system scores for systems whose logs are incomplete")
+    st.add_argument("--seed", type=int, default=0)
+    st.add_argument("-o", "--output", required=True, help="output .md file")
+    st.add_argument("--json", action="store_true", help="print the verdicts as JSON")
 
     sim = sub.add_parser("simulate", help="simulate a sweep of training configurations")
     sim.add_argument("--n", type=_positive_int, required=True, help="configurations to simulate")
@@ -217,7 +228,7 @@ def _cmd_mlperf(args) -> int:
     from .sources.mlperf import run_mlperf_cli
 
     res = run_mlperf_cli(args.paths, args.output, benchmark=args.benchmark, strict=args.strict,
-                         dedupe=args.dedupe)
+                         dedupe=args.dedupe, published_scores=args.published_scores)
     meta = res.metadata()
     for w in res.warnings:
         if not args.json:
@@ -225,6 +236,16 @@ def _cmd_mlperf(args) -> int:
     scored = int(res.table["time_to_train_min"].notna().sum())
     _emit(args, meta, f"wrote {args.output}: {len(res.table)} systems, {scored} with a score, "
                       f"{len(res.warnings)} warnings")
+    return 0
+
+
+def _cmd_study(args) -> int:
+    from .study import run_study_cli
+
+    res = run_study_cli(args.paths, args.output, published_scores=args.published_scores,
+                        seed=args.seed)
+    _emit(args, {"output": args.output, "verdicts": res.verdicts()},
+          "\n".join(res.summary_lines()))
     return 0
 
 
@@ -275,6 +296,7 @@ _COMMANDS = {
     "demo": _cmd_demo,
     "analyze": _cmd_analyze,
     "mlperf": _cmd_mlperf,
+    "study": _cmd_study,
     "simulate": _cmd_simulate,
     "calibrate": _cmd_calibrate,
     "predict": _cmd_predict,

@@ -23,8 +23,9 @@ from .schema import CONFIG_FEATURES, require_columns
 
 __all__ = ["feature_importance", "default_features", "encode_features", "permutation_importance"]
 
-#: Hardware facts joined from the catalog that also describe a configuration.
-_OPTIONAL_FEATURES = ("generation", "release_year")
+#: Hardware facts joined from the catalog, and the input pipeline (CPU or GPU decoding), that
+#: also describe a configuration.
+_OPTIONAL_FEATURES = ("generation", "release_year", "input_pipeline")
 
 HOLDOUT_FRACTION = 0.25
 PERMUTATION_REPEATS = 5

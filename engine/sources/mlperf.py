@@ -41,6 +41,7 @@ __all__ = [
     "read_mlperf",
     "run_mlperf_cli",
     "score_runs",
+    "read_published_scores",
     "MLPERF_COLUMNS",
 ]
 
@@ -66,7 +67,7 @@ MLPERF_COLUMNS = [
     "price_per_accelerator_hour", "power_w",
     "release_year", "generation", "generation_rank", "peak_tflops", "mem_bw_tbps", "tdp_w",
     "n_runs", "n_runs_valid", "scaling_factor", "run_minutes_min", "run_minutes_max",
-    "final_eval_accuracy", "score_reason", "is_duplicate", "duplicate_of",
+    "final_eval_accuracy", "score_reason", "score_source", "is_duplicate", "duplicate_of",
     "log_format", "system_desc_format",
 ]  # fmt: skip
 
@@ -90,15 +91,24 @@ class MlperfReadResult:
     warnings: tuple[ReadWarning, ...]
     dropped: tuple[str, ...] = ()
     benchmark: str = "resnet"
+    #: the published summary used to fill scores the logs cannot give ("" when none)
+    published_scores: str = ""
+    #: the per-run table beside it whose run times were used to find duplicates ("" when none)
+    published_runs: str = ""
 
     def metadata(self) -> dict:
         """What ``run_mlperf_cli`` stores in the Parquet key-value metadata."""
         t = self.table
+        src = t["score_source"] if len(t) else pd.Series([], dtype=str)
         return {
             "source": "mlperf",
             "benchmark": self.benchmark,
             "n_systems": int(len(t)),
             "n_scored": int(t["time_to_train_min"].notna().sum()) if len(t) else 0,
+            "n_scored_from_logs": int((src == "logs").sum()),
+            "n_scored_published": int((src == "published").sum()),
+            "published_scores": self.published_scores,
+            "published_runs": self.published_runs,
             "warnings": [{"path": w.path, "reason": w.reason} for w in self.warnings],
             "dropped_duplicates": list(self.dropped),
         }
@@ -374,6 +384,7 @@ def _system_row(ref: _SystemRef, bench: _Benchmark, warn: _Warnings, aliases: pd
     fmts = Counter(r.log_format for r in runs if r.log_format)
     row["log_format"] = fmts.most_common(1)[0][0] if fmts else ""
     row["score_reason"] = "; ".join(reasons)
+    row["score_source"] = "logs" if score is not None else ""
     timing = tuple(sorted(r.timing_key for r in runs if r.timing_key is not None))
     return row, timing
 
@@ -440,12 +451,13 @@ def _build_table(rows: list[dict]) -> pd.DataFrame:
     df["is_duplicate"] = df["is_duplicate"].astype(bool)
     for c in ("round", "division", "availability", "submitter", "system", "system_name", "accelerator",
               "accelerator_raw", "accelerator_id", "accelerator_type", "host_cpu", "interconnect", "network",
-              "framework", "generation", "score_reason", "duplicate_of", "log_format", "system_desc_format"):
+              "framework", "generation", "score_reason", "score_source", "duplicate_of", "log_format", "system_desc_format"):
         df[c] = df[c].fillna("").astype(str)  # fmt: skip
     return df.reset_index(drop=True)
 
 
-def read_mlperf(paths, *, benchmark: str = "resnet", strict: bool = False, dedupe: bool = False) -> MlperfReadResult:
+def read_mlperf(paths, *, benchmark: str = "resnet", strict: bool = False, dedupe: bool = False,
+                published_scores=None, published_runs=None) -> MlperfReadResult:
     """Read MLPerf Training results into one row per (round, submitter, system).
 
     Parameters
@@ -461,6 +473,20 @@ def read_mlperf(paths, *, benchmark: str = "resnet", strict: bool = False, dedup
         Drop systems whose runs repeat an earlier system's runs (identical run_start/run_stop
         times); their ids are listed in ``dropped``. Without it they stay, flagged by
         ``is_duplicate`` and ``duplicate_of``.
+    published_scores : path, optional
+        A published per-system summary (the data set's ``summary.csv``: columns ``round``,
+        ``submitter``, ``system``, ``time_to_train_minutes``, ``epochs_to_converge``,
+        ``global_batch_size``, ``throughput_e2e_samples_per_s``,
+        ``throughput_train_samples_per_s``, ...). For every system the logs read here cannot
+        score, its score and run facts are taken from the summary row with the same (round,
+        submitter, system). Systems scored from logs keep the logs' values. Column
+        ``score_source`` says where each row's score came from: ``"logs"``, ``"published"`` or
+        ``""`` (no score).
+    published_runs : path, optional
+        A published per-run table (``runs.csv``: ``round``, ``submitter``, ``system``,
+        ``run_start_ms``, ``run_stop_ms``) whose run times are used to find duplicated systems
+        whose logs are not present. With ``published_scores`` and no ``published_runs``, a
+        ``runs.csv`` beside the summary is used when there is one.
     """
     if benchmark not in BENCHMARKS:
         raise UsageError(f"benchmark {benchmark!r} is not supported; supported: {', '.join(BENCHMARKS)}")
@@ -490,11 +516,23 @@ def read_mlperf(paths, *, benchmark: str = "resnet", strict: bool = False, dedup
                 seen.add(key)
                 refs.append(ref)
     refs.sort(key=lambda r: (_round_sort_key(r.round), r.submitter.lower(), r.system))
+    published = runs_timing = None
+    if published_scores is not None:
+        published = read_published_scores(published_scores)
+        if published_runs is None and (Path(published_scores).parent / "runs.csv").is_file():
+            published_runs = Path(published_scores).parent / "runs.csv"
+    if published_runs is not None:
+        runs_timing = _published_timings(published_runs)
     aliases = accelerator_aliases()
     rows: list[dict] = []
     first_by_timing: dict[tuple, str] = {}
     for ref in refs:
         row, timing = _system_row(ref, bench, warn, aliases)
+        key = (ref.round, ref.submitter, ref.system)
+        if published is not None and row["score_source"] != "logs" and key in published:
+            _fill_published(row, published[key])
+        if runs_timing is not None and key in runs_timing:
+            timing = runs_timing[key]
         row["is_duplicate"] = False
         row["duplicate_of"] = ""
         if timing:
@@ -516,24 +554,118 @@ def read_mlperf(paths, *, benchmark: str = "resnet", strict: bool = False, dedup
             for r, s, y, d in zip(df["round"][dup], df["submitter"][dup], df["system"][dup], df["duplicate_of"][dup])
         )
         df = df[~dup].reset_index(drop=True)
-    return MlperfReadResult(df, tuple(warn.items), dropped, bench.name)
+    return MlperfReadResult(df, tuple(warn.items), dropped, bench.name,
+                            published_scores=str(published_scores) if published_scores is not None else "",
+                            published_runs=str(published_runs) if published_runs is not None else "")
+
+
+# ---------------------------------------------------------------- published scores
+
+#: summary.csv column -> reader column, for the facts a published score brings
+PUBLISHED_FIELDS = {
+    "time_to_train_minutes": "time_to_train_min",
+    "epochs_to_converge": "epochs",
+    "global_batch_size": "global_batch_size",
+    "throughput_e2e_samples_per_s": "throughput",
+    "throughput_train_samples_per_s": "throughput_train",
+    "scaling_factor": "scaling_factor",
+    "run_minutes_min": "run_minutes_min",
+    "run_minutes_max": "run_minutes_max",
+    "final_eval_accuracy": "final_eval_accuracy",
+}
+_PUBLISHED_KEY = ("round", "submitter", "system")
+
+
+def _read_csv_strings(path, what: str, required) -> pd.DataFrame:
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"{what} file {str(p)!r} does not exist")
+    try:
+        df = pd.read_csv(p, dtype=str, keep_default_na=False)
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
+        raise DataError(f"{p}: cannot read {what} as CSV ({exc})") from None
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise DataError(f"{p}: {what} has no column(s) {', '.join(missing)}; columns are: "
+                        f"{', '.join(df.columns)}")
+    return df
+
+
+def _num(text: str):
+    text = (text or "").strip()
+    if not text:
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        return None
+    return v if np.isfinite(v) else None
+
+
+def read_published_scores(path) -> dict[tuple[str, str, str], dict]:
+    """Published per-system scores keyed on (round, submitter, system).
+
+    Only rows with a time to train are returned; each value maps reader columns
+    (``time_to_train_min``, ``epochs``, ``global_batch_size``, ``throughput``, ...) to numbers
+    (None where the summary is empty). A batch size written as several ``;``-joined values
+    (runs that disagreed) is left empty.
+    """
+    df = _read_csv_strings(path, "published scores", [*_PUBLISHED_KEY, "time_to_train_minutes"])
+    out: dict[tuple[str, str, str], dict] = {}
+    for rec in df.to_dict("records"):
+        vals = {dst: _num(rec.get(src, "")) for src, dst in PUBLISHED_FIELDS.items()}
+        if vals["time_to_train_min"] is None:
+            continue
+        if vals["global_batch_size"] is not None:
+            vals["global_batch_size"] = int(vals["global_batch_size"])
+        key = tuple(rec[k].strip() for k in _PUBLISHED_KEY)
+        out[key] = vals
+    return out
+
+
+def _published_timings(path) -> dict[tuple[str, str, str], tuple]:
+    """Per system, the sorted (run_start_ms, run_stop_ms) pairs of a published runs table."""
+    df = _read_csv_strings(path, "published runs", [*_PUBLISHED_KEY, "run_start_ms", "run_stop_ms"])
+    acc: dict[tuple[str, str, str], list] = {}
+    for rec in df.to_dict("records"):
+        a, b = _num(rec["run_start_ms"]), _num(rec["run_stop_ms"])
+        if a is None or b is None:
+            continue
+        acc.setdefault(tuple(rec[k].strip() for k in _PUBLISHED_KEY), []).append((round(a, 3), round(b, 3)))
+    return {k: tuple(sorted(v)) for k, v in acc.items()}
+
+
+def _fill_published(row: dict, vals: dict) -> None:
+    """Take a system's score and run facts from the published summary (logs gave no score)."""
+    for col, v in vals.items():
+        if col == "global_batch_size":
+            row[col] = v if v is not None else row.get(col)
+        elif col == "scaling_factor":
+            row[col] = v if v is not None else 1.0
+        else:
+            row[col] = v if v is not None else np.nan
+    row["score_source"] = "published"
 
 
 # ---------------------------------------------------------------- CLI entry
 
 
-def run_mlperf_cli(paths, output, *, benchmark: str = "resnet", strict: bool = False, dedupe: bool = False) -> MlperfReadResult:
+def run_mlperf_cli(paths, output, *, benchmark: str = "resnet", strict: bool = False, dedupe: bool = False,
+                   published_scores=None, published_runs=None) -> MlperfReadResult:
     """``gpurank mlperf PATH [PATH ...] -o table.parquet``: read, write Parquet atomically, return.
 
     The warnings (and dropped duplicates) are stored as JSON under the ``gpurank`` key of the
     Parquet key-value metadata (read them back with ``gpurank.engine.io.read_metadata``).
+    ``published_scores`` (CLI ``--published-scores summary.csv``) fills the scores the logs
+    cannot give; see :func:`read_mlperf`.
     """
     out = Path(output)
     if out.suffix.lower() != ".parquet":
         raise UsageError(f"output {str(out)!r} must end in .parquet")
     if not out.parent.exists():
         raise UsageError(f"output folder {str(out.parent)!r} does not exist")
-    result = read_mlperf(paths, benchmark=benchmark, strict=strict, dedupe=dedupe)
+    result = read_mlperf(paths, benchmark=benchmark, strict=strict, dedupe=dedupe,
+                         published_scores=published_scores, published_runs=published_runs)
     meta = result.metadata()
     meta["paths"] = [str(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
     meta["dedupe"] = bool(dedupe)
