@@ -12,6 +12,7 @@ from .backend import Backend, resolve_backend
 from .errors import (
     BackendUnavailableError,
     DataError,
+    DeviceMemoryError,
     GpurankError,
     SchemaError,
     UnsupportedOnGPU,
@@ -43,4 +44,5 @@ __all__ = [
     "SchemaError",
     "BackendUnavailableError",
     "UnsupportedOnGPU",
+    "DeviceMemoryError",
 ]

@@ -17,7 +17,7 @@ import pandas as pd
 
 from .backend import resolve_backend
 from .clustering import cluster_configurations
-from .errors import DataError, UsageError
+from .errors import DataError, DeviceMemoryError, UnsupportedOnGPU, UsageError
 from .importance import feature_importance
 from .io import read_table, write_json, write_table
 from .metrics import derive_metrics
@@ -137,8 +137,11 @@ class Engine:
                 if clusters.note:
                     notes.append(f"clusters: {clusters.note}")
 
+        fallbacks = [self.backend.reason] if self.backend.reason else []
         with step("rank", n):
-            ranking = rank_configurations(df, criteria, backend=self.backend, norm=spec.norm)
+            ranking = self._on_backend(
+                lambda b, frame: rank_configurations(frame, criteria, backend=b, norm=spec.norm),
+                df, "rank", fallbacks)
 
         # The one crossing of the table to the host, with the results beside it.
         table = self.backend.to_host(df).copy()
@@ -147,7 +150,6 @@ class Engine:
         table["domination_count"] = ranking.domination_count
         table["topsis_score"] = ranking.topsis_score
         table["rank"] = ranking.rank
-        fallbacks = (self.backend.reason,) if self.backend.reason else ()
         return AnalysisResult(
             table=table,
             importance=importance,
@@ -157,8 +159,19 @@ class Engine:
             backend=self.backend.name,
             timings=timings,
             notes=tuple(notes),
-            fallbacks=fallbacks,
+            fallbacks=tuple(fallbacks),
         )
+
+    def _on_backend(self, fn, df, step, fallbacks):
+        """Run ``fn(backend, df)``; with ``backend="auto"``, fall back to the CPU for this step
+        only on :class:`UnsupportedOnGPU`, recording why."""
+        try:
+            return fn(self.backend, df)
+        except UnsupportedOnGPU as exc:
+            if self.backend.requested != "auto":
+                raise
+            fallbacks.append(f"{step} ran on the CPU: {exc}")
+            return fn(resolve_backend("cpu"), self.backend.to_host(df))
 
     def _step_timer(self, timings):
         """A context manager factory that times a step (after a device sync) and reports it."""
@@ -166,9 +179,17 @@ class Engine:
         @contextmanager
         def step(name, rows=None):
             t0 = time.perf_counter()
-            with self.progress.step(name, rows):
-                yield
-                self.backend.sync()
+            try:
+                with self.progress.step(name, rows):
+                    yield
+                    self.backend.sync()
+            except MemoryError as exc:
+                if self.backend.name == "cpu":
+                    raise
+                raise DeviceMemoryError(
+                    f"the GPU ran out of memory in step '{name}' on {rows or 0:,} rows ({exc}); "
+                    "analyze fewer rows at once or spread the table over workers with --dask"
+                ) from exc
             timings[name] = round(time.perf_counter() - t0, 4)
 
         return step

@@ -13,6 +13,7 @@ __all__ = [
     "DataError",
     "BackendUnavailableError",
     "UnsupportedOnGPU",
+    "DeviceMemoryError",
 ]
 
 
@@ -52,3 +53,7 @@ class UnsupportedOnGPU(GpurankError, NotImplementedError):
     """
 
     exit_code = 4
+
+
+class DeviceMemoryError(BackendUnavailableError):
+    """The GPU ran out of memory during a step (exit code 4)."""

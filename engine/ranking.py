@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import DataError
+from .errors import DataError, UnsupportedOnGPU
 from .results import RankResult
 from .schema import invalid_rows, require_columns
 from .spec import normalize_weights
@@ -82,6 +82,11 @@ def rank_configurations(df, criteria, *, backend, norm="vector") -> RankResult:
                     "it cannot separate configurations: leave it out of --criteria"
                 )
     k = backend.kernels
+    limit = getattr(k, "MAX_M", None)
+    if limit is not None and len(criteria) > limit:
+        raise UnsupportedOnGPU(
+            f"{len(criteria)} criteria exceed the GPU kernels' limit of {limit}"
+        )
     host = backend.to_host
     pareto = np.asarray(host(k.pareto_rank(costs)), dtype=np.int32)
     dom = np.asarray(host(k.domination_count(costs)), dtype=np.int64)

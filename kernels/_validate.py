@@ -24,7 +24,7 @@ def check_costs(costs, *, name="costs"):
     if c.size and not np.isfinite(c).all():
         bad = np.argwhere(~np.isfinite(c))[0]
         raise ValueError(
-            f"{name} must be finite; row {bad[0]}, column {bad[1]} is {c[bad[0], bad[1]]!r}"
+            f"{name} must be finite; row {bad[0]}, column {bad[1]} is {float(c[bad[0], bad[1]])!r}"
         )
     return c
 
@@ -55,3 +55,25 @@ def check_k(k):
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
         raise ValueError(f"k must be a non-negative integer; got {k!r}")
     return int(k)
+
+
+def check_scores(scores, *, name="scores"):
+    """Return ``scores`` as a 1-D float array without NaN, or raise ValueError."""
+    s = np.asarray(scores)
+    if s.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array; got {s.ndim} dimension(s)")
+    if not np.issubdtype(s.dtype, np.number) or np.issubdtype(s.dtype, np.complexfloating):
+        raise ValueError(f"{name} must be numeric; got dtype {s.dtype}")
+    if s.size and np.isnan(s).any():
+        bad = int(np.flatnonzero(np.isnan(s))[0])
+        raise ValueError(f"{name} must not contain NaN; element {bad} is nan")
+    return s
+
+
+def check_cap(cap):
+    """Return ``cap`` as None or a non-negative int, or raise ValueError."""
+    if cap is None:
+        return None
+    if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 0:
+        raise ValueError(f"cap must be None or a non-negative integer; got {cap!r}")
+    return int(cap)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_costs, check_topsis_inputs, check_k
+from ._validate import check_cap, check_costs, check_k, check_scores, check_topsis_inputs
 
 __all__ = [
     "dominance_matrix",
@@ -81,25 +81,35 @@ def pareto_rank(costs):
     return rank
 
 
-def domination_count(costs):
+def domination_count(costs, *, cap=None):
     """How many rows dominate each row.
+
+    Parameters
+    ----------
+    cap : int >= 0 or None, keyword-only
+        When given, return ``min(count, cap)``: fast implementations stop counting a row
+        once it reached ``cap`` (used to prune rows that cannot reach the top k).
 
     Returns
     -------
     ndarray of int64, shape (n,)
         Zero exactly on the Pareto front.
     """
-    return dominance_matrix(costs).sum(axis=0).astype(np.int64)
+    cap = check_cap(cap)
+    out = dominance_matrix(costs).sum(axis=0).astype(np.int64)
+    return out if cap is None else np.minimum(out, cap)
 
 
-def dominated_count(costs):
-    """How many rows each row dominates.
+def dominated_count(costs, *, cap=None):
+    """How many rows each row dominates (``cap`` as in :func:`domination_count`).
 
     Returns
     -------
     ndarray of int64, shape (n,)
     """
-    return dominance_matrix(costs).sum(axis=1).astype(np.int64)
+    cap = check_cap(cap)
+    out = dominance_matrix(costs).sum(axis=1).astype(np.int64)
+    return out if cap is None else np.minimum(out, cap)
 
 
 def topsis(matrix, weights, benefit, *, norm="vector"):
@@ -150,12 +160,13 @@ def top_k(scores, k):
     """Indices of the ``k`` largest scores, best first.
 
     Ties are broken by the lower row index. ``k`` larger than ``n`` returns all rows.
+    ``scores`` must be 1-D and free of NaN.
 
     Returns
     -------
     ndarray of int64, shape (min(k, n),)
     """
-    s = np.asarray(scores)
+    s = check_scores(scores)
     k = check_k(k)
     order = np.lexsort((np.arange(s.shape[0]), -s))
     return order[:k].astype(np.int64)

@@ -1,0 +1,254 @@
+"""Compare gpurank's CPU kernels with peer libraries on the same inputs.
+
+Prints a markdown table: kernel x n x m x shape -> our time, best peer time (and which),
+ratio (peer / ours, > 1 means we are faster), and whether the answers agree. Times are the
+median of a few repeats (one repeat for calls over ~5 s). A peer cell predicted to take
+more than ``--peer-limit`` seconds (scaled from its time at the previous n) is skipped and
+marked so.
+
+    python benchmarks/compare_peers.py --sizes 100000 1000000 > out.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from gpurank.kernels import cpu
+from gpurank.kernels._datagen import SHAPES, make_costs, make_topsis
+
+
+def have(mod):
+    return importlib.util.find_spec(mod) is not None
+
+
+# ---- peers: name -> (callable(c) -> result in our format, scaling exponent for skipping)
+
+
+def _moocore_front(c):
+    import moocore
+
+    return moocore.is_nondominated(c, keep_weakly=True)
+
+
+def _paretoset_front(c):
+    import paretoset
+
+    return np.asarray(paretoset.paretoset(c, sense=["min"] * c.shape[1], distinct=False))
+
+
+def _pymoo_front(c):
+    from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
+
+    idx = NonDominatedSorting(method="efficient_non_dominated_sort").do(
+        c, only_non_dominated_front=True
+    )
+    out = np.zeros(c.shape[0], dtype=bool)
+    out[idx] = True
+    return out
+
+
+def _botorch_front(c):
+    import torch
+    from botorch.utils.multi_objective.pareto import is_non_dominated
+
+    return is_non_dominated(-torch.from_numpy(c), deduplicate=False).numpy()
+
+
+def _moocore_rank(c):
+    import moocore
+
+    return moocore.pareto_rank(c)
+
+
+def _pymoo_rank(c):
+    from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
+
+    fronts = NonDominatedSorting(method="efficient_non_dominated_sort").do(c)
+    out = np.empty(c.shape[0], dtype=np.int32)
+    for r, idx in enumerate(fronts):
+        out[idx] = r
+    return out
+
+
+def _pymcdm_topsis(x, w, b):
+    from pymcdm.methods import TOPSIS
+    from pymcdm.normalizations import vector_normalization
+
+    return TOPSIS(normalization_function=vector_normalization)(x, w / w.sum(), np.where(b, 1, -1))
+
+
+def _skcriteria_topsis(x, w, b):
+    from skcriteria import mkdm
+    from skcriteria.agg.similarity import TOPSIS
+    from skcriteria.preprocessing.scalers import VectorScaler
+
+    dm = mkdm(x, objectives=[max if f else min for f in b], weights=w / w.sum())
+    dm = VectorScaler(target="matrix").transform(dm)
+    return TOPSIS().evaluate(dm).e_.similarity
+
+
+PEERS = {
+    "pareto_front": [
+        ("moocore", "moocore", _moocore_front, 1.3),
+        ("paretoset", "paretoset", _paretoset_front, 2.0),
+        ("pymoo", "pymoo", _pymoo_front, 2.0),
+        ("botorch", "botorch", _botorch_front, 2.0),
+    ],
+    "pareto_rank": [
+        ("moocore", "moocore", _moocore_rank, 1.5),
+        ("pymoo", "pymoo", _pymoo_rank, 2.0),
+    ],
+    "topsis": [
+        ("pymcdm", "pymcdm", _pymcdm_topsis, 1.0),
+        ("scikit-criteria", "skcriteria", _skcriteria_topsis, 1.0),
+    ],
+}
+
+
+def available_peers(kernel):
+    out = []
+    for name, mod, fn, expo in PEERS[kernel]:
+        if have(mod) and (mod != "botorch" or have("torch")):
+            out.append((name, fn, expo))
+    return out
+
+
+def timed(fn, *args, repeats=3):
+    """Median seconds of ``repeats`` calls (a single call if the first takes > 5 s)."""
+    ts = []
+    result = None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        result = fn(*args)
+        ts.append(time.perf_counter() - t0)
+        if ts[-1] > 5.0:
+            break
+    return statistics.median(ts), result
+
+
+def agree(kernel, ours, theirs):
+    if kernel == "topsis":
+        return bool(np.allclose(ours, theirs, rtol=1e-8))
+    return bool(np.array_equal(np.asarray(ours), np.asarray(theirs)))
+
+
+def warm_up():
+    for m in (1, 2, 3, 4, 6):
+        c = make_costs(300, m, "realistic")
+        cpu.pareto_front(c), cpu.pareto_rank(c), cpu.domination_count(c)
+        cpu.domination_count(c, cap=3)
+    x, w, b = make_topsis(300, 4)
+    cpu.topsis(x, w, b)
+
+
+def run(kernels, sizes, ms, shapes, peer_limit, repeats, budget, log=sys.stderr):
+    """Yield result rows (dicts)."""
+    start = time.perf_counter()
+    last = {}  # (kernel, peer, m, shape) -> (n, seconds)
+    for n in sizes:
+        for kernel in kernels:
+            for shape in shapes if kernel != "topsis" else ("uniform",):
+                for m in ms:
+                    if time.perf_counter() - start > budget:
+                        print(f"# budget of {budget:.0f} s spent; stopping", file=log)
+                        return
+                    if kernel == "topsis":
+                        x, w, b = make_topsis(n, m)
+                        ours_fn, args = (lambda x=x, w=w, b=b: cpu.topsis(x, w, b)), ()
+                        peer_args = (x, w, b)
+                    else:
+                        c = make_costs(n, m, shape)
+                        ours_fn, args = (lambda c=c, k=kernel: getattr(cpu, k)(c)), ()
+                        peer_args = (c,)
+                    t_ours, r_ours = timed(ours_fn, repeats=repeats)
+                    best = None
+                    notes = []
+                    ok = True
+                    for pname, pfn, expo in available_peers(kernel):
+                        key = (kernel, pname, m, shape)
+                        if key in last:
+                            n0, t0 = last[key]
+                            pred = t0 * (n / n0) ** expo
+                            if pred > peer_limit:
+                                notes.append(f"{pname} skipped (~{pred:.0f} s predicted)")
+                                continue
+                        try:
+                            t_p, r_p = timed(pfn, *peer_args, repeats=repeats)
+                        except Exception as e:  # noqa: BLE001 - a peer failing is reported
+                            notes.append(f"{pname} failed: {type(e).__name__}")
+                            continue
+                        last[key] = (n, t_p)
+                        if not agree(kernel, r_ours, r_p):
+                            ok = False
+                            notes.append(f"{pname} DISAGREES")
+                        if best is None or t_p < best[1]:
+                            best = (pname, t_p)
+                    row = dict(
+                        kernel=kernel, n=n, m=m, shape=shape, ours=t_ours,
+                        peer=best[0] if best else "-", peer_t=best[1] if best else float("nan"),
+                        agree=ok, notes="; ".join(notes),
+                    )
+                    print(
+                        f"# {kernel} n={n} m={m} {shape}: ours {t_ours:.4f} s, "
+                        f"best peer {row['peer']} {row['peer_t']:.4f} s {row['notes']}",
+                        file=log, flush=True,
+                    )
+                    yield row
+
+
+def markdown(rows):
+    lines = [
+        "| kernel | n | m | shape | ours (s) | best peer | peer (s) | speed-up | agree | notes |",
+        "|---|---:|---:|---|---:|---|---:|---:|:-:|---|",
+    ]
+    for r in rows:
+        ratio = r["peer_t"] / r["ours"] if r["ours"] > 0 and r["peer_t"] == r["peer_t"] else None
+        lines.append(
+            f"| {r['kernel']} | {r['n']:.0e} | {r['m']} | {r['shape']} | {r['ours']:.4f} | "
+            f"{r['peer']} | {r['peer_t']:.4f} | {'%.2fx' % ratio if ratio else '-'} | "
+            f"{'yes' if r['agree'] else 'NO'} | {r['notes']} |"
+        )
+    return "\n".join(lines)
+
+
+def summary(rows):
+    out = []
+    for kernel in ("pareto_front", "pareto_rank", "topsis"):
+        rs = [r["peer_t"] / r["ours"] for r in rows
+              if r["kernel"] == kernel and r["peer_t"] == r["peer_t"] and r["n"] >= 10**5]
+        if rs:
+            g = float(np.exp(np.mean(np.log(rs))))
+            out.append(f"- {kernel}: geometric-mean speed-up {g:.2f}x over {len(rs)} cells "
+                       f"(n >= 1e5), worst {min(rs):.2f}x, best {max(rs):.2f}x")
+    return "\n".join(out)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", type=int, nargs="+", default=[10**4, 10**5, 10**6])
+    p.add_argument("--ms", type=int, nargs="+", default=[2, 3, 4, 6])
+    p.add_argument("--shapes", nargs="+", default=list(SHAPES))
+    p.add_argument("--kernels", nargs="+", default=["pareto_front", "pareto_rank", "topsis"])
+    p.add_argument("--peer-limit", type=float, default=60.0)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--budget", type=float, default=3600.0, help="stop after this many seconds")
+    a = p.parse_args(argv)
+    warm_up()
+    rows = list(run(a.kernels, a.sizes, a.ms, a.shapes, a.peer_limit, a.repeats, a.budget))
+    print(f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}, "
+          f"Python {platform.python_version()}, NumPy {np.__version__}\n")
+    print(markdown(rows))
+    print()
+    print(summary(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""Scalar helpers written once in plain Python and compiled by two targets.
+
+``cpu.py`` compiles them with ``numba.njit(inline="always")`` and ``cuda.py`` with
+``numba.cuda.jit(device=True, inline=True)``. This module imports nothing but the standard
+library, so importing it never pulls in numba.cuda.
+"""
+
+from __future__ import annotations
+
+
+def dominates(a, i, b, j, m):
+    """True when row ``i`` of ``a`` dominates row ``j`` of ``b`` (minimization).
+
+    ``a[i] <= b[j]`` in every one of the first ``m`` columns and ``<`` in at least one.
+    Equal rows do not dominate each other. Exits on the first column that rules it out.
+    """
+    strict = False
+    for k in range(m):
+        x = a[i, k]
+        y = b[j, k]
+        if x > y:
+            return False
+        if x < y:
+            strict = True
+    return strict
+
+
+def dominates_t(a, i, b, j, m):
+    """Like :func:`dominates` with ``b`` stored column-major (``b[k, j]``), for GPU tiles."""
+    strict = False
+    for k in range(m):
+        x = a[k, i]
+        y = b[k, j]
+        if x > y:
+            return False
+        if x < y:
+            strict = True
+    return strict
+
+
+def rows_equal(a, i, j, m):
+    """True when rows ``i`` and ``j`` of ``a`` are equal in every column."""
+    for k in range(m):
+        if a[i, k] != a[j, k]:
+            return False
+    return True

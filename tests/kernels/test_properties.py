@@ -1,0 +1,150 @@
+"""Property tests: the fast CPU kernels against the NumPy oracle (reference.py).
+
+Small n (<= 600) compares with the reference itself; up to n = 2000 compares with a chunked
+O(n^2) NumPy check written here. Inputs include integer ties, duplicated rows, constant
+columns, both float dtypes, n = 0 and n = 1, and permuted rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpurank.kernels import cpu
+from gpurank.kernels import reference as ref
+
+from kernel_helpers import KINDS, chunked_counts, make_input, ranks_from_counts_check
+
+SETTINGS = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+small_cases = st.tuples(
+    st.integers(0, 600) | st.sampled_from([0, 1, 2, 17]),
+    st.integers(1, 8),
+    st.sampled_from(KINDS),
+    st.integers(0, 2**31 - 1),
+    st.sampled_from([np.float64, np.float32]),
+)
+
+large_cases = st.tuples(
+    st.integers(600, 2000),
+    st.integers(1, 8),
+    st.sampled_from(KINDS),
+    st.integers(0, 2**31 - 1),
+    st.sampled_from([np.float64, np.float32]),
+)
+
+PAIRWISE = ("pareto_front", "pareto_rank", "domination_count", "dominated_count")
+
+
+@SETTINGS
+@given(small_cases)
+def test_cpu_matches_reference(case):
+    n, m, kind, seed, dtype = case
+    c = make_input(n, m, kind, seed, dtype)
+    before = c.copy()
+    for name in PAIRWISE:
+        got = getattr(cpu, name)(c)
+        want = getattr(ref, name)(c)
+        assert got.dtype == want.dtype, name
+        assert got.shape == (n,), name
+        np.testing.assert_array_equal(got, want, err_msg=f"{name} n={n} m={m} {kind}")
+    for cap in (0, 1, 3):
+        np.testing.assert_array_equal(
+            cpu.domination_count(c, cap=cap), ref.domination_count(c, cap=cap)
+        )
+        np.testing.assert_array_equal(
+            cpu.dominated_count(c, cap=cap), ref.dominated_count(c, cap=cap)
+        )
+    np.testing.assert_array_equal(c, before)  # never mutated
+
+
+@SETTINGS
+@given(large_cases)
+def test_cpu_large_against_chunked_check(case):
+    n, m, kind, seed, dtype = case
+    c = make_input(n, m, kind, seed, dtype)
+    before = c.copy()
+    by, of = chunked_counts(c)
+    np.testing.assert_array_equal(cpu.domination_count(c), by)
+    np.testing.assert_array_equal(cpu.dominated_count(c), of)
+    np.testing.assert_array_equal(cpu.domination_count(c, cap=2), np.minimum(by, 2))
+    np.testing.assert_array_equal(cpu.pareto_front(c), by == 0)
+    rank = cpu.pareto_rank(c)
+    assert rank.dtype == np.int32
+    assert ranks_from_counts_check(c, rank)
+    np.testing.assert_array_equal(c, before)
+
+
+@settings(max_examples=25, deadline=None)
+@given(small_cases, st.integers(0, 2**31 - 1))
+def test_permuting_rows_permutes_results(case, pseed):
+    n, m, kind, seed, dtype = case
+    c = make_input(n, m, kind, seed, dtype)
+    p = np.random.default_rng(pseed).permutation(n)
+    for name in PAIRWISE:
+        f = getattr(cpu, name)
+        np.testing.assert_array_equal(f(c)[p], f(c[p]), err_msg=name)
+    w = np.ones(m)
+    b = np.zeros(m, dtype=bool)
+    np.testing.assert_allclose(cpu.topsis(c, w, b)[p], cpu.topsis(c[p], w, b), rtol=1e-12)
+
+
+@SETTINGS
+@given(
+    small_cases,
+    st.sampled_from(["vector", "minmax"]),
+    st.integers(0, 2**31 - 1),
+)
+def test_topsis_matches_reference(case, norm, wseed):
+    n, m, kind, seed, dtype = case
+    x = make_input(n, m, kind, seed, dtype)
+    rng = np.random.default_rng(wseed)
+    w = rng.uniform(0.0, 2.0, m)
+    w[0] += 0.1
+    b = rng.random(m) < 0.5
+    before = x.copy()
+    got = cpu.topsis(x, w, b, norm=norm)
+    want = ref.topsis(x, w, b, norm=norm)
+    assert got.dtype == np.float64 and got.shape == (n,)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    assert ((got >= 0) & (got <= 1)).all()
+    np.testing.assert_array_equal(x, before)
+
+
+@SETTINGS
+@given(
+    st.integers(0, 3000),
+    st.integers(0, 3100),
+    st.integers(0, 2**31 - 1),
+    st.sampled_from([1, 5, 1000]),
+)
+def test_top_k_matches_reference(n, k, seed, levels):
+    s = np.random.default_rng(seed).integers(0, levels, n) / max(levels, 1)
+    got = cpu.top_k(s, k)
+    want = ref.top_k(s, k)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("m", range(1, 9))
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_tiny_inputs(host_impl, n, m):
+    c = make_input(n, m, "int", 3)
+    assert host_impl.pareto_front(c).tolist() == ref.pareto_front(c).tolist()
+    assert host_impl.pareto_rank(c).tolist() == ref.pareto_rank(c).tolist()
+    if n == 1:
+        assert host_impl.pareto_front(c).tolist() == [True]
+        assert host_impl.pareto_rank(c).tolist() == [0]
+        assert host_impl.domination_count(c).tolist() == [0]
+
+
+def test_duplicates_of_front_rows_are_all_on_the_front(host_impl):
+    c = np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 1.0], [2.0, 2.0], [2.0, 2.0]])
+    assert host_impl.pareto_front(c).tolist() == [True, True, True, False, False]
+    assert host_impl.pareto_rank(c).tolist() == [0, 0, 0, 1, 1]
+    assert host_impl.domination_count(c).tolist() == [0, 0, 0, 3, 3]
+    assert host_impl.dominated_count(c).tolist() == [2, 2, 2, 0, 0]
