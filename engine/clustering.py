@@ -229,13 +229,11 @@ def profile_clusters(df, labels) -> pd.DataFrame:
         row = {"cluster": c, "size": int(m.sum()), "share": float(m.sum() / max(total, 1))}
         for col in numeric:
             row[f"median_{col}"] = float(np.nanmedian(part[col].to_numpy(dtype=float)))
-        top_acc = ""
         if "accelerator" in df.columns:
             counts = part["accelerator"].astype("string").value_counts(normalize=True)
             shown = [f"{name} ({share:.0%})" for name, share in counts.head(2).items()
                      if share >= 0.2] or [f"{counts.index[0]} ({counts.iloc[0]:.0%})"]
             row["accelerators"] = ", ".join(shown)
-            top_acc = str(counts.index[0])
         if "n_accelerators" in df.columns:
             row["n_accelerators_range"] = _count_range(part["n_accelerators"].to_numpy(float))
         rows.append(row)

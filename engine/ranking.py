@@ -17,7 +17,7 @@ from .spec import normalize_weights
 __all__ = ["criteria_matrix", "rank_configurations", "final_rank"]
 
 
-def criteria_matrix(df, criteria, *, backend) -> "xp.ndarray":
+def criteria_matrix(df, criteria, *, backend):
     """The (n, m) float64 cost matrix on the backend: criteria columns, "max" ones negated.
 
     Raises

@@ -17,9 +17,7 @@ NaN predictions and a ``prediction_note``.
 from __future__ import annotations
 
 import math
-import os
 import re
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,6 +26,7 @@ import pandas as pd
 
 from .. import catalog as _cat
 from ..errors import DataError, UsageError
+from ..io import atomic_path, read_table, write_table
 from .perfmodel import DEFAULT_MODEL, CalibratedModel, Workload, evaluate, resnet50
 
 __all__ = [
@@ -530,38 +529,18 @@ def calibrate(mlperf_table, *, train_rounds=None, test_rounds=None, base: Calibr
 # --------------------------------------------------------------------------------------
 # CLI helpers
 # --------------------------------------------------------------------------------------
-def _read_table(path) -> pd.DataFrame:
-    p = Path(path)
-    if not p.exists():
-        raise DataError(f"table '{path}' does not exist; pass a .parquet or .csv file")
-    try:
-        if p.is_dir() or p.suffix.lower() in (".parquet", ".pq"):
-            return pd.read_parquet(p)
-        return pd.read_csv(p)
-    except Exception as exc:
-        raise DataError(f"table '{path}' could not be read: {exc}") from None
-
-
 def _write_table(df: pd.DataFrame, path) -> Path:
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    os.close(fd)
-    try:
-        if p.suffix.lower() == ".csv":
+    if p.suffix.lower() == ".csv":
+        with atomic_path(p) as tmp:
             df.to_csv(tmp, index=False)
-        else:
-            df.to_parquet(tmp, index=False)
-        os.replace(tmp, p)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return p
+        return p
+    return write_table(df, p)
 
 
 def run_calibrate_cli(table_path, output, *, train_rounds=None, test_rounds=None) -> CalibratedModel:
     """CLI entry: ``gpurank calibrate MLPERF_TABLE -o model.json``."""
-    model = calibrate(_read_table(table_path), train_rounds=train_rounds, test_rounds=test_rounds)
+    model = calibrate(read_table(table_path), train_rounds=train_rounds, test_rounds=test_rounds)
     model.to_json(output)
     return model
 
@@ -569,6 +548,6 @@ def run_calibrate_cli(table_path, output, *, train_rounds=None, test_rounds=None
 def run_predict_cli(table_path, model_path, output, *, use_table_epochs=True) -> pd.DataFrame:
     """CLI entry: ``gpurank predict TABLE --model model.json -o predicted.parquet``."""
     model = CalibratedModel.from_json(model_path) if model_path is not None else None
-    res = predict(_read_table(table_path), model, use_table_epochs=use_table_epochs)
+    res = predict(read_table(table_path), model, use_table_epochs=use_table_epochs)
     _write_table(res, output)
     return res

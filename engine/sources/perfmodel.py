@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -203,19 +201,10 @@ class CalibratedModel:
 
     def to_json(self, path) -> Path:
         """Write the model as JSON atomically (temp file in the same folder, then rename)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w") as fh:
-                json.dump(self.to_dict(), fh, indent=2, sort_keys=True, allow_nan=True)
-                fh.write("\n")
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        return path
+        from gpurank.engine.io import write_text
+
+        text = json.dumps(self.to_dict(), indent=2, sort_keys=True, allow_nan=True) + "\n"
+        return write_text(text, path)
 
     @classmethod
     def from_json(cls, path) -> "CalibratedModel":

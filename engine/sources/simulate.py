@@ -32,6 +32,7 @@ import pandas as pd
 
 from .. import catalog as _cat
 from ..errors import UsageError
+from ..io import atomic_path
 from .perfmodel import DEFAULT_MODEL, CalibratedModel, Workload, evaluate, resnet50
 
 __all__ = [
@@ -583,15 +584,8 @@ def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, c
     if output.suffix.lower() == ".csv":
         t0 = time.perf_counter()
         df = simulate(n, **kw)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
-        os.close(fd)
-        try:
+        with atomic_path(output) as tmp:
             df.to_csv(tmp, index=False)
-            os.replace(tmp, output)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
         return {"path": str(output), "rows": len(df), "excluded": df.attrs["excluded"],
                 "excluded_by_reason": df.attrs["excluded_by_reason"],
                 "seconds": time.perf_counter() - t0, "row_groups": 0}
