@@ -3,7 +3,7 @@
     python benchmarks/gpu_check.py [--n 200000] [--skip-tests]
 
 Sections (each returns table rows; add a section by writing a function and listing it in
-SECTIONS, e.g. the cuDF/cuML path later):
+SECTIONS):
 
 1. ``kernel_tests``: ``pytest tests/kernels -k "cuda or ptx"`` with GPURANK_REAL_GPU=1 (the
    CUDA tests then run on the device at larger n).
@@ -12,6 +12,10 @@ SECTIONS, e.g. the cuDF/cuML path later):
 3. ``timings``: each CUDA kernel (device-resident input, synchronized, warmed up) vs its CPU
    twin and vs the memory-bandwidth floor: bytes the kernel must move / device-to-device
    copy bandwidth measured with CuPy.
+
+4. ``engine_path``: the engine's steps, GPU against CPU, on a simulated sweep read from
+   Parquet: the whole analysis when cuDF and cuML exist, the ranking step on a CuPy matrix
+   otherwise. Rows: step, rows, GPU time, CPU time, speedup.
 
 Prints a short table last. Without a GPU it exits 0 saying why nothing ran.
 """
@@ -171,7 +175,76 @@ def timings(args):
     return rows
 
 
-SECTIONS = [kernel_tests, direct_checks, timings]
+def engine_path(args):
+    """The engine's steps on the GPU against the CPU, from a Parquet file of a simulated sweep.
+
+    With cuDF and cuML: the whole analysis (load, derive, importance, cluster, rank) on each
+    backend, step by step. Without them: the ranking step alone, with the criteria matrix
+    handed to the CUDA kernels as a CuPy array.
+    """
+    import tempfile
+
+    import cupy as cp
+
+    from gpurank.engine import Engine
+    from gpurank.engine.backend import gpu_unavailable_reason, resolve_backend
+    from gpurank.engine.ranking import criteria_matrix, rank_configurations
+    from gpurank.engine.sources.simulate import simulate
+    from gpurank.engine.spec import default_criteria
+
+    n = args.n
+    table = simulate(n, seed=0)
+    rows = []
+    if gpu_unavailable_reason() is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "sweep.parquet")
+            table.to_parquet(path)
+            Engine(backend="gpu").analyze(path, n_estimators=10)  # warm up: JIT, RMM pool
+            Engine(backend="cpu").analyze(simulate(2_000, seed=1), n_estimators=10)
+            t0 = time.perf_counter()
+            g = Engine(backend="gpu").analyze(path)
+            tg_total = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            c = Engine(backend="cpu").analyze(path)
+            tc_total = time.perf_counter() - t0
+        same = bool((g.table["pareto_rank"].to_numpy() == c.table["pareto_rank"].to_numpy()).all())
+        for step in g.timings:
+            tg, tc = g.timings[step], c.timings[step]
+            rows.append((f"engine {step} n={n}", f"{tg:.3f} s", f"{tc:.3f} s",
+                         f"{tc / tg:.1f}x" if tg > 0 else "", ""))
+        rows.append((f"engine end to end n={n}", f"{tg_total:.2f} s", f"{tc_total:.2f} s",
+                     f"{tc_total / tg_total:.1f}x", "PASS" if same else "FAIL"))
+        return rows
+    # CuPy + numba-cuda only: the ranking step with a device-resident criteria matrix.
+    cpu_b = resolve_backend("cpu")
+    crit = default_criteria(table.columns)
+    costs = criteria_matrix(table, crit, backend=cpu_b)
+    d = cp.asarray(costs)
+    from gpurank.kernels import cuda as kc
+
+    kc.pareto_rank_device(d[:1000])
+    cp.cuda.get_current_stream().synchronize()
+    t0 = time.perf_counter()
+    pr = kc.pareto_rank_device(d)
+    dc = kc.domination_count_device(d)
+    sc = kc.topsis_device(d, np.full(len(crit), 1 / len(crit)), np.zeros(len(crit), bool))
+    cp.cuda.get_current_stream().synchronize()
+    tg = time.perf_counter() - t0
+    rank_configurations(table.iloc[:1000], crit, backend=cpu_b)  # warm up the CPU JIT
+    t0 = time.perf_counter()
+    r = rank_configurations(table, crit, backend=cpu_b)
+    tc = time.perf_counter() - t0
+    same = (np.array_equal(cp.asnumpy(pr), r.pareto_rank)
+            and np.array_equal(cp.asnumpy(dc), r.domination_count)
+            and np.allclose(cp.asnumpy(sc), r.topsis_score, atol=1e-12))
+    rows.append((f"engine rank step (CuPy only) n={n}", f"{tg:.3f} s", f"{tc:.3f} s",
+                 f"{tc / tg:.1f}x", "PASS" if same else "FAIL"))
+    rows.append(("engine whole path", "skipped", f"needs cuDF and cuML: {gpu_unavailable_reason()}",
+                 "", ""))
+    return rows
+
+
+SECTIONS = [kernel_tests, direct_checks, timings, engine_path]
 
 
 def main(argv=None):
