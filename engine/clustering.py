@@ -34,9 +34,11 @@ PROFILE_COLUMNS = (
 FIT_ROWS = 200_000
 #: The silhouette curve over k is computed on fits to a seeded sample of this many rows,
 #: each scored on a smaller sample (silhouette is quadratic in rows).
-SCAN_ROWS = 10_000
-SILHOUETTE_ROWS = 3_000
+SCAN_ROWS = 5_000
+SILHOUETTE_ROWS = 2_000
 N_INIT = 4
+#: Restarts per k in the silhouette scan: the curve is a guide to k, not the final model.
+SCAN_N_INIT = 2
 LOG_SPAN = 100.0
 
 
@@ -85,8 +87,8 @@ def cluster_features(df, features, *, backend=None):
     return (X - mu) / sd, valid, tuple(names)
 
 
-def _fit_kmeans(backend, Z, k, seed):
-    model = backend.kmeans(n_clusters=k, init="k-means++", n_init=N_INIT, max_iter=300,
+def _fit_kmeans(backend, Z, k, seed, n_init=N_INIT):
+    model = backend.kmeans(n_clusters=k, init="k-means++", n_init=n_init, max_iter=300,
                            tol=1e-4, random_state=seed)
     model.fit(Z)
     return model
@@ -102,7 +104,7 @@ def _silhouette_scan(backend, Z, idx, k_range, seed):
     hi = min(hi, scan.size - 1)
     out = {}
     for kk in range(lo, hi + 1):
-        model = _fit_kmeans(backend, Zs, kk, seed)
+        model = _fit_kmeans(backend, Zs, kk, seed, n_init=SCAN_N_INIT)
         out[kk] = _silhouette(Zs_host, np.asarray(backend.to_host(model.labels_)), seed)
     return out
 
