@@ -150,6 +150,17 @@ class Engine:
         table["domination_count"] = ranking.domination_count
         table["topsis_score"] = ranking.topsis_score
         table["rank"] = ranking.rank
+        robust = None
+        if spec.robust:
+            from .robust import ROBUST_COLUMNS, robust_ranking
+
+            with step("robust", n):
+                robust = self._on_backend(
+                    lambda b, frame: robust_ranking(frame, criteria, ranking, spec=spec,
+                                                    backend=b),
+                    df, "robust", fallbacks)
+            for col in ROBUST_COLUMNS:
+                table[col] = robust.column(col)
         return AnalysisResult(
             table=table,
             importance=importance,
@@ -160,6 +171,7 @@ class Engine:
             timings=timings,
             notes=tuple(notes),
             fallbacks=tuple(fallbacks),
+            robust=robust,
         )
 
     def _on_backend(self, fn, df, step, fallbacks):

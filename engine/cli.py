@@ -63,6 +63,14 @@ def _common(p, *, out_default):
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--no-report", action="store_true", help="do not write report.html")
+    p.add_argument("--robust", action="store_true",
+                   help="robust ranking: SMAA over TOPSIS weights (p_top1, p_topk, expected "
+                        "rank, central weights)")
+    p.add_argument("--samples", type=_positive_int, default=10_000,
+                   help="weight samples for --robust (default: 10,000); SE ~ 1/sqrt(samples)")
+    p.add_argument("--weights-range", action="append", default=None, metavar="COL=LOW:HIGH",
+                   help="bounds on a criterion's normalized weight for --robust, e.g. "
+                        "cost_usd=0.1:0.5 (repeat, or comma-separate)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -152,6 +160,9 @@ def _spec_options(args) -> dict:
         drop_invalid=args.drop_invalid,
         norm=args.norm,
         accelerator_type=args.accelerator_type,
+        robust=args.robust,
+        samples=args.samples,
+        weight_ranges=tuple(args.weights_range or ()),
     )
 
 

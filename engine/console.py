@@ -92,6 +92,9 @@ def print_summary(summary: dict, console: Console) -> None:
                   "throughput", "system"}
         cols = [c for c in top[0] if c not in hidden]
         console.print(_records_table(f"Top {len(top)} configurations", top, cols))
+    rb = summary.get("robust")
+    if rb and rb.get("top"):
+        _print_robust(rb, console)
     cl = summary.get("clusters")
     if cl:
         prof = cl["profiles"]
@@ -116,3 +119,26 @@ def print_summary(summary: dict, console: Console) -> None:
     t = summary.get("timings_s", {})
     if t:
         console.print("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in t.items()))
+
+
+def _print_robust(rb: dict, console: Console) -> None:
+    """The configurations in the top k under the largest share of weight samples."""
+    k = rb["k"]
+    rows = []
+    for r in rb["top"]:
+        cw = r.get("central_weights")
+        rows.append({
+            "rank": r.get("rank"),
+            "accelerator": r.get("accelerator"),
+            "n_accelerators": r.get("n_accelerators"),
+            "provider": r.get("provider"),
+            f"P(top {k})": f"{r['p_topk']:.3f} ± {r['p_topk_se']:.3f}",
+            "P(first)": f"{r['p_top1']:.3f} ± {r['p_top1_se']:.3f}",
+            "mean rank": f"{r['expected_rank']:.1f} ± {r['expected_rank_se'] or 0:.1f}",
+            "central weights": "-" if cw is None else " ".join(f"{v:.2f}" for v in cw.values()),
+        })
+    cols = [c for c in rows[0] if any(r.get(c) is not None for r in rows)]
+    console.print(_records_table(
+        f"Robust top {len(rows)} (SMAA, {rb['samples']:,} weight samples; "
+        f"{rb['candidates']:,} candidates, {rb['pruned']:,} rows pruned as unable to reach "
+        f"the top {k})", rows, cols))

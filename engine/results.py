@@ -13,7 +13,7 @@ import pandas as pd
 
 from .spec import AnalysisSpec, Criterion
 
-__all__ = ["ImportanceResult", "ClusterResult", "RankResult", "AnalysisResult"]
+__all__ = ["ImportanceResult", "ClusterResult", "RankResult", "RobustResult", "AnalysisResult"]
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,67 @@ class RankResult:
 
 
 @dataclass(frozen=True)
+class RobustResult:
+    """SMAA over TOPSIS weights: how robust each configuration's place is to the weights.
+
+    Only *candidates* are scored: rows dominated by fewer than ``k`` rows. A row dominated
+    by ``k`` or more rows ranks below all of its dominators under every weight vector, so
+    its probability of reaching the top ``k`` (and of ranking first) is exactly 0.
+
+    Attributes
+    ----------
+    n_rows, samples, k, seed : int
+    criteria : tuple of str
+        Criterion columns, in the order of ``central_weights``' columns.
+    weight_ranges : dict
+        ``{column: (low, high)}`` bounds the weights were sampled within (all [0, 1] when
+        empty: uniform on the simplex).
+    candidates : ndarray of int64
+        Row positions scored, ascending.
+    p_top1, p_topk : ndarray of float64
+        Share of weight samples under which the candidate ranks first / in the top ``k``.
+    p_top1_se, p_topk_se : ndarray of float64
+        Binomial standard errors ``sqrt(p (1 - p) / samples)``.
+    expected_rank, expected_rank_se : ndarray of float64
+        Mean rank among the candidates (1 = best) and the standard error of that mean. A
+        rank among candidates equals the rank among all rows when it is <= k, and is a
+        lower bound of it otherwise.
+    central_weights : ndarray of float64, shape (candidates, criteria)
+        Mean weight vector of the samples under which the candidate ranks first (NaN when
+        it never does).
+    """
+
+    n_rows: int
+    samples: int
+    k: int
+    seed: int
+    criteria: tuple[str, ...]
+    weight_ranges: dict
+    candidates: np.ndarray
+    p_top1: np.ndarray
+    p_top1_se: np.ndarray
+    p_topk: np.ndarray
+    p_topk_se: np.ndarray
+    expected_rank: np.ndarray
+    expected_rank_se: np.ndarray
+    central_weights: np.ndarray
+
+    def column(self, name: str) -> np.ndarray:
+        """A per-row column of the full table: ``p_top1``/``p_topk`` (0 for pruned rows) or
+        ``expected_rank`` (NaN for pruned rows)."""
+        values = getattr(self, name)
+        fill = np.nan if name.startswith("expected_rank") else 0.0
+        out = np.full(self.n_rows, fill, dtype=np.float64)
+        out[self.candidates] = values
+        return out
+
+    def order(self) -> np.ndarray:
+        """Candidate positions (into ``candidates``) from the most robust: p_topk, then
+        p_top1 descending, then expected rank ascending, then row order."""
+        return np.lexsort((self.candidates, self.expected_rank, -self.p_top1, -self.p_topk))
+
+
+@dataclass(frozen=True)
 class AnalysisResult:
     """Everything one analysis produced.
 
@@ -139,6 +200,7 @@ class AnalysisResult:
     timings: dict
     notes: tuple[str, ...] = ()
     fallbacks: tuple[str, ...] = ()
+    robust: RobustResult | None = None
 
     def top(self, k: int | None = None) -> pd.DataFrame:
         """The ``k`` best rows (``spec.top`` by default), best first."""

@@ -18,6 +18,7 @@ __all__ = [
     "parse_criteria",
     "default_criteria",
     "normalize_weights",
+    "parse_weight_ranges",
     "DEFAULT_TARGET",
 ]
 
@@ -159,6 +160,13 @@ class AnalysisSpec:
     accelerator_type : str, optional
         Keep only rows whose ``accelerator_type`` column has this value (e.g. "gpu" to leave
         out TPUs and CPU-only systems of real MLPerf data).
+    robust : bool
+        Also run SMAA over TOPSIS weights (see :mod:`gpurank.engine.robust`).
+    samples : int
+        Weight samples for ``robust``; standard errors shrink as ``1 / sqrt(samples)``.
+    weight_ranges : tuple of (column, low, high)
+        Bounds on the normalized weights sampled by ``robust``; strings
+        ``"column=low:high"`` and ``{column: (low, high)}`` are accepted too.
     """
 
     criteria: tuple[Criterion, ...] = ()
@@ -173,6 +181,9 @@ class AnalysisSpec:
     features: tuple[str, ...] | None = None
     n_estimators: int = 100
     accelerator_type: str | None = None
+    robust: bool = False
+    samples: int = 10_000
+    weight_ranges: tuple[tuple[str, float, float], ...] = ()
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self):
@@ -199,6 +210,62 @@ class AnalysisSpec:
             raise UsageError(f"--norm must be 'vector' or 'minmax'; got {self.norm!r}")
         if self.criteria:
             normalize_weights(self.criteria)
+        if not isinstance(self.robust, bool):
+            raise UsageError(f"robust must be True or False; got {self.robust!r}")
+        _positive_int("samples", self.samples)
+        object.__setattr__(self, "weight_ranges", parse_weight_ranges(self.weight_ranges))
+        if self.weight_ranges and not self.robust:
+            raise UsageError("--weights-range bounds the weights of --robust; add --robust")
+
+
+def parse_weight_ranges(items) -> tuple[tuple[str, float, float], ...]:
+    """Bounds on normalized weights for ``--robust``: ``"cost_usd=0.1:0.5"`` strings (or
+    ``(column, low, high)`` tuples, or a ``{column: (low, high)}`` dict) -> sorted tuples.
+
+    Raises
+    ------
+    UsageError
+        Malformed item, bounds outside [0, 1] or low > high, a column named twice, or lower
+        bounds summing to more than 1 (no weight vector can satisfy them).
+    """
+    if not items:
+        return ()
+    if isinstance(items, str):
+        items = [items]
+    if isinstance(items, dict):
+        items = [(col, *bounds) for col, bounds in items.items()]
+    out = {}
+    for item in items:
+        if isinstance(item, str):
+            for part in (p.strip() for p in item.split(",") if p.strip()):
+                col, sep, rng = part.partition("=")
+                lo, sep2, hi = rng.partition(":")
+                if not (sep and sep2 and col.strip()):
+                    raise UsageError(f"--weights-range {part!r} is malformed; write "
+                                     "'column=low:high', e.g. 'cost_usd=0.1:0.5'")
+                _add_range(out, col.strip(), lo, hi)
+        else:
+            col, lo, hi = item
+            _add_range(out, col, lo, hi)
+    if sum(lo for lo, _ in out.values()) > 1 + 1e-12:
+        total = sum(lo for lo, _ in out.values())
+        raise UsageError(f"--weights-range lower bounds sum to {total:g} > 1; weights sum to "
+                         "1, so no weight vector satisfies them: lower some bounds")
+    return tuple((c, lo, hi) for c, (lo, hi) in sorted(out.items()))
+
+
+def _add_range(out, col, lo, hi):
+    try:
+        lo, hi = float(lo), float(hi)
+    except (TypeError, ValueError):
+        raise UsageError(f"--weights-range for '{col}' has bounds {lo!r}:{hi!r}, which are "
+                         "not numbers") from None
+    if not (0.0 <= lo <= hi <= 1.0):
+        raise UsageError(f"--weights-range for '{col}' must satisfy 0 <= low <= high <= 1; "
+                         f"got {lo:g}:{hi:g}")
+    if col in out:
+        raise UsageError(f"--weights-range names criterion '{col}' twice")
+    out[col] = (lo, hi)
 
 
 def _positive_int(name, value, *, minimum=1):

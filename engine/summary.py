@@ -59,6 +59,8 @@ def build_summary(result: AnalysisResult) -> dict:
             "seed": spec.seed,
             "norm": spec.norm,
             "drop_invalid": spec.drop_invalid,
+            "robust": spec.robust,
+            "samples": spec.samples if spec.robust else None,
         },
         "importance": None,
         "clusters": None,
@@ -69,6 +71,11 @@ def build_summary(result: AnalysisResult) -> dict:
         "timings_s": dict(result.timings),
         "notes": list(result.notes),
     }
+    summary["robust"] = None
+    if getattr(result, "robust", None) is not None:
+        from .robust import robust_summary
+
+        summary["robust"] = robust_summary(result, top_columns(result))
     if result.importance is not None:
         imp = result.importance
         summary["importance"] = {

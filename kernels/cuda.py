@@ -49,6 +49,7 @@ __all__ = [
     "domination_count_device",
     "topsis_device",
     "is_available",
+    "smaa_topsis",
 ]
 
 TILE = 128  # threads per block and rows per shared-memory tile
@@ -463,3 +464,160 @@ def _shape_of(x):
     if len(shape) != 2:
         raise ValueError(f"matrix must be a 2-D array of shape (n, m); got {len(shape)} dimension(s)")
     return shape
+
+
+# ---------------------------------------------------------------------------------------
+# SMAA over TOPSIS weights (robust rankings)
+# ---------------------------------------------------------------------------------------
+#
+# The weight-independent part (normalization and gaps of the full table, candidates put in
+# tie-break order; see kernels/_smaa.py) runs on the host, O(n m): a device matrix crosses
+# to the host once. The O(S c m + S c^2) part runs on the device, in batches of samples:
+# smaa_score: one thread per (sample, candidate) score; smaa_rank: one thread per (sample,
+# candidate) counting the candidates that beat it, tiles of scores staged in shared memory
+# (candidate position is the tie-break, so "beats" is q_j < q_i or q_j == q_i and j < i);
+# smaa_accum: one thread per candidate adding its batch's ranks in sample order (no atomics,
+# deterministic).
+
+SMAA_BATCH_BYTES = 256 * 2**20  # device scratch for one batch of scores and ranks
+
+
+def smaa_score_kernel(p, nn, w, s0, q):
+    """q[b, i] = D+ / D- of candidate i under weight sample s0 + b (kernels/_smaa.py)."""
+    i = cuda.blockIdx.x * TILE + cuda.threadIdx.x
+    b = cuda.blockIdx.y
+    s = s0 + b
+    if i < p.shape[0] and b < q.shape[0] and s < w.shape[0]:
+        dp = 0.0
+        dm = 0.0
+        for j in range(p.shape[1]):
+            a = w[s, j] * p[i, j]
+            dp += a * a
+            bb = w[s, j] * nn[i, j]
+            dm += bb * bb
+        if dm > 0:
+            q[b, i] = dp / dm
+        elif dp == 0:
+            q[b, i] = 1.0
+        else:
+            q[b, i] = math.inf
+
+
+def smaa_rank_kernel(q, nb, rank):
+    """rank[b, i] = 1 + #candidates j beating i under sample b (q lower, then lower j)."""
+    tile = cuda.shared.array(TILE, dtype=np.float64)
+    tx = cuda.threadIdx.x
+    i = cuda.blockIdx.x * TILE + tx
+    b = cuda.blockIdx.y
+    c = q.shape[1]
+    valid = i < c and b < nb
+    own = 0.0
+    if valid:
+        own = q[b, i]
+    cnt = 0
+    for base in range(0, c, TILE):
+        j = base + tx
+        if j < c and b < nb:
+            tile[tx] = q[b, j]
+        cuda.syncthreads()
+        if valid:
+            lim = min(TILE, c - base)
+            for t in range(lim):
+                v = tile[t]
+                if v < own or (v == own and base + t < i):
+                    cnt += 1
+        cuda.syncthreads()
+    if valid:
+        rank[b, i] = cnt + 1
+
+
+def smaa_accum_kernel(rank, w, s0, nb, k, top1, topk, rsum, rsq, cw):
+    """Add the ranks of samples s0 .. s0 + nb - 1 into candidate i's accumulators."""
+    i = cuda.grid(1)
+    if i < rank.shape[1]:
+        t1 = 0
+        tk = 0
+        rs = 0
+        r2 = 0
+        for b in range(nb):
+            r = np.int64(rank[b, i])
+            rs += r
+            r2 += r * r
+            if r <= k:
+                tk += 1
+            if r == 1:
+                t1 += 1
+                for j in range(w.shape[1]):
+                    cw[i, j] += w[s0 + b, j]
+        top1[i] += t1
+        topk[i] += tk
+        rsum[i] += rs
+        rsq[i] += r2
+
+
+_KERNELS.update({
+    "smaa_score": smaa_score_kernel,
+    "smaa_rank": smaa_rank_kernel,
+    "smaa_accum": smaa_accum_kernel,
+})
+
+
+def smaa_ptx_signatures():
+    """(kernel name, signature) pairs of the SMAA kernels for the PTX compile test."""
+    f2 = "float64[:, :]"
+    return [
+        ("smaa_score", f"void({f2}, {f2}, {f2}, int64, {f2})"),
+        ("smaa_rank", f"void({f2}, int64, int32[:, :])"),
+        ("smaa_accum", ("void(int32[:, :], float64[:, :], int64, int64, int64, int64[:], "
+                        "int64[:], int64[:], int64[:], float64[:, :])")),
+    ]
+
+
+def _host_array(x):
+    if hasattr(x, "copy_to_host"):
+        return x.copy_to_host()
+    if hasattr(x, "get") and not isinstance(x, np.ndarray):  # CuPy
+        return x.get()
+    if hasattr(x, "__cuda_array_interface__") and not isinstance(x, np.ndarray):
+        cuda, _ = _kernels()
+        return cuda.as_cuda_array(x).copy_to_host()
+    return x
+
+
+def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidates=None,
+                batch_bytes=None):
+    """SMAA acceptability counts of TOPSIS over weight samples (contract:
+    :func:`gpurank.kernels.reference.smaa_topsis`); NumPy, CuPy or Numba device inputs,
+    NumPy outputs. ``batch_bytes`` bounds the device scratch per batch of samples."""
+    from ._smaa import prepare, unpermute
+
+    p, nn, w, perm, k = prepare(_host_array(matrix), _host_array(weights_samples),
+                                _host_array(benefit), k=k, norm=norm,
+                                candidates=_host_array(candidates))
+    c, m = p.shape
+    if m > MAX_M:
+        raise ValueError(f"matrix may have at most {MAX_M} columns on the GPU; got {m}")
+    if c == 0 or w.shape[0] == 0:
+        return (np.zeros(c, np.int64), np.zeros(c, np.int64), np.zeros(c, np.int64),
+                np.zeros(c, np.int64), np.zeros((c, m), np.float64))
+    cuda, kern = _kernels()
+    s_total = w.shape[0]
+    dp, dn, dw = cuda.to_device(p), cuda.to_device(nn), cuda.to_device(w)
+    top1 = cuda.to_device(np.zeros(c, np.int64))
+    topk = cuda.to_device(np.zeros(c, np.int64))
+    rsum = cuda.to_device(np.zeros(c, np.int64))
+    rsq = cuda.to_device(np.zeros(c, np.int64))
+    cw = cuda.to_device(np.zeros((c, m), np.float64))
+    budget = SMAA_BATCH_BYTES if batch_bytes is None else int(batch_bytes)
+    batch = int(max(1, min(s_total, 65535, budget // (12 * c))))
+    q = cuda.device_array((batch, c), dtype=np.float64)
+    rank = cuda.device_array((batch, c), dtype=np.int32)
+    for s0 in range(0, s_total, batch):
+        nb = min(batch, s_total - s0)
+        grid = (_blocks(c), nb)
+        kern["smaa_score"][grid, TILE](dp, dn, dw, s0, q)
+        kern["smaa_rank"][grid, TILE](q, nb, rank)
+        kern["smaa_accum"][_blocks(c), TILE](rank, dw, s0, nb, k, top1, topk, rsum, rsq, cw)
+    out = (top1.copy_to_host(), topk.copy_to_host(), rsum.copy_to_host(), rsq.copy_to_host(),
+           cw.copy_to_host())
+    return unpermute(perm, *out)

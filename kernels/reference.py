@@ -26,6 +26,7 @@ __all__ = [
     "dominated_count",
     "topsis",
     "top_k",
+    "smaa_topsis",
 ]
 
 
@@ -170,3 +171,84 @@ def top_k(scores, k):
     k = check_k(k)
     order = np.lexsort((np.arange(s.shape[0]), -s))
     return order[:k].astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------
+# SMAA over TOPSIS weights (robust rankings)
+# ---------------------------------------------------------------------------------------
+
+
+def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidates=None):
+    """Stochastic multicriteria acceptability analysis of TOPSIS over weight samples.
+
+    For every weight vector (row of ``weights_samples``) the candidate rows are ranked by
+    TOPSIS closeness, with the normalization, ideal and anti-ideal points computed on the
+    FULL ``matrix`` (so they do not depend on the weights nor on the candidate set). The
+    exact score and tie-break are documented in :mod:`gpurank.kernels._smaa`: closeness
+    (in an equivalent, floating-point monotone form), ties broken by the lexicographic
+    order of the canonical cost rows, then by the lower row index. With that rule a row
+    never ranks below a row it dominates, so a row dominated by ``k`` or more rows is never
+    in the top ``k`` and may be left out of ``candidates`` without changing any count.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (n, m)
+        Criteria values, finite.
+    weights_samples : ndarray of shape (S, m)
+        Non-negative weight vectors, each normalized to sum to 1.
+    benefit : ndarray of bool, shape (m,)
+        True where larger is better.
+    k : int >= 0, keyword-only
+        Size of the top set counted by ``topk_counts``.
+    norm : {"vector", "minmax"}, keyword-only
+    candidates : 1-D int array or None, keyword-only
+        Distinct row indices to rank (all rows when None). Ranks are ranks among them.
+
+    Returns
+    -------
+    top1_counts : int64[c]
+        Samples under which the candidate ranks first.
+    topk_counts : int64[c]
+        Samples under which it ranks among the first ``k``.
+    rank_sums, rank_sq_sums : int64[c]
+        Sum over samples of its rank among the candidates (1 = best), and of its square.
+    central_weight_sums : float64[c, m]
+        Sum of the (normalized) weight vectors under which it ranks first.
+
+    Outputs follow the order of ``candidates``.
+    """
+    from ._smaa import check_smaa_inputs, gaps
+
+    costs, w, cand, k = check_smaa_inputs(matrix, weights_samples, benefit, k=k, norm=norm,
+                                          candidates=candidates)
+    m = costs.shape[1]
+    c = cand.shape[0]
+    p_all, n_all = gaps(costs, norm)
+    p, nn, cc = p_all[cand], n_all[cand], costs[cand]
+    top1 = np.zeros(c, dtype=np.int64)
+    topk = np.zeros(c, dtype=np.int64)
+    rsum = np.zeros(c, dtype=np.int64)
+    rsq = np.zeros(c, dtype=np.int64)
+    cw = np.zeros((c, m), dtype=np.float64)
+    if c == 0:
+        return top1, topk, rsum, rsq, cw
+    for ws in w:
+        dp = np.zeros(c)
+        dm = np.zeros(c)
+        for j in range(m):
+            a = ws[j] * p[:, j]
+            dp = dp + a * a
+            bb = ws[j] * nn[:, j]
+            dm = dm + bb * bb
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.where(dm > 0, dp / dm, np.where(dp == 0, 1.0, np.inf))
+        keys = [cand] + [cc[:, j] for j in range(m - 1, -1, -1)] + [q]
+        order = np.lexsort(keys)
+        rank = np.empty(c, dtype=np.int64)
+        rank[order] = np.arange(1, c + 1)
+        top1 += rank == 1
+        topk += rank <= k
+        rsum += rank
+        rsq += rank * rank
+        cw[order[0]] += ws
+    return top1, topk, rsum, rsq, cw

@@ -445,6 +445,34 @@ def _ranking(summary) -> str:
                      ["criterion", "sense", "weight", "ideal", "anti-ideal"]))
 
 
+def _robust(summary) -> str:
+    """Robust top configurations (SMAA over TOPSIS weights), when ``--robust`` ran."""
+    rb = summary.get("robust")
+    if not rb or not rb.get("top"):
+        return ""
+    k = rb["k"]
+    recs = []
+    for r in rb["top"]:
+        cw = r.get("central_weights")
+        se = r.get("expected_rank_se")
+        recs.append({
+            "rank": r.get("rank"), "configuration": _configuration(r),
+            f"P(top {k})": f"{r['p_topk']:.3f} ± {r['p_topk_se']:.3f}",
+            "P(first)": f"{r['p_top1']:.3f} ± {r['p_top1_se']:.3f}",
+            "mean rank": f"{r['expected_rank']:.2f}" + ("" if se is None else f" ± {se:.2f}"),
+            "central weights": "-" if cw is None else
+            ", ".join(f"{c} {v:.2f}" for c, v in cw.items()),
+        })
+    cols = list(recs[0])
+    return (f"<h3>Robust ranking (SMAA)</h3><p>Configurations in the top {k} under the largest "
+            f"share of {rb['samples']:,} weight vectors drawn {_e(rb.get('weights', ''))}; "
+            f"± one standard error. {rb['pruned']:,} rows dominated by {k} or more rows cannot "
+            f"reach the top {k} under any weights and were not scored; the mean rank is among "
+            f"the {rb['candidates']:,} others. Central weights: the mean weights under which "
+            "the configuration ranks first.</p>"
+            + _table(recs, cols, headers=cols))
+
+
 def _settings(summary) -> str:
     out = [f"<p>Backend: <b>{_e(summary.get('backend', '?'))}</b>.</p>"]
     for fb in summary.get("fallbacks") or []:
@@ -520,7 +548,7 @@ def build_report(table: pd.DataFrame, summary: dict, *, max_points: int = 20_000
         "clusters": lambda: _clusters(table, summary, sample, caption),
         "scaling": lambda: _scaling(table),
         "tradeoffs": lambda: _tradeoffs(table, summary, sample, caption),
-        "ranking": lambda: _ranking(summary),
+        "ranking": lambda: _ranking(summary) + _robust(summary),
         "settings": lambda: _settings(summary),
     }
     sections = [f'<section id="{sid}"><h2>{_e(title)}</h2>{bodies[sid]()}</section>'

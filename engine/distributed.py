@@ -1,0 +1,968 @@
+"""The analysis on Dask: out of core, across workers, with the in-memory path's results.
+
+Entry points for the lead (see ``docs/distributed.md``)::
+
+    client = start_dask("local:2", backend_name=engine.backend.name)
+    result = analyze_dataset("configs/", client=client, spec=spec, backend=engine.backend,
+                             out_dir="out/")
+    result.summary          # the dict written to out/summary.json (same keys as in memory)
+
+What runs where
+---------------
+Workers read the Parquet partitions (``dask.dataframe.read_parquet``, pandas or cuDF backend),
+derive metrics, build the criteria matrix and keep, per partition, only the compact state the
+ranking needs (costs, counts, ranks, scores: O(m) floats a row) as futures. The client sees
+only per-partition summaries (row counts, reference tables, column statistics, boxes, fronts
+being peeled, top rows) and a seeded sample for the random forest and the KMeans fit. The
+result table is never gathered: each worker re-reads its partition and writes its part file.
+
+Algorithms (P partitions of ~n rows, N rows, m criteria): see ``docs/distributed.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import os
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import DataError, GpurankError, UsageError
+from .spec import AnalysisSpec, default_criteria, normalize_weights
+
+__all__ = [
+    "RESULT_COLUMNS",
+    "DistributedError",
+    "DistributedResult",
+    "analyze_dataset",
+    "start_dask",
+]
+
+#: Columns the ranking adds to each row (``row_id`` = position in the analyzed table, i.e.
+#: after ``--accelerator-type`` and ``--drop-invalid`` filtering, in input order: the same
+#: row as ``result.table.iloc[row_id]`` of the in-memory path).
+RESULT_COLUMNS = ("row_id", "cluster", "pareto_rank", "domination_count", "topsis_score", "rank")
+#: The seeded sample gathered on the client for the forest and the KMeans fit has at most
+#: max(FIT_ROWS of clustering, spec.sample_rows) rows.
+_SUCCESS = "_SUCCESS"
+
+
+class DistributedError(GpurankError, RuntimeError):
+    """The Dask run failed (a worker died too often, the scheduler went away); exit code 1."""
+
+    exit_code = 1
+
+
+# =======================================================================================
+# Starting Dask
+# =======================================================================================
+
+
+def start_dask(spec: str, *, backend_name: str = "cpu"):
+    """Start or connect to a Dask cluster and return a ``distributed.Client``.
+
+    Parameters
+    ----------
+    spec : str
+        ``"local"`` (a LocalCluster with one single-threaded worker process per core),
+        ``"local:N"`` (N worker processes) or ``"tcp://host:port"`` (an existing scheduler,
+        whose workers must have gpurank installed).
+    backend_name : {"cpu", "gpu"}
+        ``"gpu"`` starts a ``dask_cuda.LocalCUDACluster`` (one worker per GPU) instead.
+
+    Raises
+    ------
+    UsageError
+        A malformed spec.
+    BackendUnavailableError
+        ``backend_name="gpu"`` without dask-cuda.
+    """
+    text = (spec or "").strip()
+    if text.startswith(("tcp://", "tls://", "ucx://")):
+        rest = text.split("://", 1)[1]
+        host, _, port = rest.rpartition(":")
+        if not host or not port.isdigit():
+            raise UsageError(f"--dask {spec!r} is malformed; write tcp://HOST:PORT, e.g. "
+                             "tcp://10.0.0.5:8786")
+        from distributed import Client
+
+        try:
+            return Client(text, timeout="10s")
+        except OSError as exc:
+            raise DistributedError(f"cannot reach the Dask scheduler at {text}: {exc}") from None
+    name, _, count = text.partition(":")
+    if name != "local" or (count and not count.isdigit()) or count == "0":
+        raise UsageError(
+            f"--dask {spec!r} is not understood; use 'local', 'local:N' (N worker processes, "
+            "N >= 1) or 'tcp://HOST:PORT'"
+        )
+    n = int(count) if count else (os.cpu_count() or 1)
+    from distributed import Client
+
+    if backend_name == "gpu":
+        from .errors import BackendUnavailableError
+
+        try:
+            from dask_cuda import LocalCUDACluster
+        except ImportError:
+            raise BackendUnavailableError(
+                "--dask with backend 'gpu' needs dask-cuda (pip install 'gpurank[gpu]' or use "
+                "the RAPIDS container)") from None
+        import dask
+
+        dask.config.set({"dataframe.backend": "cudf"})
+        kwargs = {"rmm_pool_size": "0.8", "enable_cudf_spill": True, "dashboard_address": None}
+        if count:
+            kwargs["n_workers"] = n
+        return Client(LocalCUDACluster(**kwargs))
+    from distributed import LocalCluster
+
+    cluster = LocalCluster(n_workers=n, processes=True, threads_per_worker=1,
+                           dashboard_address=None)
+    return Client(cluster)
+
+
+# =======================================================================================
+# Worker-side functions (module level: pickled by reference; gpurank must be installed)
+# =======================================================================================
+
+
+@functools.cache
+def _backend(name):
+    from .backend import resolve_backend
+
+    return resolve_backend(name)
+
+
+def _host(df):
+    return df.to_pandas() if hasattr(df, "to_pandas") else df
+
+
+def _filter_type(df, wanted):
+    if wanted is None:
+        return df
+    if "accelerator_type" not in df.columns:
+        from .schema import require_columns
+
+        require_columns(df, ["accelerator_type"], role="--accelerator-type")
+    keep = (df["accelerator_type"].astype("str") == wanted).fillna(False)
+    return df.loc[keep].reset_index(drop=True)
+
+
+def _scan(part, wanted):
+    """Pass 1: rows and the reference table of one partition (after --accelerator-type)."""
+    from .metrics import reference_table
+
+    types = ()
+    if wanted is not None and "accelerator_type" in part.columns:
+        types = tuple(sorted(map(str, _host(part["accelerator_type"].dropna()).astype(str).unique())))
+    df = _filter_type(part, wanted)
+    ref = None
+    if len(df) and "accelerator" in df.columns:
+        ref = _host(reference_table(df))
+    return {"rows_in": len(part), "rows": len(df), "ref": ref, "types": types}
+
+
+def _derived(part, wanted, ref):
+    from .metrics import derive_metrics
+
+    df = _filter_type(part, wanted)
+    if len(df) == 0:
+        return df
+    return derive_metrics(df, reference=ref)
+
+
+def _costs_of(df, criteria, backend_name):
+    from .ranking import criteria_matrix
+
+    be = _backend(backend_name)
+    if len(df) == 0:
+        return np.empty((0, len(criteria)), dtype=np.float64)
+    return np.ascontiguousarray(be.to_host(criteria_matrix(df, criteria, backend=be)),
+                                dtype=np.float64)
+
+
+def _prepare(part, wanted, ref, criteria, backend_name):
+    """Pass 2: derived metrics and criteria matrix of one partition; returns the compact
+    state (valid costs) and the statistics the client needs."""
+    df = _derived(part, wanted, ref)
+    columns = tuple(df.columns)
+    costs = _costs_of(df, criteria, backend_name)
+    ok = np.isfinite(costs).all(axis=1)
+    valid = np.ascontiguousarray(costs[ok])
+    m = costs.shape[1]
+    stats = {
+        "columns": columns,
+        "rows": len(df),
+        "valid": int(ok.sum()),
+        "bad_cols": (~np.isfinite(costs)).any(axis=0) if len(costs) else np.zeros(m, bool),
+        "lo": valid.min(axis=0) if len(valid) else np.full(m, np.inf),
+        "hi": valid.max(axis=0) if len(valid) else np.full(m, -np.inf),
+        "ss": (valid * valid).sum(axis=0) if len(valid) else np.zeros(m),
+    }
+    return valid, stats
+
+
+def _local_front(costs):
+    from gpurank.kernels import cpu
+
+    f = cpu.pareto_front(costs) if len(costs) else np.zeros(0, bool)
+    return f, costs[f]
+
+
+def _internal_count(costs):
+    from gpurank.kernels import cpu
+
+    return cpu.domination_count(costs) if len(costs) else np.zeros(0, np.int64)
+
+
+def _cross(costs_a, costs_b):
+    from gpurank.kernels.partition import cross_domination_count
+
+    return cross_domination_count(costs_a, costs_b)
+
+
+def _sum_counts(internal, extra, *crosses):
+    out = internal.copy()
+    out += extra
+    for c in crosses:
+        out += c
+    return out
+
+
+def _peel_init(counts):
+    rank = np.where(counts == 0, 0, -1).astype(np.int32)
+    return counts.copy(), rank
+
+
+def _front_costs(costs, rank, r):
+    return costs[rank == r]
+
+
+def _peel(costs, state, front, r):
+    """One peeling round on one partition: subtract, for every unranked row, the rows of
+    front ``r`` that dominate it; rows left with no dominator form front ``r + 1``."""
+    from gpurank.kernels.partition import box, box_relation, cross_domination_count
+
+    rem, rank = state
+    alive = np.flatnonzero(rank < 0)
+    if alive.size == 0 or len(front) == 0:
+        return state
+    sub = costs[alive]
+    rel = box_relation(box(sub), box(front))
+    if rel == "none":
+        return state
+    rem = rem.copy()
+    rank = rank.copy()
+    if rel == "all":
+        rem[alive] -= len(front)
+    else:
+        rem[alive] -= cross_domination_count(sub, front)
+    rank[alive[rem[alive] == 0]] = r + 1
+    return rem, rank
+
+
+def _report(costs, state, r):
+    """Costs of this partition's rows on front ``r`` and how many rows are still unranked."""
+    return costs[state[1] == r], int((state[1] < 0).sum())
+
+
+def _topsis_part(costs, params):
+    scale, offset, ideal, anti = params
+    if len(costs) == 0:
+        return np.zeros(0, dtype=np.float64)
+    v = (costs - offset) * scale
+    dp = np.sqrt(((v - ideal) ** 2).sum(axis=1))
+    dm = np.sqrt(((v - anti) ** 2).sum(axis=1))
+    tot = dp + dm
+    return np.divide(dm, tot, out=np.full(len(costs), 0.5), where=tot > 0)
+
+
+def _local_top(score, offset, k):
+    from gpurank.kernels import cpu
+
+    if len(score) == 0:
+        return np.zeros(0, np.int64), np.zeros(0)
+    idx = cpu.top_k(score, k)
+    return idx + offset, score[idx]
+
+
+def _keys(score, state, offset):
+    from gpurank.kernels.partition import sort_keys
+
+    return sort_keys(score, state[1], np.arange(len(score), dtype=np.int64) + offset)
+
+
+def _preceding(score, state, offset, block_keys):
+    from gpurank.kernels.partition import count_preceding
+
+    return count_preceding(score, state[1], np.arange(len(score), dtype=np.int64) + offset,
+                           block_keys)
+
+
+def _key_bounds(keys):
+    s, p, i = keys
+    if len(s) == 0:
+        return None
+    return (s[0], p[0], i[0]), (s[-1], p[-1], i[-1])
+
+
+def _sum_rank(n, extra, *parts):
+    out = np.full(n, 1 + extra, dtype=np.int64)
+    for c in parts:
+        out += c
+    return out
+
+
+def _sample_part(part, wanted, ref, criteria, backend_name, local_idx):
+    """The sampled rows (positions among this partition's valid rows) as a host frame."""
+    df = _derived(part, wanted, ref)
+    if len(df) == 0 or len(local_idx) == 0:
+        return None
+    ok = np.isfinite(_costs_of(df, criteria, backend_name)).all(axis=1)
+    rows = np.flatnonzero(ok)[local_idx]
+    return _host(df).iloc[rows]
+
+
+def _cluster_transform(df, features):
+    """Log decisions and standardization of :func:`clustering.cluster_features`, as data."""
+    from .clustering import LOG_SPAN
+    from .schema import numeric_values
+
+    logs, cols = [], []
+    for f in features:
+        v = numeric_values(df, f, role="cluster feature")
+        fin = v[np.isfinite(v)]
+        lg = bool(fin.size and fin.min() > 0 and fin.max() > LOG_SPAN * fin.min())
+        if lg:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                v = np.log10(np.where(v > 0, v, np.nan))
+        logs.append(lg)
+        cols.append(v)
+    X = np.column_stack(cols)
+    valid = np.isfinite(X).all(axis=1)
+    mu = X[valid].mean(axis=0) if valid.any() else np.zeros(X.shape[1])
+    sd = X[valid].std(axis=0) if valid.any() else np.ones(X.shape[1])
+    sd = np.where(sd > 0, sd, 1.0)
+    return tuple(features), tuple(logs), mu, sd
+
+
+def _apply_transform(df, transform):
+    from .schema import numeric_values
+
+    features, logs, mu, sd = transform
+    cols = []
+    for f, lg in zip(features, logs):
+        v = numeric_values(df, f, role="cluster feature")
+        if lg:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                v = np.log10(np.where(v > 0, v, np.nan))
+        cols.append(v)
+    X = np.column_stack(cols)
+    valid = np.isfinite(X).all(axis=1)
+    return (X - mu) / sd, valid
+
+
+def _predict(df, cluster):
+    """Cluster labels of a host frame: transform from the sample, KMeans predict, stable order."""
+    n = len(df)
+    if cluster is None or n == 0:
+        return np.full(n, -1, dtype=np.int32)
+    transform, model, mapping = cluster
+    Z, valid = _apply_transform(df, transform)
+    out = np.full(n, -1, dtype=np.int32)
+    if valid.any():
+        raw = np.asarray(model.predict(np.ascontiguousarray(Z[valid]))).astype(np.int64)
+        out[valid] = mapping[raw]
+    return out
+
+
+def _write_part(part, wanted, ref, criteria, backend_name, offset, counts, state, score, rank,
+                cluster, tmp_dir, index, metadata, top, fault):
+    """Last pass: re-read and re-derive one partition, attach the results, write its part
+    file into the temporary folder. Returns label counts and the rows with rank <= top."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    _maybe_fail(fault, index)
+    df = _derived(part, wanted, ref)
+    df = _host(df)
+    if len(df):
+        ok = np.isfinite(_costs_of(df, criteria, backend_name)).all(axis=1)
+        df = df.loc[ok].reset_index(drop=True)
+    n = len(df)
+    labels = _predict(df, cluster)
+    out = df.copy()
+    out["cluster"] = labels
+    out["pareto_rank"] = state[1] if n else np.zeros(0, np.int32)
+    out["domination_count"] = counts if n else np.zeros(0, np.int64)
+    out["topsis_score"] = score if n else np.zeros(0)
+    out["rank"] = rank if n else np.zeros(0, np.int64)
+    out["row_id"] = np.arange(n, dtype=np.int64) + offset
+    table = pa.Table.from_pandas(out, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta[b"gpurank"] = json.dumps(metadata, default=str).encode()
+    table = table.replace_schema_metadata(meta)
+    pq.write_table(table, Path(tmp_dir) / f"part-{index:05d}.parquet")
+    sizes = np.bincount(labels[labels >= 0], minlength=0) if n else np.zeros(0, np.int64)
+    return {"sizes": sizes, "top": out.loc[out["rank"] <= top] if n else out}
+
+
+def _maybe_fail(fault, index):
+    """Test hook: ``("kill-once", marker, index)`` kills this worker process the first time
+    partition ``index`` is written; ``("raise", index)`` raises."""
+    if not fault:
+        return
+    if fault[0] == "kill-once" and fault[2] == index:
+        marker = Path(fault[1])
+        if not marker.exists():
+            marker.write_text("killed")
+            os._exit(1)
+    if fault[0] == "raise" and fault[1] == index:
+        raise RuntimeError(f"injected failure while writing partition {index}")
+
+
+# =======================================================================================
+# Result
+# =======================================================================================
+
+
+@dataclass
+class DistributedResult:
+    """What :func:`analyze_dataset` produced.
+
+    Attributes
+    ----------
+    summary : dict
+        Same keys as the in-memory ``summary.json`` (``build_summary``).
+    top : DataFrame
+        The ``spec.top`` best rows, best first, with the result columns and ``row_id``.
+    ranking_path : Path or None
+        The ``ranking/`` folder of part files, when ``out_dir`` was given.
+    topsis_top_k : ndarray of int64
+        Row ids of the ``spec.top`` largest TOPSIS scores (ties by row id), merged from the
+        per-partition top k.
+    pareto_front_rows : ndarray of int64
+        Row ids of the Pareto front, from local fronts and a merge.
+    timings, notes : as in ``AnalysisResult``
+    """
+
+    summary: dict
+    top: pd.DataFrame
+    ranking_path: Path | None
+    topsis_top_k: np.ndarray
+    pareto_front_rows: np.ndarray
+    timings: dict = field(default_factory=dict)
+    notes: tuple = ()
+    columns: dict = field(default_factory=dict, repr=False)
+
+    def result_columns(self) -> pd.DataFrame:
+        """``row_id`` and the result columns of every row, gathered (tests, small tables)."""
+        return self.columns["frame"]()
+
+
+# =======================================================================================
+# Driver
+# =======================================================================================
+
+
+def _read(path, backend_name):
+    import dask
+    import dask.dataframe as dd
+
+    if not isinstance(path, (str, os.PathLike)):
+        if hasattr(path, "to_delayed"):
+            return path
+        raise UsageError(f"analyze_dataset expects a Parquet path or a Dask DataFrame; got "
+                         f"{type(path).__name__}")
+    p = Path(path)
+    if not p.exists():
+        raise DataError(f"table file '{p}' does not exist")
+    if p.is_dir() and not any(p.rglob("*.parquet")):
+        raise DataError(f"table folder '{p}' holds no .parquet files")
+    with dask.config.set({"dataframe.backend": "cudf" if backend_name == "gpu" else "pandas"}):
+        try:
+            return dd.read_parquet(str(p))
+        except Exception as exc:
+            raise DataError(f"cannot read table '{p}': {type(exc).__name__}: {exc}") from exc
+
+
+def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="cpu",
+                    out_dir=None, _fault=None) -> DistributedResult:
+    """Run the whole analysis on Dask; results equal ``Engine(backend=...).analyze``.
+
+    Parameters
+    ----------
+    path : str or Path or dask DataFrame
+        A Parquet dataset (a folder of files, or one file); a Dask DataFrame is used as is
+        (its partitions are the partitions).
+    client : distributed.Client
+    spec : AnalysisSpec
+    backend : Backend or str
+        The engine's backend; its name selects the Dask DataFrame backend (pandas/cuDF) and
+        the workers' kernels.
+    out_dir : path, optional
+        Writes ``out_dir/ranking/`` (part files, renamed into place from a temporary sibling
+        once every part is written) and then ``out_dir/summary.json`` (atomic; written last).
+
+    Returns
+    -------
+    DistributedResult
+    """
+    from dask import delayed
+    from distributed import wait
+
+    from .clustering import DEFAULT_FEATURES, FIT_ROWS
+    from .io import write_json
+    from .metrics import merge_reference_tables
+
+    spec = spec or AnalysisSpec()
+    backend_name = backend if isinstance(backend, str) else backend.name
+    backend_name = "cpu" if backend_name == "auto" else backend_name
+    be = _backend(backend_name)
+    timings, notes = {}, list(spec.notes)
+    wanted = spec.accelerator_type
+    out = Path(out_dir) if out_dir is not None else None
+    if out is not None and out.exists() and not out.is_dir():
+        raise UsageError(f"--out '{out}' exists and is not a folder")
+    t_all = time.perf_counter()
+
+    def tick(name, t0):
+        timings[name] = round(time.perf_counter() - t0, 4)
+
+    futures_to_release = []
+    try:
+        # -- pass 1: sizes and reference configurations ------------------------------------
+        t0 = time.perf_counter()
+        ddf = _read(path, backend_name)
+        parts = ddf.to_delayed()
+        P = len(parts)
+        scans = client.gather(client.compute([delayed(_scan)(p, wanted) for p in parts]))
+        rows_in = sum(s["rows_in"] for s in scans)
+        if rows_in == 0:
+            raise DataError("the table is empty; at least one configuration row is needed")
+        if wanted is not None:
+            kept = sum(s["rows"] for s in scans)
+            if kept == 0:
+                present = sorted(set().union(*(s["types"] for s in scans)))
+                raise DataError(f"--accelerator-type {wanted!r} matches no row; the table has: "
+                                f"{', '.join(present)}")
+            if kept < rows_in:
+                notes.append(f"{rows_in - kept} rows with accelerator_type other than "
+                             f"{wanted!r} left out (--accelerator-type)")
+        refs = [s["ref"] for s in scans if s["ref"] is not None]
+        ref = merge_reference_tables(refs) if refs else None
+        tick("load", t0)
+
+        # -- pass 2: derive, criteria matrix, column statistics -------------------------------
+        t0 = time.perf_counter()
+        crit_in = spec.criteria
+        if not crit_in:
+            cols = client.compute(delayed(lambda p: tuple(p.columns))(
+                delayed(_derived)(parts[0], wanted, ref))).result() if P else ()
+            crit_in = default_criteria(cols)
+        criteria = tuple(crit_in)
+        prep = [client.compute(delayed(_prepare)(p, wanted, ref, criteria, backend_name))
+                for p in parts]
+        costs = [client.submit(operator.getitem, f, 0) for f in prep]
+        stats = client.gather([client.submit(operator.getitem, f, 1) for f in prep])
+        del prep
+        futures_to_release += costs
+        n_valid = np.array([s["valid"] for s in stats], dtype=np.int64)
+        n_rows = sum(s["rows"] for s in stats)
+        bad = n_rows - int(n_valid.sum())
+        if bad:
+            if not spec.drop_invalid:
+                bc = np.any([s["bad_cols"] for s in stats if s["rows"]], axis=0)
+                cols = [c.column for j, c in enumerate(criteria) if bc[j]]
+                raise DataError(
+                    f"{bad} rows have missing or infinite values in criteria "
+                    f"{', '.join(cols)}; fix them or pass --drop-invalid to leave those rows out")
+            notes.append(f"{bad} rows with missing or infinite criteria dropped (--drop-invalid)")
+        N = int(n_valid.sum())
+        if N == 0:
+            raise DataError("every row has missing or infinite criteria; nothing to rank")
+        offsets = np.concatenate(([0], np.cumsum(n_valid)[:-1])).astype(np.int64)
+        lo = np.min([s["lo"] for s in stats], axis=0)
+        hi = np.max([s["hi"] for s in stats], axis=0)
+        ss = np.sum([s["ss"] for s in stats], axis=0)
+        if N >= 2:
+            for j, c in enumerate(criteria):
+                if lo[j] == hi[j]:
+                    value = -lo[j] if c.sense == "max" else lo[j]
+                    raise DataError(
+                        f"criterion column '{c.column}' is constant (every value is {value:g}); "
+                        "it cannot separate configurations: leave it out of --criteria")
+        boxes = [(s["lo"], s["hi"]) if s["valid"] else None for s in stats]
+        tick("derive", t0)
+
+        # -- seeded sample: importance and the KMeans fit ---------------------------------
+        t0 = time.perf_counter()
+        S = min(N, max(FIT_ROWS, spec.sample_rows))
+        if S < N:
+            rng = np.random.default_rng(spec.seed)
+            pick = np.sort(rng.choice(N, size=S, replace=False))
+        else:
+            pick = np.arange(N)
+        locs = [pick[(pick >= o) & (pick < o + k)] - o for o, k in zip(offsets, n_valid)]
+        chunks = client.gather(client.compute(
+            [delayed(_sample_part)(p, wanted, ref, criteria, backend_name, li)
+             for p, li in zip(parts, locs) if len(li)]))
+        sample = pd.concat([c for c in chunks if c is not None], ignore_index=True)
+        sampled = S < N
+        if sampled:
+            notes.append(f"importance and KMeans fit use a seeded sample of {S:,} of {N:,} rows "
+                         "gathered on the client; cluster labels are predicted on every row")
+        tick("sample", t0)
+
+        t0 = time.perf_counter()
+        importance = None
+        if N < 10:
+            notes.append(f"importance skipped: {N} rows are too few to fit a forest (need 10)")
+        else:
+            from .importance import feature_importance
+
+            importance = feature_importance(
+                sample, target=spec.target, backend=be, features=spec.features,
+                sample_rows=spec.sample_rows, seed=spec.seed, n_estimators=spec.n_estimators)
+            if sampled:
+                from dataclasses import replace
+
+                importance = replace(importance, sampled=True)
+            if importance.note:
+                notes.append(f"importance: {importance.note}")
+        tick("importance", t0)
+
+        t0 = time.perf_counter()
+        cluster_fit, cl_result = None, None
+        if N < 2:
+            notes.append("clustering skipped: a table of one row has nothing to group")
+        else:
+            cluster_fit, cl_result = _fit_clusters(sample, spec, be, DEFAULT_FEATURES, sampled)
+            if cl_result.note:
+                notes.append(f"clusters: {cl_result.note}")
+        tick("cluster_fit", t0)
+
+        # -- Pareto front: local fronts, then a merge of the survivors -----------------------
+        t0 = time.perf_counter()
+        lf = [client.submit(_local_front, c) for c in costs]
+        surv = client.gather([client.submit(operator.getitem, f, 1) for f in lf])
+        flags = client.gather([client.submit(operator.getitem, f, 0) for f in lf])
+        del lf
+        from gpurank.kernels import cpu
+
+        allsurv = np.concatenate(surv) if surv else np.empty((0, len(criteria)))
+        merged = cpu.pareto_front(allsurv)
+        front_rows, pos = [], 0
+        for i, (f, sv) in enumerate(zip(flags, surv)):
+            keep = merged[pos:pos + len(sv)]
+            front_rows.append(offsets[i] + np.flatnonzero(f)[keep])
+            pos += len(sv)
+        front_rows = np.concatenate(front_rows).astype(np.int64)
+        tick("pareto_front", t0)
+
+        # -- domination counts: internal + cross counts over partition pairs -----------------
+        t0 = time.perf_counter()
+        from gpurank.kernels.partition import box_relation
+
+        counts, pairs, pruned = [], 0, 0
+        for i in range(P):
+            internal = client.submit(_internal_count, costs[i])
+            extra, crosses = 0, []
+            for j in range(P):
+                if j == i:
+                    continue
+                rel = box_relation(boxes[i], boxes[j])
+                if rel == "none":
+                    pruned += 1
+                elif rel == "all":
+                    extra += int(n_valid[j])
+                    pruned += 1
+                else:
+                    pairs += 1
+                    crosses.append(client.submit(_cross, costs[i], costs[j]))
+            counts.append(client.submit(_sum_counts, internal, extra, *crosses))
+        wait(counts)
+        futures_to_release += counts
+        tick("domination_count", t0)
+
+        # -- Pareto ranks: peeling fronts -----------------------------------------------------
+        t0 = time.perf_counter()
+        states = [client.submit(_peel_init, c) for c in counts]
+        r = 0
+        rep = client.gather([client.submit(_report, c, s, 0) for c, s in zip(costs, states)])
+        front = np.concatenate([x[0] for x in rep])
+        alive = [x[1] for x in rep]
+        while sum(alive) > 0:
+            if len(front) == 0:
+                raise DistributedError("Pareto peeling stalled (no front with rows left); "
+                                       "this is a bug")
+            states = [client.submit(_peel, c, s, front, r) if a else s
+                      for c, s, a in zip(costs, states, alive)]
+            r += 1
+            rep = client.gather([client.submit(_report, c, s, r) if a else None
+                                 for c, s, a in zip(costs, states, alive)])
+            front = np.concatenate([x[0] for x in rep if x is not None]
+                                   or [np.empty((0, len(criteria)))])
+            alive = [x[1] if x is not None else 0 for x in rep]
+        futures_to_release += states
+        tick("pareto_rank", t0)
+        n_fronts = r + 1
+
+        # -- TOPSIS: global norms and ideal points, then closeness per partition -------------
+        t0 = time.perf_counter()
+        weights = normalize_weights(criteria)
+        w = np.asarray(weights, dtype=np.float64)
+        w = w / w.sum()
+        params = _topsis_params(lo, hi, ss, w, spec.norm)
+        scores = [client.submit(_topsis_part, c, params) for c in costs]
+        futures_to_release += scores
+        k = spec.top
+        tops = client.gather([client.submit(_local_top, s, int(o), k)
+                              for s, o in zip(scores, offsets)])
+        cand_id = np.concatenate([t[0] for t in tops])
+        cand_s = np.concatenate([t[1] for t in tops])
+        order = np.lexsort((cand_id, -cand_s))[:k]
+        topsis_top_k = cand_id[order].astype(np.int64)
+        tick("topsis", t0)
+
+        # -- final rank: per-partition-pair counts of rows that come first ---------------------
+        t0 = time.perf_counter()
+        keys = [client.submit(_keys, s, st, int(o)) for s, st, o in zip(scores, states, offsets)]
+        bounds = client.gather([client.submit(_key_bounds, kk) for kk in keys])
+        from gpurank.kernels.partition import _key_less
+
+        ranks = []
+        for i in range(P):
+            extra, parts_i = 0, []
+            for j in range(P):
+                if j == i or bounds[j] is None or bounds[i] is None:
+                    continue
+                (bmin, bmax), (amin, amax) = bounds[j], bounds[i]
+                if _key_less.py_func(*bmax, *amin):
+                    extra += int(n_valid[j])          # all of j comes before all of i
+                elif _key_less.py_func(*amax, *bmin):
+                    continue                           # none of j comes before i
+                else:
+                    parts_i.append(client.submit(_preceding, scores[i], states[i],
+                                                 int(offsets[i]), keys[j]))
+            parts_i.append(client.submit(_preceding, scores[i], states[i], int(offsets[i]),
+                                         keys[i]))
+            ranks.append(client.submit(_sum_rank, int(n_valid[i]), extra, *parts_i))
+        del keys
+        wait(ranks)
+        futures_to_release += ranks
+        tick("rank", t0)
+
+        # -- write: each worker re-reads its partition and writes its part file ---------------
+        t0 = time.perf_counter()
+        ideal, anti = {}, {}
+        for j, c in enumerate(criteria):
+            sign = -1.0 if c.sense == "max" else 1.0
+            ideal[c.column], anti[c.column] = float(sign * lo[j]), float(sign * hi[j])
+        metadata = {"criteria": [{"column": c.column, "sense": c.sense, "weight": wt}
+                                 for c, wt in zip(criteria, weights)], "backend": backend_name}
+        ranking_path = None
+        tmp_dir = None
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            tmp_dir = out / f".ranking.{uuid.uuid4().hex[:8]}.tmp"
+            tmp_dir.mkdir()
+        else:
+            import tempfile
+
+            tmp_dir = Path(tempfile.mkdtemp(prefix="gpurank-dask-"))
+        try:
+            results = client.gather(client.compute([
+                delayed(_write_part)(p, wanted, ref, criteria, backend_name, int(offsets[i]),
+                                     counts[i], states[i], scores[i], ranks[i], cluster_fit,
+                                     str(tmp_dir), i, metadata, k, _fault)
+                for i, p in enumerate(parts)]))
+            if out is not None:
+                (tmp_dir / _SUCCESS).write_text("")
+                ranking_path = out / "ranking"
+                if ranking_path.exists():
+                    old = out / f".ranking.old.{uuid.uuid4().hex[:8]}"
+                    os.replace(ranking_path, old)
+                    shutil.rmtree(old, ignore_errors=True)
+                os.replace(tmp_dir, ranking_path)
+                tmp_dir = None
+        finally:
+            if tmp_dir is not None:
+                shutil.rmtree(tmp_dir, ignore_errors=True)
+        tick("write", t0)
+
+        top = pd.concat([r_["top"] for r_ in results if len(r_["top"])], ignore_index=True)
+        top = top.sort_values("rank", kind="stable").reset_index(drop=True)
+        if cl_result is not None:
+            cl_result = _global_sizes(cl_result, results)
+        timings["total"] = round(time.perf_counter() - t_all, 4)
+        notes.append(f"Dask: {P} partitions, {n_fronts} Pareto fronts peeled, {pairs} "
+                     f"partition pairs compared, {pruned} pruned by bounding boxes")
+        summary = _summary(spec, criteria, weights, backend_name, be, N, importance, cl_result,
+                           len(front_rows), ideal, anti, top, timings, notes)
+        if out is not None:
+            write_json(summary, out / "summary.json")
+
+        def frame():
+            import pyarrow.parquet as pq  # noqa: F401
+
+            got = client.gather([client.submit(_columns_frame, counts[i], states[i], scores[i],
+                                               ranks[i], int(offsets[i])) for i in range(P)])
+            return pd.concat(got, ignore_index=True)
+
+        return DistributedResult(summary=summary, top=top, ranking_path=ranking_path,
+                                 topsis_top_k=topsis_top_k, pareto_front_rows=front_rows,
+                                 timings=timings, notes=tuple(notes),
+                                 columns={"frame": frame})
+    except GpurankError:
+        raise
+    except Exception as exc:
+        from distributed.scheduler import KilledWorker
+
+        if isinstance(exc, KilledWorker):
+            raise DistributedError(
+                f"a Dask worker died repeatedly while running the analysis ({exc}); no output "
+                "was written") from exc
+        raise
+
+
+def _columns_frame(counts, state, score, rank, offset):
+    n = len(counts)
+    return pd.DataFrame({"row_id": np.arange(n, dtype=np.int64) + offset,
+                         "pareto_rank": state[1], "domination_count": counts,
+                         "topsis_score": score, "rank": rank})
+
+
+def _topsis_params(lo, hi, ss, w, norm):
+    """Per-column map v = (x - offset) * scale and the ideal / anti-ideal points (as
+    ``kernels.cpu.topsis``; every criterion is a cost after canonicalization)."""
+    if norm == "vector":
+        nrm = np.sqrt(ss)
+        scale = np.divide(w, nrm, out=np.zeros_like(w), where=nrm > 0)
+        offset = np.zeros_like(w)
+    else:
+        rng = hi - lo
+        scale = np.divide(w, rng, out=np.zeros_like(w), where=rng > 0)
+        offset = lo.copy()
+    ideal = (lo - offset) * scale
+    anti = (hi - offset) * scale
+    return scale, offset, ideal, anti
+
+
+def _fit_clusters(sample, spec, be, default_features, sampled):
+    """KMeans on the sample with the in-memory helpers; returns (what workers need, result)."""
+    from .clustering import FIT_ROWS, _fit_kmeans, _silhouette_scan, _stable_order, profile_clusters
+    from .results import ClusterResult
+
+    features = tuple(f for f in default_features if f in sample.columns)
+    if not features:
+        raise UsageError("no cluster feature is in the table; expected some of: "
+                         f"{', '.join(default_features)}")
+    transform = _cluster_transform(sample, features)
+    names = tuple(f"log10({f})" if lg else f for f, lg in zip(features, transform[1]))
+    Z, valid = _apply_transform(sample, transform)
+    idx = np.flatnonzero(valid)
+    notes = []
+    if idx.size < len(sample):
+        notes.append(f"{len(sample) - idx.size} rows with missing cluster features got cluster -1"
+                     + (" (counted in the sample)" if sampled else ""))
+    rng = np.random.default_rng(spec.seed)
+    fit_idx = np.sort(rng.choice(idx, FIT_ROWS, replace=False)) if idx.size > FIT_ROWS else idx
+    k = spec.clusters
+    if k != "auto" and k > fit_idx.size:
+        raise UsageError(
+            f"--clusters {k} is larger than the number of rows that can be clustered "
+            f"({fit_idx.size}); use a smaller k or --clusters auto")
+    silhouette = _silhouette_scan(be, Z, idx, spec.k_range, spec.seed)
+    if k == "auto":
+        if not silhouette:
+            raise UsageError(f"--clusters auto needs at least {spec.k_range[0] + 1} rows with "
+                             f"cluster features; the table has {idx.size}")
+        k = max(silhouette, key=lambda kk: (np.nan_to_num(silhouette[kk], nan=-2.0), -kk))
+        notes.append(f"k = {k} chosen by silhouette over {min(silhouette)}..{max(silhouette)}")
+    if sampled:
+        notes.append("KMeans fitted on the seeded sample (standardization and log scales "
+                     "taken from it), then applied to all rows; profiles' medians are "
+                     "medians of the sample, sizes are exact")
+    model = _fit_kmeans(be, np.ascontiguousarray(Z[fit_idx]), k, spec.seed)
+    raw = np.full(len(sample), -1, dtype=np.int32)
+    raw[idx] = np.asarray(be.to_host(model.predict(np.ascontiguousarray(Z[idx]))))
+    labels = _stable_order(sample, raw, k)
+    mapping = _complete_mapping(sample, raw, labels, k)
+    profiles = profile_clusters(sample, labels)
+    result = ClusterResult(labels=np.zeros(0, np.int32), k=int(k), features=names,
+                           profiles=profiles, silhouette=silhouette, note="; ".join(notes))
+    return (transform, model, mapping), result
+
+
+def _complete_mapping(sample, raw, labels, k):
+    """old KMeans label -> stable label, as ``clustering._stable_order`` numbers them."""
+    n_acc = sample["n_accelerators"].to_numpy(dtype=float) if "n_accelerators" in sample else None
+    ttt = sample["time_to_train_min"].to_numpy(dtype=float) if "time_to_train_min" in sample else None
+    keys = []
+    for c in range(k):
+        m = raw == c
+        a = float(np.nanmedian(n_acc[m])) if n_acc is not None and m.any() else 0.0
+        t = float(np.nanmedian(ttt[m])) if ttt is not None and m.any() else 0.0
+        keys.append((a, t, c))
+    mapping = np.empty(k, dtype=np.int32)
+    for new, (_, _, old) in enumerate(sorted(keys)):
+        mapping[old] = new
+    # Cross-check with the in-memory helper on the sample.
+    ok = raw >= 0
+    if ok.any() and not np.array_equal(mapping[raw[ok]], labels[ok]):
+        raise DistributedError("cluster label mapping disagrees with clustering._stable_order")
+    return mapping
+
+
+def _global_sizes(cl, results):
+    from dataclasses import replace
+
+    sizes = np.zeros(cl.k, dtype=np.int64)
+    for r in results:
+        s = r["sizes"]
+        sizes[: len(s)] += s
+    prof = cl.profiles.copy()
+    if not prof.empty:
+        total = max(int(sizes.sum()), 1)
+        prof["size"] = [int(sizes[c]) for c in prof["cluster"]]
+        prof["share"] = [float(sizes[c] / total) for c in prof["cluster"]]
+    return replace(cl, profiles=prof)
+
+
+def _summary(spec, criteria, weights, backend_name, be, N, importance, clusters, front_size,
+             ideal, anti, top, timings, notes):
+    """The summary dict with the keys of :func:`summary.build_summary`, built from the top rows
+    (the whole table is never gathered)."""
+    from dataclasses import replace as _replace
+
+    from .io import to_jsonable
+    from .results import AnalysisResult, RankResult
+    from .summary import top_columns
+
+    probe = AnalysisResult(
+        table=top.drop(columns=["row_id"]), importance=importance, clusters=clusters,
+        ranking=RankResult(pareto_rank=np.zeros(0, np.int32), domination_count=np.zeros(0),
+                           topsis_score=np.zeros(0), rank=np.zeros(0), criteria=criteria,
+                           weights=weights, ideal=ideal, anti_ideal=anti),
+        spec=spec if spec.criteria else _replace(spec, criteria=tuple(criteria)),
+        backend=backend_name, timings=timings, notes=tuple(notes),
+        fallbacks=(be.reason,) if be.reason else ())
+    from .summary import build_summary
+
+    summary = build_summary(probe)
+    summary["rows"] = int(N)
+    summary["pareto_front_size"] = int(front_size)
+    summary["top"] = to_jsonable(top[top_columns(probe)].to_dict(orient="records"))
+    summary["timings_s"] = dict(timings)
+    summary["notes"] = list(notes)
+    return summary
