@@ -166,7 +166,8 @@ def _spec_options(args) -> dict:
     )
 
 
-def _run_analysis(args, data) -> int:
+def _run_analysis(args, data, *, simulate_rows=None) -> int:
+    """Analyze ``data`` (a path or table) or, with ``simulate_rows``, a fresh simulated sweep."""
     from .api import Engine
     from .console import make_console, print_summary
 
@@ -175,8 +176,14 @@ def _run_analysis(args, data) -> int:
     progress = _progress(args)
     try:
         engine = Engine(backend=args.backend, progress=progress)
+        if simulate_rows is not None:
+            from .sources.simulate import simulate
+
+            with progress.step("simulate", simulate_rows):
+                data = simulate(simulate_rows, seed=args.seed)
         result = engine.analyze(data, **_spec_options(args))
-        summary = engine.write(result, args.out, report=not args.no_report)
+        with progress.step("write", len(result.table)):
+            summary = engine.write(result, args.out, report=not args.no_report)
     finally:
         progress.close()
     if args.json:
@@ -199,10 +206,7 @@ def _progress(args):
 
 
 def _cmd_demo(args) -> int:
-    from .sources.simulate import simulate
-
-    table = simulate(args.n, seed=args.seed)
-    return _run_analysis(args, table)
+    return _run_analysis(args, None, simulate_rows=args.n)
 
 
 def _cmd_analyze(args) -> int:

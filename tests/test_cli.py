@@ -101,3 +101,14 @@ def test_report_command_rebuilds_report(table_csv, tmp_path, capsys):
     capsys.readouterr()
     assert main(["report", str(out / "ranking.parquet")]) == 3
     assert "summary.json" in capsys.readouterr().err
+
+
+def test_demo_runs_the_whole_analysis_on_a_simulated_sweep(tmp_path, capsys):
+    out = tmp_path / "demo"
+    assert main(["demo", "--n", "3000", "--seed", "1", "--backend", "cpu", "--out", str(out),
+                 "--json", "--no-report"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["rows"] == 3000
+    assert summary["clusters"]["k"] == 5 and len(summary["top"]) == 10
+    assert [c["column"] for c in summary["criteria"]][-1] == "cost_usd"
+    assert (out / "ranking.parquet").exists()
