@@ -40,11 +40,17 @@ class Engine:
     ----------
     backend : {"auto", "cpu", "gpu"} or Backend, keyword-only
         Resolved once here and used by every step.
+    dask : str or distributed.Client, optional, keyword-only
+        Where :meth:`analyze_dataset` runs: ``"local"``, ``"local:N"``, ``"tcp://host:port"``
+        or a connected client.
+    progress : StepProgress, optional, keyword-only
+        Reporter of each step (silent by default).
     """
 
-    def __init__(self, *, backend="auto", progress=None):
+    def __init__(self, *, backend="auto", dask=None, progress=None):
         self.backend = resolve_backend(backend)
         self.progress = progress or SILENT
+        self.dask = dask
 
     def __repr__(self) -> str:
         return f"Engine(backend={self.backend.name!r})"
@@ -173,6 +179,34 @@ class Engine:
             fallbacks=tuple(fallbacks),
             robust=robust,
         )
+
+    def analyze_dataset(self, path, /, *, out_dir=None, spec: AnalysisSpec | None = None,
+                        **options):
+        """The whole analysis on Dask, for datasets larger than one machine's memory.
+
+        Results equal :meth:`analyze` row for row (see ``docs/distributed.md``); the ranking
+        is written as a partitioned dataset ``out_dir/ranking/`` and ``out_dir/summary.json``.
+
+        Returns
+        -------
+        gpurank.engine.distributed.DistributedResult
+        """
+        from .distributed import analyze_dataset, start_dask
+
+        if self.dask is None:
+            raise UsageError("analyze_dataset needs Engine(dask='local[:N]' | 'tcp://...' | client)")
+        spec = _as_spec(spec, options)
+        owned = isinstance(self.dask, str)
+        client = start_dask(self.dask, backend_name=self.backend.name) if owned else self.dask
+        try:
+            return analyze_dataset(path, client=client, spec=spec, backend=self.backend,
+                                   out_dir=out_dir)
+        finally:
+            if owned:
+                cluster = getattr(client, "cluster", None)
+                client.close()
+                if cluster is not None:
+                    cluster.close()
 
     def _on_backend(self, fn, df, step, fallbacks):
         """Run ``fn(backend, df)``; with ``backend="auto"``, fall back to the CPU for this step

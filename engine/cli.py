@@ -88,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     an = sub.add_parser("analyze", help="analyze a configuration table (Parquet or CSV)")
     an.add_argument("table", help="a .parquet file, a folder of .parquet files, or a .csv file")
+    an.add_argument("--dask", default=None, metavar="local[:N]|tcp://HOST:PORT",
+                    help="run on Dask: a local cluster of N worker processes, or a scheduler")
     _common(an, out_default="gpurank-out")
 
     ml = sub.add_parser("mlperf", help="read MLPerf Training results into a configuration table")
@@ -210,7 +212,28 @@ def _cmd_demo(args) -> int:
 
 
 def _cmd_analyze(args) -> int:
+    if args.dask:
+        return _run_distributed(args)
     return _run_analysis(args, args.table)
+
+
+def _run_distributed(args) -> int:
+    from .api import Engine
+    from .console import make_console, print_summary
+
+    if args.robust:
+        raise UsageError("--robust is not available with --dask yet; run it in memory")
+    engine = Engine(backend=args.backend, dask=args.dask)
+    opts = {k: v for k, v in _spec_options(args).items()
+            if k not in ("robust", "samples", "weight_ranges")}
+    result = engine.analyze_dataset(args.table, out_dir=args.out, **opts)
+    if args.json:
+        print(json.dumps(result.summary, indent=2))
+    else:
+        console = make_console(quiet=args.quiet)
+        print_summary(result.summary, console)
+        console.print(f"wrote ranking/ (partitioned) and summary.json in {Path(args.out)}")
+    return 0
 
 
 def _cmd_info(args) -> int:

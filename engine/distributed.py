@@ -248,7 +248,7 @@ def _front_costs(costs, rank, r):
 def _peel(costs, state, front, r):
     """One peeling round on one partition: subtract, for every unranked row, the rows of
     front ``r`` that dominate it; rows left with no dominator form front ``r + 1``."""
-    from gpurank.kernels.partition import box, box_relation, cross_domination_count
+    from gpurank.kernels.partition import _cross_brute, box, box_relation, cross_domination_count
 
     rem, rank = state
     alive = np.flatnonzero(rank < 0)
@@ -263,7 +263,10 @@ def _peel(costs, state, front, r):
     if rel == "all":
         rem[alive] -= len(front)
     else:
-        rem[alive] -= cross_domination_count(sub, front)
+        # Fronts are small: the row-sum-pruned brute-force kernel beats rebuilding the
+        # stacked single-table count every round.
+        rem[alive] -= (_cross_brute(sub, np.ascontiguousarray(front, dtype=np.float64))
+                       if len(front) <= 4096 else cross_domination_count(sub, front))
     rank[alive[rem[alive] == 0]] = r + 1
     return rem, rank
 

@@ -1,0 +1,200 @@
+"""The Dask path equals the in-memory path (Engine(backend="cpu").analyze), row for row."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("dask.dataframe")
+pytest.importorskip("distributed")
+
+import dask.dataframe as dd
+from dask import delayed
+from gpurank.engine import Engine
+from gpurank.engine.distributed import DistributedError, analyze_dataset, start_dask
+from gpurank.engine.errors import GpurankError, UsageError
+from gpurank.engine.spec import AnalysisSpec, parse_criteria
+from gpurank.engine.summary import build_summary
+from gpurank.kernels import cpu
+from tables import config_table
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                           dashboard_address=None)
+    c = Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def _from_parts(parts):
+    meta = parts[0].iloc[:0]
+    return dd.from_delayed([delayed(lambda x: x)(p) for p in parts], meta=meta,
+                           verify_meta=False)
+
+
+def _check(res, ref, out=None):
+    got = res.result_columns()
+    t = ref.table
+    assert np.array_equal(got["row_id"].to_numpy(), np.arange(len(t)))
+    for col in ("pareto_rank", "domination_count", "rank"):
+        assert np.array_equal(got[col].to_numpy(), t[col].to_numpy()), col
+    np.testing.assert_allclose(got["topsis_score"].to_numpy(), t["topsis_score"].to_numpy(),
+                               rtol=0, atol=1e-12)
+    k = ref.spec.top
+    assert np.array_equal(res.topsis_top_k, cpu.top_k(t["topsis_score"].to_numpy(), k))
+    assert np.array_equal(np.sort(res.pareto_front_rows),
+                          np.flatnonzero(t["pareto_rank"].to_numpy() == 0))
+    assert res.top["row_id"].tolist() == list(ref.ranking.top(k))
+    want = build_summary(ref)
+    assert set(res.summary) == set(want)
+    for key in ("rows", "criteria", "settings", "pareto_front_size", "ideal", "anti_ideal",
+                "clusters", "backend"):
+        assert res.summary[key] == want[key], key
+    gi, wi = res.summary["importance"], want["importance"]
+    assert [f["feature"] for f in gi["features"]] == [f["feature"] for f in wi["features"]]
+    assert gi["rows_used"] == wi["rows_used"]
+    np.testing.assert_allclose([f["permutation"] for f in gi["features"]],
+                               [f["permutation"] for f in wi["features"]], atol=1e-9)
+    assert len(res.summary["top"]) == len(want["top"])
+    for a, b in zip(res.summary["top"], want["top"]):
+        assert a.keys() == b.keys()
+        assert a["rank"] == b["rank"] and a["pareto_rank"] == b["pareto_rank"]
+    if out is not None:
+        w = pd.read_parquet(out / "ranking").sort_values("row_id", ignore_index=True)
+        assert len(w) == len(t)
+        assert np.array_equal(w["cluster"].to_numpy(), t["cluster"].to_numpy())
+        assert np.array_equal(w["rank"].to_numpy(), t["rank"].to_numpy())
+        assert (out / "ranking" / "_SUCCESS").exists()
+        assert (out / "summary.json").exists()
+        assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+SPEC = AnalysisSpec(n_estimators=10, k_range=(2, 3), top=7)
+
+
+def test_realistic_table_partitions(client, tmp_path):
+    df = config_table(800, seed=3)
+    res = analyze_dataset(dd.from_pandas(df, npartitions=4, sort=False), client=client,
+                          spec=SPEC, backend="cpu", out_dir=tmp_path)
+    _check(res, Engine(backend="cpu").analyze(df, SPEC), tmp_path)
+
+
+def test_parquet_folder_minmax_and_two_criteria(client, tmp_path):
+    df = config_table(600, seed=4)
+    src = tmp_path / "data"
+    src.mkdir()
+    for i, lo in enumerate(range(0, 600, 200)):
+        df.iloc[lo:lo + 200].to_parquet(src / f"part-{i:05d}.parquet", index=False)
+    spec = AnalysisSpec(criteria=parse_criteria("time_to_train_min:min:1,cost_usd:min:2"),
+                        norm="minmax", n_estimators=10, k_range=(2, 3), clusters=3)
+    res = analyze_dataset(src, client=client, spec=spec, backend="cpu")
+    _check(res, Engine(backend="cpu").analyze(src, spec))
+
+
+def test_unlucky_partition_boundaries(client):
+    # Integer-valued random criteria: many ties; duplicates split across partitions; one
+    # empty partition; one partition holding the whole front.
+    rng = np.random.default_rng(11)
+    df = config_table(400, seed=5)
+    df["a"] = rng.integers(0, 6, len(df)).astype(float)
+    df["b"] = rng.integers(0, 6, len(df)).astype(float)
+    df["c"] = rng.integers(0, 6, len(df)).astype(float)
+    df = pd.concat([df, df.iloc[:60]], ignore_index=True)  # duplicates
+    spec = AnalysisSpec(criteria=parse_criteria("a:min,b:min,c:max"), n_estimators=10, k_range=(2, 3), top=15)
+    costs = np.column_stack([df.a, df.b, -df.c])
+    front = cpu.pareto_front(np.ascontiguousarray(costs))
+    order = np.concatenate([np.flatnonzero(front), np.flatnonzero(~front)])
+    df = df.iloc[order].reset_index(drop=True)
+    nf = int(front.sum())
+    parts = [df.iloc[:nf], df.iloc[nf:nf + 30], df.iloc[:0], df.iloc[nf + 30:300],
+             df.iloc[300:]]
+    parts = [p.reset_index(drop=True) for p in parts]
+    res = analyze_dataset(_from_parts(parts), client=client, spec=spec, backend="cpu")
+    _check(res, Engine(backend="cpu").analyze(df, spec))
+    # Rows equal across partitions: the same counts and ranks.
+    got = res.result_columns()
+    assert got["domination_count"].iloc[:nf].eq(0).all()
+
+
+def test_simulated_parquet_default_criteria(client, tmp_path):
+    from gpurank.engine.sources.simulate import simulate_to_parquet
+
+    src = tmp_path / "sim"
+    simulate_to_parquet(src, 2000, seed=1, partitioned=True, row_group_rows=600)
+    res = analyze_dataset(src, client=client, spec=SPEC, backend="cpu", out_dir=tmp_path / "o")
+    _check(res, Engine(backend="cpu").analyze(src, SPEC), tmp_path / "o")
+
+
+def test_worker_killed_once_recovers(client, tmp_path):
+    df = config_table(300, seed=6)
+    marker = tmp_path / "killed"
+    res = analyze_dataset(dd.from_pandas(df, npartitions=3, sort=False), client=client,
+                          spec=SPEC, backend="cpu", out_dir=tmp_path / "o",
+                          _fault=("kill-once", str(marker), 1))
+    assert marker.exists()  # a worker really died and Dask retried the task elsewhere
+    client.wait_for_workers(2, timeout=60)
+    _check(res, Engine(backend="cpu").analyze(df, SPEC), tmp_path / "o")
+
+
+def test_failure_leaves_no_output(client, tmp_path):
+    df = config_table(300, seed=6)
+    out = tmp_path / "o"
+    with pytest.raises(Exception, match="injected failure"):
+        analyze_dataset(dd.from_pandas(df, npartitions=3, sort=False), client=client,
+                        spec=SPEC, backend="cpu", out_dir=out, _fault=("raise", 2))
+    assert not (out / "ranking").exists()
+    assert not (out / "summary.json").exists()
+    assert list(out.iterdir()) == []  # the temporary folder is gone too
+
+
+def test_errors_match_in_memory(client):
+    df = config_table(50, seed=1)
+    df.loc[3, "time_to_train_min"] = np.nan
+    with pytest.raises(GpurankError, match="1 rows have missing or infinite values in criteria"):
+        analyze_dataset(dd.from_pandas(df, npartitions=2, sort=False), client=client,
+                        spec=SPEC, backend="cpu")
+    spec = AnalysisSpec(n_estimators=10, k_range=(2, 3), drop_invalid=True)
+    res = analyze_dataset(dd.from_pandas(df, npartitions=2, sort=False), client=client,
+                          spec=spec, backend="cpu")
+    _check(res, Engine(backend="cpu").analyze(df, spec))
+
+
+@pytest.mark.parametrize("bad", ["", "locl", "local:x", "local:0", "tcp://nohost", "tcp://:12"])
+def test_start_dask_bad_spec(bad):
+    with pytest.raises(UsageError, match="--dask"):
+        start_dask(bad)
+
+
+def test_distributed_error_is_gpurank_error():
+    assert issubclass(DistributedError, GpurankError)
+
+
+def test_cli_analyze_with_dask_matches_in_memory(tmp_path, capsys):
+    import json
+
+    from gpurank.engine.cli import main
+    from tables import config_table
+
+    data = tmp_path / "ds"
+    data.mkdir()
+    df = config_table(120, seed=21)
+    for i in range(3):
+        df.iloc[i * 40:(i + 1) * 40].to_parquet(data / f"part-{i}.parquet")
+    out = tmp_path / "out"
+    assert main(["analyze", str(data), "--dask", "local:2", "--backend", "cpu", "--out",
+                 str(out), "--json", "--top", "5"]) == 0
+    dist = json.loads(capsys.readouterr().out)
+    assert main(["analyze", str(data), "--backend", "cpu", "--out", str(tmp_path / "mem"),
+                 "--json", "--top", "5", "--no-report"]) == 0
+    mem = json.loads(capsys.readouterr().out)
+    assert dist["rows"] == mem["rows"] == 120
+    assert dist["pareto_front_size"] == mem["pareto_front_size"]
+    assert [r["rank"] for r in dist["top"]] == [r["rank"] for r in mem["top"]]
+    assert [r["topsis_score"] for r in dist["top"]] == pytest.approx(
+        [r["topsis_score"] for r in mem["top"]], abs=1e-12)
+    assert (out / "ranking" / "_SUCCESS").exists() and (out / "summary.json").exists()
+    assert main(["analyze", str(data), "--dask", "udp://x", "--backend", "cpu"]) == 2
