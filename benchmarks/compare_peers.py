@@ -113,9 +113,14 @@ PEERS = {
 }
 
 
+ONLY = None  # set from --peers: restrict to these peer names
+
+
 def available_peers(kernel):
     out = []
     for name, mod, fn, expo in PEERS[kernel]:
+        if ONLY is not None and name not in ONLY:
+            continue
         if have(mod) and (mod != "botorch" or have("torch")):
             out.append((name, fn, expo))
     return out
@@ -147,9 +152,16 @@ def warm_up():
         cpu.domination_count(c, cap=3)
     x, w, b = make_topsis(300, 4)
     cpu.topsis(x, w, b)
+    # the parallel variants only run from cpu._PAR_MIN rows on: compile (or load) them too
+    big = getattr(cpu, "_PAR_MIN", 400_000) + 1
+    for m in (2, 3, 4, 6):
+        cpu.pareto_front(make_costs(big, m, "realistic"))
+    x, w, b = make_topsis(big, 4)
+    cpu.topsis(x, w, b)
 
 
-def run(kernels, sizes, ms, shapes, peer_limit, repeats, budget, log=sys.stderr):
+def run(kernels, sizes, ms, shapes, peer_limit, repeats, budget, log=sys.stderr,
+        ours_limit=120.0):
     """Yield result rows (dicts)."""
     start = time.perf_counter()
     last = {}  # (kernel, peer, m, shape) -> (n, seconds)
@@ -168,12 +180,28 @@ def run(kernels, sizes, ms, shapes, peer_limit, repeats, budget, log=sys.stderr)
                         c = make_costs(n, m, shape)
                         ours_fn, args = (lambda c=c, k=kernel: getattr(cpu, k)(c)), ()
                         peer_args = (c,)
+                    okey = (kernel, "gpurank", m, shape)
+                    if okey in last:
+                        n0, t0 = last[okey]
+                        pred = t0 * (n / n0) ** 1.5
+                        if pred > ours_limit:
+                            print(f"# {kernel} n={n} m={m} {shape}: ours skipped "
+                                  f"(~{pred:.0f} s predicted)", file=log, flush=True)
+                            yield dict(kernel=kernel, n=n, m=m, shape=shape,
+                                       ours=float("nan"), peer="-", peer_t=float("nan"),
+                                       agree=True, notes=f"ours skipped (~{pred:.0f} s "
+                                       "predicted)")
+                            continue
                     t_ours, r_ours = timed(ours_fn, repeats=repeats)
+                    last[okey] = (n, t_ours)
                     best = None
                     notes = []
                     ok = True
                     for pname, pfn, expo in available_peers(kernel):
                         key = (kernel, pname, m, shape)
+                        if pname == "scikit-criteria" and n >= 10**7:
+                            notes.append("scikit-criteria skipped (> 10 GB at 1e7 rows)")
+                            continue
                         if key in last:
                             n0, t0 = last[key]
                             pred = t0 * (n / n0) ** expo
@@ -210,7 +238,8 @@ def markdown(rows):
         "|---|---:|---:|---|---:|---|---:|---:|:-:|---|",
     ]
     for r in rows:
-        ratio = r["peer_t"] / r["ours"] if r["ours"] > 0 and r["peer_t"] == r["peer_t"] else None
+        ratio = (r["peer_t"] / r["ours"]
+                 if r["ours"] > 0 and r["peer_t"] == r["peer_t"] else None)
         lines.append(
             f"| {r['kernel']} | {r['n']:.0e} | {r['m']} | {r['shape']} | {r['ours']:.4f} | "
             f"{r['peer']} | {r['peer_t']:.4f} | {'%.2fx' % ratio if ratio else '-'} | "
@@ -240,11 +269,20 @@ def main(argv=None):
     p.add_argument("--peer-limit", type=float, default=60.0)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--budget", type=float, default=3600.0, help="stop after this many seconds")
+    p.add_argument("--ours-limit", type=float, default=120.0,
+                   help="skip our cell when predicted (n^1.5 from the previous size) above")
+    p.add_argument("--peers", nargs="+", default=None, help="only these peers (default: all)")
     a = p.parse_args(argv)
+    global ONLY
+    ONLY = a.peers
     warm_up()
-    rows = list(run(a.kernels, a.sizes, a.ms, a.shapes, a.peer_limit, a.repeats, a.budget))
-    print(f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}, "
-          f"Python {platform.python_version()}, NumPy {np.__version__}\n")
+    rows = list(run(a.kernels, a.sizes, a.ms, a.shapes, a.peer_limit, a.repeats, a.budget,
+                    ours_limit=a.ours_limit))
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    print(f"Date: {time.strftime('%Y-%m-%d %H:%M %Z')}. "
+          f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}, "
+          f"Python {platform.python_version()}, NumPy {np.__version__}. "
+          f"Load average at the end: {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}\n")
     print(markdown(rows))
     print()
     print(summary(rows))

@@ -1,16 +1,31 @@
 """CPU kernels compiled with Numba (``njit``, ``parallel=True`` where it pays).
 
 Same names, signatures and contract as :mod:`gpurank.kernels.reference` (read the contract
-there). Inputs are validated on the host by :mod:`._validate` before any compiled code runs;
-inputs are never mutated. No kernel allocates O(n^2): peak extra memory is O(n m).
+there). Inputs are validated on the host by :mod:`._validate` before any compiled code runs,
+except the finiteness check of ``pareto_front`` and ``topsis``, which is fused into their
+first compiled pass (a non-finite value then raises ``_validate``'s message); inputs are
+never mutated. No kernel allocates O(n^2): peak extra memory is O(n m).
+
+Linear passes run serially below 400,000 rows (``_PAR_MIN``): on a busy 2-core machine
+waking the thread pool costs more than it saves. Every kernel is ``cache=True`` (the m=3
+rank recursion is an explicit stack for that reason), so only the first run on a machine
+pays compilation.
 
 This module must never import numba.cuda, cupy, cudf or cuml (a test pins that).
 
 Algorithms (n rows, m criteria)
 -------------------------------
-* ``pareto_front``: m=1 a min scan, O(n). m=2 a lexicographic sort and a sweep keeping the
-  best second criterion, O(n log n). m=3 a lexicographic sort and a sweep with a Fenwick
-  tree of prefix minima of the third criterion over ranks of the second, O(n log n).
+* ``pareto_front``: m=1 a min scan, O(n). For m>=2 a pivot prefilter runs first
+  (``_prefilter``): rounds of picking ~2m+2 pivot rows from a strided sample (minimizers of
+  sum / max / corner scalarizations of per-column sample ranks, robust to heavy tails) and
+  dropping, in one pass with early exits, every row a pivot dominates; O(n P m) per round,
+  rounds stop when one removes less than a third. It is exact (a row dominated by a dropped
+  row is dominated by that row's pivot) and removes > 99% of the rows on realistic and
+  independent data. The survivors then go to: m=2 a lexicographic sort and a sweep keeping
+  the best second criterion, O(n log n). m=3 a lexicographic sort and a sweep keeping the
+  2-D staircase of (c1, c2) over the front in a sorted array, O(n log S + |F| S), handing
+  over to a sweep with a Fenwick tree of prefix minima of c2 over ranks of c1 (O(n log n))
+  when the staircase passes 8192 stairs.
   m>=4 sort-filter-skyline (SFS): rows sorted by the sum of criteria (a topological order of
   dominance, equal sums ordered lexicographically), each compared only with the current
   front, blocks of rows checked in parallel; O(n |F| m) worst case, ~O(n m) when the front
@@ -18,22 +33,30 @@ Algorithms (n rows, m criteria)
   pruning (``domination_count(cap=1)``).
 * ``pareto_rank``: m=1 dense ranking, m=2 a lexicographic sweep with a Fenwick tree of
   prefix maxima of the rank, O(n log n). m=3 CDQ divide and conquer over the lexicographic
-  order (longest chain in a 3-D partial order), O(n log^2 n). m>=4 best-front search
+  order (longest chain in a 3-D partial order), O(n log^2 n). m=4 the same CDQ one level
+  deeper (``_rank_4d``: each cross step is a static 3-D max-dominance query solved by a
+  bottom-up CDQ with a max-Fenwick tree), O(n log^3 n) whatever the correlation. m>=5
+  best-front search
   one pass in topological order over a static k-d tree whose nodes carry the best rank
   assigned so far: rank = 1 + max rank of the dominators, found by branch and bound
   (``_ens_bs``, ENS with binary search over fronts, is kept as a simpler alternative).
 * ``domination_count`` / ``dominated_count``: m=1 sort + binary search, m=2 a Fenwick
-  sweep, m=3 CDQ divide and conquer with a Fenwick tree, O(n log^2 n). m>=4 a k-d tree
+  sweep, m=3 CDQ divide and conquer with a Fenwick tree, O(n log^2 n). m=4 exact counts
+  (no cap, or a cap above 64) CDQ one level deeper, O(n log^3 n) (``_count_4d``). m>=5, and
+  m=4 with a small cap, a k-d tree
   (median splits, leaves of 32 rows) traversed per leaf with bounding-box pruning: a node
   whose box lies wholly below the leaf's box is counted in O(1), a node that cannot reach
   it is skipped. ``cap=k`` stops a leaf's traversal once all its rows reached k.
   ``dominated_count(c) == domination_count(-c)``.
-* ``topsis``: two parallel passes, O(n m): column min/max/sum of squares, then distances
-  and closeness fused in one pass.
+* ``topsis``: two passes, O(n m), no temporaries: column min/max/sum of squares (per-chunk
+  float64 partials; finiteness read off the results for free), then scaling, distances and
+  closeness fused in one pass straight into the output.
 * ``top_k``: ``argpartition`` + sort of the k selected, O(n + k log k).
 """
 
 from __future__ import annotations
+
+import types
 
 import numpy as np
 from numba import njit, prange
@@ -48,13 +71,25 @@ __all__ = [
     "dominated_count",
     "topsis",
     "top_k",
+    "smaa_topsis",
 ]
 
 _dominates = njit(inline="always")(_shared.dominates)
 _rows_equal = njit(inline="always")(_shared.rows_equal)
 
 _CACHE = True
+_PAR_MIN = 400_000  # below this many rows serial passes win (no thread wake-ups on a busy box)
+
+
+def _serial(fn, name):
+    """A serial (``prange`` runs as ``range``) cached twin of an ``njit(parallel=True)``
+    kernel, under its own name so the two never share a cache entry."""
+    f = getattr(fn, "py_func", fn)
+    g = types.FunctionType(f.__code__, f.__globals__, name, f.__defaults__, f.__closure__)
+    g.__qualname__ = name
+    return njit(cache=_CACHE)(g)
 _LEAF = 32  # k-d tree leaf size
+_CDQ_CAP = 64  # m=4 counts with a cap above this use the exact CDQ count, else the k-d tree
 _SFS_MAX_FRONT = 3000  # SFS switches to the k-d tree beyond this front size
 
 
@@ -125,7 +160,7 @@ def _order_by_key(c, key):
     ``key = c[:, 0]`` it is the lexicographic order.
     """
     n, m = c.shape
-    order = np.argsort(key, kind="mergesort")
+    order = np.argsort(key)  # ties are re-sorted lexicographically below
     tmp = np.empty(n, dtype=order.dtype)
     i = 0
     while i < n:
@@ -176,8 +211,15 @@ def _gather_rows(c, order):
     return out
 
 
+_row_sums_ser = _serial(_row_sums, "_row_sums_ser")
+_gather_rows_ser = _serial(_gather_rows, "_gather_rows_ser")
+
+
 def _topo(c):
     """Rows in a topological order of dominance and the gathered sorted copy."""
+    if c.shape[0] < _PAR_MIN:
+        order = _order_by_key(c, _row_sums_ser(c))
+        return order, _gather_rows_ser(c, order)
     order = _order_by_key(c, _row_sums(c))
     return order, _gather_rows(c, order)
 
@@ -239,6 +281,100 @@ def _front_3d(c, order):
             p += p & (-p)
         i = j
     return out
+
+
+@njit(cache=_CACHE)
+def _front_3d_stair(c, order, max_s):
+    """Lexicographic sweep keeping the 2-D staircase of (c1, c2) over the front so far in
+    a sorted array (c1 increasing, c2 strictly decreasing): a row is dominated iff the last
+    stair with c1 <= its c1 has c2 <= its c2 (groups of equal rows are decided together).
+    O(n log S + |F| S) for a staircase of S stairs; gives up (finished False) when S would
+    pass ``max_s`` (the Fenwick sweep ``_front_3d`` then takes over)."""
+    n = c.shape[0]
+    out = np.zeros(n, dtype=np.bool_)
+    sy = np.empty(max_s + 1)
+    sz = np.empty(max_s + 1)
+    ns = 0
+    i = 0
+    while i < n:
+        head = order[i]
+        j = i + 1
+        while j < n and _rows_equal(c, order[j], head, 3):
+            j += 1
+        y = c[head, 1]
+        z = c[head, 2]
+        # last stair with sy <= y
+        lo = 0
+        hi = ns
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if sy[mid] <= y:
+                lo = mid + 1
+            else:
+                hi = mid
+        p = lo - 1
+        if p >= 0 and sz[p] <= z:
+            i = j
+            continue
+        for t in range(i, j):
+            out[order[t]] = True
+        if p >= 0 and sy[p] == y:
+            lo = p  # that stair has a larger c2: replaced below
+        # drop stairs from lo on that (y, z) weakly dominates: sy >= y and sz >= z
+        q = lo
+        while q < ns and sz[q] >= z:
+            q += 1
+        removed = q - lo
+        if removed == 0:
+            if ns >= max_s:
+                return out, False
+            for t in range(ns, lo, -1):
+                sy[t] = sy[t - 1]
+                sz[t] = sz[t - 1]
+            ns += 1
+        elif removed > 1:
+            for t in range(q, ns):
+                sy[t - removed + 1] = sy[t]
+                sz[t - removed + 1] = sz[t]
+            ns -= removed - 1
+        sy[lo] = y
+        sz[lo] = z
+        i = j
+    return out, True
+
+
+@njit(cache=_CACHE)
+def _rank_2d_tails(c, order):
+    """m=2 ranks in one sweep over the lexicographic order: members of one front have
+    strictly decreasing c1 along the sweep, so front k is summed up by its last c1 (its
+    tail) and tails increase with k; a row (group of equal rows) joins the first front
+    whose tail is > its c1 (binary search), O(n log F) after the sort."""
+    n = c.shape[0]
+    rank = np.empty(n, dtype=np.int32)
+    tails = np.empty(n)
+    nf = 0
+    i = 0
+    while i < n:
+        head = order[i]
+        j = i + 1
+        while j < n and _rows_equal(c, order[j], head, 2):
+            j += 1
+        y = c[head, 1]
+        lo = 0
+        hi = nf
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if tails[mid] <= y:
+                lo = mid + 1
+            else:
+                hi = mid
+        tails[lo] = y
+        if lo == nf:
+            nf += 1
+        for t in range(i, j):
+            rank[order[t]] = lo
+        i = j
+    return rank
 
 
 @njit(cache=_CACHE)
@@ -372,13 +508,47 @@ def _cdq_count_3d(y, z, w, uz):
     return cnt
 
 
-@njit  # not cached: Numba's cache of self-recursive functions crashes on reload
-def _cdq_rank_rec(y, z, rank, lo, hi, tree, uz, ia, ib):
-    """Longest chain below each point, points [lo, hi) in position order."""
-    if hi - lo <= 1:
-        return
-    mid = (lo + hi) // 2
-    _cdq_rank_rec(y, z, rank, lo, mid, tree, uz, ia, ib)
+@njit(cache=_CACHE)
+def _cdq_rank(y, z, rank, tree, uz):
+    """Longest chain below each point (points in position order), CDQ divide and conquer
+    run iteratively with an explicit stack (in-order: left half solved, then the left->right
+    contribution, then the right half), so it can be cached. O(g log^2 g)."""
+    g = y.shape[0]
+    st_lo = np.empty(128, dtype=np.int64)
+    st_hi = np.empty(128, dtype=np.int64)
+    st_ph = np.empty(128, dtype=np.int64)
+    sp = 0
+    st_lo[0] = 0
+    st_hi[0] = g
+    st_ph[0] = 0
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        lo = st_lo[sp]
+        hi = st_hi[sp]
+        ph = st_ph[sp]
+        if hi - lo <= 1:
+            continue
+        mid = (lo + hi) // 2
+        if ph == 0:
+            st_lo[sp] = lo
+            st_hi[sp] = hi
+            st_ph[sp] = 1
+            st_lo[sp + 1] = lo
+            st_hi[sp + 1] = mid
+            st_ph[sp + 1] = 0
+            sp += 2
+            continue
+        _cdq_rank_merge(y, z, rank, lo, mid, hi, tree, uz)
+        st_lo[sp] = mid
+        st_hi[sp] = hi
+        st_ph[sp] = 0
+        sp += 1
+
+
+@njit(cache=_CACHE)
+def _cdq_rank_merge(y, z, rank, lo, mid, hi, tree, uz):
+    """Raise the ranks of points [mid, hi) by the chains ending in [lo, mid)."""
     # left points sorted by y, right points sorted by y
     nl = mid - lo
     nr = hi - mid
@@ -417,10 +587,9 @@ def _cdq_rank_rec(y, z, rank, lo, hi, tree, uz, ia, ib):
         while p <= uz:
             tree[p] = -1
             p += p & (-p)
-    _cdq_rank_rec(y, z, rank, mid, hi, tree, uz, ia, ib)
 
 
-@njit
+@njit(cache=_CACHE)
 def _rank_3d(c, order):
     n = c.shape[0]
     heads, weight, group = _unique_groups(c, order, 3)
@@ -434,11 +603,194 @@ def _rank_3d(c, order):
     z, uz = _dense_rank(zv)
     rank = np.zeros(g, dtype=np.int64)
     tree = np.full(uz + 1, -1, dtype=np.int64)
-    dummy = np.empty(0, dtype=np.int64)
-    _cdq_rank_rec(y, z, rank, 0, g, tree, uz, dummy, dummy)
+    _cdq_rank(y, z, rank, tree, uz)
     out = np.empty(n, dtype=np.int32)
     for r in range(n):
         out[r] = rank[group[r]]
+    return out
+
+
+@njit(cache=_CACHE)
+def _cdq_max_3d(y, z, w, uz):
+    """Like ``_cdq_count_3d`` with max instead of sum: for each point the largest ``w`` of
+    earlier points with y <= and z <= (-1 when none; pass w = -1 for points that are only
+    queries)."""
+    g = y.shape[0]
+    cnt = np.full(g, -1, dtype=np.int64)
+    idx = np.arange(g)
+    buf = np.empty(g, dtype=np.int64)
+    tree = np.full(uz + 1, -1, dtype=np.int64)
+    width = 1
+    while width < g:
+        for s in range(0, g, 2 * width):
+            mid = min(s + width, g)
+            e = min(s + 2 * width, g)
+            if mid >= e:
+                for t in range(s, e):
+                    buf[t] = idx[t]
+                continue
+            i, j, t = s, mid, s
+            while i < mid or j < e:
+                take_left = j >= e or (i < mid and y[idx[i]] <= y[idx[j]])
+                if take_left:
+                    a = idx[i]
+                    p = z[a]
+                    while p <= uz:
+                        if w[a] > tree[p]:
+                            tree[p] = w[a]
+                        p += p & (-p)
+                    buf[t] = a
+                    i += 1
+                else:
+                    b = idx[j]
+                    p = z[b]
+                    q = -1
+                    while p > 0:
+                        if tree[p] > q:
+                            q = tree[p]
+                        p -= p & (-p)
+                    if q > cnt[b]:
+                        cnt[b] = q
+                    buf[t] = b
+                    j += 1
+                t += 1
+            for t in range(s, mid):
+                a = idx[t]
+                p = z[a]
+                while p <= uz:
+                    tree[p] = -1
+                    p += p & (-p)
+        tmp = idx
+        idx = buf
+        buf = tmp
+        width *= 2
+    return cnt
+
+
+@njit(cache=_CACHE)
+def _rank_4d(c, order):
+    """Non-dominated sorting for m=4: distinct rows in lexicographic order, CDQ over
+    positions run in order (left half final, then the left -> right step, then the right
+    half; explicit stack). A cross step raises each right row's rank to 1 + the largest
+    rank among the left rows that weakly precede it in (c1, c2, c3): sort both halves on
+    c1 (left first on ties), then ``_cdq_max_3d`` on (c2, c3). O(n log^3 n)."""
+    n = c.shape[0]
+    heads, _, group = _unique_groups(c, order, 4)
+    g = heads.shape[0]
+    yv = np.empty(g)
+    zv = np.empty(g)
+    wv = np.empty(g)
+    for t in range(g):
+        yv[t] = c[heads[t], 1]
+        zv[t] = c[heads[t], 2]
+        wv[t] = c[heads[t], 3]
+    y, _ = _dense_rank(yv)
+    z, _ = _dense_rank(zv)
+    rank = np.zeros(g, dtype=np.int64)
+    st_lo = np.empty(128, dtype=np.int64)
+    st_hi = np.empty(128, dtype=np.int64)
+    st_ph = np.empty(128, dtype=np.int64)
+    st_lo[0] = 0
+    st_hi[0] = g
+    st_ph[0] = 0
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        lo = st_lo[sp]
+        hi = st_hi[sp]
+        ph = st_ph[sp]
+        if hi - lo <= 1:
+            continue
+        mid = (lo + hi) // 2
+        if ph == 0:
+            st_lo[sp] = lo
+            st_hi[sp] = hi
+            st_ph[sp] = 1
+            st_lo[sp + 1] = lo
+            st_hi[sp + 1] = mid
+            st_ph[sp + 1] = 0
+            sp += 2
+            continue
+        k = hi - lo
+        key = np.empty(k, dtype=np.int64)
+        for t in range(k):
+            key[t] = 2 * y[lo + t] + (1 if lo + t >= mid else 0)
+        o = np.argsort(key)
+        zz = np.empty(k, dtype=np.int64)
+        ww = np.empty(k)
+        val = np.empty(k, dtype=np.int64)
+        for t in range(k):
+            p = lo + o[t]
+            zz[t] = z[p]
+            ww[t] = wv[p]
+            val[t] = rank[p] if p < mid else -1
+        wr, uw = _dense_rank(ww)
+        part = _cdq_max_3d(zz, wr, val, uw)
+        for t in range(k):
+            p = lo + o[t]
+            if p >= mid and part[t] + 1 > rank[p]:
+                rank[p] = part[t] + 1
+        st_lo[sp] = mid
+        st_hi[sp] = hi
+        st_ph[sp] = 0
+        sp += 1
+    out = np.empty(n, dtype=np.int32)
+    for r in range(n):
+        out[r] = rank[group[r]]
+    return out
+
+
+@njit(cache=_CACHE)
+def _count_4d(c, order):
+    """Exact domination counts for m=4: distinct rows in lexicographic order (so every
+    dominator comes earlier), bottom-up CDQ over positions; each cross step (left block
+    -> right block) is a static 3-D dominance count, solved by sorting both blocks on c1
+    (left first on ties) and running the 3-D CDQ counter ``_cdq_count_3d`` on (c2, c3) with
+    the right block's weights set to zero. O(n log^3 n) time, O(n) memory, independent of
+    how the data are correlated."""
+    n = c.shape[0]
+    heads, weight, group = _unique_groups(c, order, 4)
+    g = heads.shape[0]
+    yv = np.empty(g)
+    zv = np.empty(g)
+    wv = np.empty(g)
+    for t in range(g):
+        yv[t] = c[heads[t], 1]
+        zv[t] = c[heads[t], 2]
+        wv[t] = c[heads[t], 3]
+    y, _ = _dense_rank(yv)
+    z, _ = _dense_rank(zv)
+    cnt = np.zeros(g, dtype=np.int64)
+    width = 1
+    while width < g:
+        for s in range(0, g, 2 * width):
+            mid = min(s + width, g)
+            e = min(s + 2 * width, g)
+            if mid >= e:
+                continue
+            k = e - s
+            key = np.empty(k, dtype=np.int64)
+            for t in range(k):
+                key[t] = 2 * y[s + t] + (1 if s + t >= mid else 0)
+            o = np.argsort(key)
+            zz = np.empty(k, dtype=np.int64)
+            ww = np.empty(k)
+            wt = np.empty(k, dtype=np.int64)
+            for t in range(k):
+                p = s + o[t]
+                zz[t] = z[p]
+                ww[t] = wv[p]
+                wt[t] = weight[p] if p < mid else 0
+            wr, uw = _dense_rank(ww)
+            part = _cdq_count_3d(zz, wr, wt, uw)
+            for t in range(k):
+                p = s + o[t]
+                if p >= mid:
+                    cnt[p] += part[t]
+        width *= 2
+    out = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        out[r] = cnt[group[r]]
     return out
 
 
@@ -839,6 +1191,239 @@ def _kd_domination_count(c, cap):
 
 
 # ---------------------------------------------------------------------------------------
+# Input preparation with the finiteness check fused into the first pass, and the pivot
+# prefilter for pareto_front
+# ---------------------------------------------------------------------------------------
+
+
+def _as_costs(costs, name="costs"):
+    """``check_costs`` without its finiteness pass: shape and dtype checks, C-contiguous
+    float array. The caller's first compiled pass checks finiteness (``_raise_if_not_finite``
+    reports the first bad cell with ``check_costs``'s message)."""
+    c = np.asarray(costs)
+    if c.ndim != 2 or c.dtype not in (np.float32, np.float64):
+        return check_costs(c, name=name)  # raises, or converts (and checks) other dtypes
+    return np.ascontiguousarray(c)
+
+
+def _raise_if_not_finite(c, name="costs"):
+    check_costs(c, name=name)  # raises the canonical message
+    raise AssertionError("unreachable: a non-finite value was detected")  # pragma: no cover
+
+
+@njit(cache=_CACHE)
+def _pivot_candidates(c, idx):
+    """Pivot rows for one prefilter round over rows ``idx`` of ``c``: a strided sample of
+    up to 1024 rows is turned into per-column ranks (robust to heavy tails), and the sample
+    rows minimizing a few rank scalarizations (sum, max, and per-criterion corners) are
+    returned as row indices of ``c`` (rank-sum pivot first, duplicates removed)."""
+    k = idx.shape[0]
+    m = c.shape[1]
+    step = max(1, k // 1024)
+    s = (k + step - 1) // step
+    r = np.empty((s, m))
+    col = np.empty(s)
+    for j in range(m):
+        for t in range(s):
+            col[t] = c[idx[t * step], j]
+        o = np.argsort(col)
+        for t in range(s):
+            r[o[t], j] = t / s
+    nsc = 2 + 2 * m
+    best = np.full(nsc, np.inf)
+    arg = np.zeros(nsc, dtype=np.int64)
+    for t in range(s):
+        sm = 0.0
+        mx = 0.0
+        for j in range(m):
+            sm += r[t, j]
+            if r[t, j] > mx:
+                mx = r[t, j]
+        if sm < best[0]:
+            best[0] = sm
+            arg[0] = t
+        if mx < best[1]:
+            best[1] = mx
+            arg[1] = t
+        for j in range(m):
+            v = sm + 3.0 * r[t, j]
+            if v < best[2 + 2 * j]:
+                best[2 + 2 * j] = v
+                arg[2 + 2 * j] = t
+            v = max(mx, 2.0 * r[t, j])
+            if v < best[3 + 2 * j]:
+                best[3 + 2 * j] = v
+                arg[3 + 2 * j] = t
+    out = np.empty(nsc, dtype=np.int64)
+    np_ = 0
+    for q in range(nsc):
+        row = idx[arg[q] * step]
+        dup = False
+        for u in range(np_):
+            if out[u] == row:
+                dup = True
+        if not dup:
+            out[np_] = row
+            np_ += 1
+    return out[:np_].copy()
+
+
+def _drop_dominated_by_impl(c, idx, piv, out):
+    """Compact into ``out`` the rows ``idx`` that no pivot row dominates; returns the count
+    kept and whether every value of the rows seen is finite. O(|idx| P m), early exits."""
+    nk = idx.shape[0]
+    m = c.shape[1]
+    p_ = piv.shape[0]
+    pv = np.empty((p_, m), dtype=c.dtype)
+    for p in range(p_):
+        for k in range(m):
+            pv[p, k] = c[piv[p], k]
+    nch = min(64, max(1, nk // 16384))
+    cnt = np.zeros(nch, dtype=np.int64)
+    fin = np.zeros(nch)  # 1.0 where a chunk holds a non-finite value
+    keep = np.empty(nk, dtype=np.bool_)
+    for q in prange(nch):
+        s = q * nk // nch
+        e = (q + 1) * nk // nch
+        f = 0.0
+        kk = 0
+        for t in range(s, e):
+            i = idx[t]
+            for k in range(m):
+                v = np.float64(c[i, k])
+                if v - v != 0.0:  # NaN for inf / NaN, 0 otherwise
+                    f = 1.0
+            d = False
+            for p in range(p_):
+                if _dominates(pv, p, c, i, m):
+                    d = True
+                    break
+            keep[t] = not d
+            if not d:
+                kk += 1
+        cnt[q] = kk
+        fin[q] = f
+    ok = True
+    for q in range(nch):
+        if fin[q] != 0.0:
+            ok = False
+    start = np.zeros(nch + 1, dtype=np.int64)
+    for q in range(nch):
+        start[q + 1] = start[q] + cnt[q]
+    for q in prange(nch):
+        s = q * nk // nch
+        e = (q + 1) * nk // nch
+        o = start[q]
+        for t in range(s, e):
+            if keep[t]:
+                out[o] = idx[t]
+                o += 1
+    return start[nch], ok
+
+
+_drop_par = njit(cache=_CACHE, parallel=True)(_drop_dominated_by_impl)
+_drop_ser = _serial(_drop_dominated_by_impl, "_drop_ser")
+
+
+def _drop_first_impl(c, piv, out):
+    """First prefilter round over all rows of ``c``: each chunk writes the row numbers no
+    pivot dominates at its own offset in ``out``, then the chunks are packed; returns the
+    count kept and whether every value is finite. One read of ``c``, O(n P m)."""
+    n, m = c.shape
+    p_ = piv.shape[0]
+    pv = np.empty((p_, m), dtype=c.dtype)
+    for p in range(p_):
+        for k in range(m):
+            pv[p, k] = c[piv[p], k]
+    nch = min(64, max(1, n // 16384))
+    cnt = np.zeros(nch, dtype=np.int64)
+    bad = np.zeros(nch, dtype=np.int64)
+    for q in prange(nch):
+        s = q * n // nch
+        e = (q + 1) * n // nch
+        f = 0
+        o = s
+        for i in range(s, e):
+            for k in range(m):
+                v = np.float64(c[i, k])
+                if v - v != 0.0:  # NaN for inf / NaN, 0 otherwise
+                    f = 1
+            d = False
+            for p in range(p_):
+                if _dominates(pv, p, c, i, m):
+                    d = True
+                    break
+            if not d:
+                out[o] = i
+                o += 1
+        cnt[q] = o - s
+        bad[q] = f
+    tot = 0
+    ok = True
+    for q in range(nch):
+        s = q * n // nch
+        for t in range(cnt[q]):
+            out[tot + t] = out[s + t]
+        tot += cnt[q]
+        if bad[q]:
+            ok = False
+    return tot, ok
+
+
+_drop_first_par = njit(cache=_CACHE, parallel=True)(_drop_first_impl)
+_drop_first_ser = _serial(_drop_first_impl, "_drop_first_ser")
+
+
+def _prefilter(c):
+    """Pivot prefilter with the fused finiteness check (rounds of: pick pivots among the
+    survivors, drop every survivor a pivot dominates). Returns the indices of the rows no
+    pivot dominates: a superset of the front (a row dominated by a dropped row is, by
+    transitivity, dominated by that row's pivot, so the front of the survivors is the front
+    of all rows). Stops when a round removes less than a third of the survivors."""
+    n = c.shape[0]
+    # first round straight over the rows (no index array), pivots from a strided sample
+    piv = _pivot_candidates(c, np.arange(0, n, max(1, n // 1024)))
+    out = np.empty(n, dtype=np.int64)  # pages untouched beyond the survivors
+    kept, ok = (_drop_first_par if n >= _PAR_MIN else _drop_first_ser)(c, piv, out)
+    if not ok:
+        _raise_if_not_finite(c)
+    idx = out[:kept]
+    if kept <= 1024 or kept > (2 * n) // 3:
+        return idx
+    while True:
+        k = idx.shape[0]
+        piv = _pivot_candidates(c, idx)
+        out = np.empty(k, dtype=np.int64)
+        kept, ok = (_drop_par if k >= _PAR_MIN else _drop_ser)(c, idx, piv, out)
+        idx = out[:kept]
+        if kept <= 1024 or kept > (2 * k) // 3:
+            return idx
+
+
+def _front_of(c):
+    """Front of a finite, C-contiguous (n >= 1, m >= 2) matrix (no prefilter)."""
+    n, m = c.shape
+    if m == 2:
+        return _front_2d(c, _order_by_key(c, np.ascontiguousarray(c[:, 0])))
+    if m == 3:
+        order = _order_by_key(c, np.ascontiguousarray(c[:, 0]))
+        out, finished = _front_3d_stair(c, order, _STAIR_MAX)
+        return out if finished else _front_3d(c, order)
+    order, cs = _topo(c)
+    sfs = _sfs_sorted if n >= _SFS_PAR_MIN else _sfs_sorted_ser
+    on_sorted, finished = sfs(cs, _SFS_MAX_FRONT)
+    if not finished:
+        return _kd_domination_count(c, 1) == 0
+    out = np.empty(n, dtype=bool)
+    out[order] = on_sorted
+    return out
+
+
+_sfs_sorted_ser = _serial(_sfs_sorted, "_sfs_sorted_ser")
+_SFS_PAR_MIN = 20_000
+_STAIR_MAX = 8192  # the m=3 staircase sweep hands over to the Fenwick sweep beyond this
+
+# ---------------------------------------------------------------------------------------
 # m = 1
 # ---------------------------------------------------------------------------------------
 
@@ -861,29 +1446,29 @@ def _rank_1d(x):
 def pareto_front(costs):
     """Mark the non-dominated rows (contract: :func:`gpurank.kernels.reference.pareto_front`).
 
-    Algorithm: m=1 min scan O(n); m=2 lexicographic sort + sweep O(n log n); m=3
-    lexicographic sort + Fenwick sweep O(n log n); m>=4 sort-filter-skyline over the
-    row-sum order with parallel block checks, O(n |F| m), switching to the k-d tree
-    (bounding-box pruning) when the front grows past 3000 rows.
+    Algorithm: m=1 min scan O(n). m>=2: the exact pivot prefilter (rounds of O(n P m),
+    finiteness checked in the same pass) drops the rows that sampled pivot rows dominate,
+    then on the survivors: m=2 lexicographic sort + sweep O(n log n); m=3 lexicographic
+    sort + staircase sweep O(n log S + |F| S), Fenwick sweep O(n log n) for big staircases;
+    m>=4 sort-filter-skyline over the row-sum order (blocks checked in parallel from 20,000
+    survivors), O(n |F| m), switching to the k-d tree (bounding-box pruning) when the front
+    grows past 3000 rows.
     """
-    c = check_costs(costs)
+    c = _as_costs(costs)
     n, m = c.shape
-    if n == 0:
-        return np.zeros(0, dtype=bool)
-    if m == 0:
-        return np.ones(n, dtype=bool)
-    if m == 1:
+    if n == 0 or m <= 1:
+        c = check_costs(c)
+        if n == 0:
+            return np.zeros(0, dtype=bool)
+        if m == 0:
+            return np.ones(n, dtype=bool)
         return c[:, 0] == c[:, 0].min()
-    if m == 2:
-        return _front_2d(c, _order_by_key(c, np.ascontiguousarray(c[:, 0])))
-    if m == 3:
-        return _front_3d(c, _order_by_key(c, np.ascontiguousarray(c[:, 0])))
-    order, cs = _topo(c)
-    on_sorted, finished = _sfs_sorted(cs, _SFS_MAX_FRONT)
-    if not finished:
-        return _kd_domination_count(c, 1) == 0
-    out = np.empty(n, dtype=bool)
-    out[order] = on_sorted
+    keep = _prefilter(c)  # also checks finiteness
+    if keep.shape[0] == n:
+        return _front_of(c)
+    out = np.zeros(n, dtype=bool)
+    if keep.shape[0]:
+        out[keep] = _front_of(np.ascontiguousarray(c[keep]))
     return out
 
 
@@ -891,8 +1476,9 @@ def pareto_rank(costs):
     """Non-dominated sorting (contract: :func:`gpurank.kernels.reference.pareto_rank`).
 
     Algorithm: m=1 dense ranking O(n log n); m=2 lexicographic sweep with a Fenwick tree of
-    prefix maxima O(n log n); m=3 CDQ divide and conquer O(n log^2 n); m>=4 a k-d tree
-    branch-and-bound pass in topological order (O(n^2 m) worst case, far less in practice).
+    prefix maxima O(n log n); m=3 CDQ divide and conquer O(n log^2 n) (iterative, cached);
+    m=4 two-level CDQ O(n log^3 n); m>=5 a k-d tree branch-and-bound pass in topological
+    order (O(n^2 m) worst case, far less in practice).
     """
     c = check_costs(costs)
     n, m = c.shape
@@ -903,9 +1489,11 @@ def pareto_rank(costs):
     if m == 1:
         return _rank_1d(c[:, 0])
     if m == 2:
-        return _rank_2d(c, _order_by_key(c, np.ascontiguousarray(c[:, 0])))
+        return _rank_2d_tails(c, _order_by_key(c, np.ascontiguousarray(c[:, 0])))
     if m == 3:
         return _rank_3d(c, _order_by_key(c, np.ascontiguousarray(c[:, 0])))
+    if m == 4:
+        return _rank_4d(c, _order_by_key(c, np.ascontiguousarray(c[:, 0])))
     return _kd_pareto_rank(c)
 
 
@@ -916,7 +1504,8 @@ def domination_count(costs, *, cap=None):
     ``cap=k`` returns ``min(count, k)`` and stops counting a row once it reached k.
 
     Algorithm: m=1 sort + binary search; m=2 Fenwick sweep O(n log n); m=3 CDQ divide and
-    conquer O(n log^2 n); m>=4 k-d tree with bounding-box pruning (O(n^2 m) worst case,
+    conquer O(n log^2 n); m=4 without a cap (or a cap > 64) two-level CDQ O(n log^3 n);
+    m>=5, and m=4 with a small cap, k-d tree with bounding-box pruning (O(n^2 m) worst case,
     near O(n log n) on correlated data; with a cap, each leaf stops once all its rows reached
     it).
     """
@@ -933,6 +1522,8 @@ def domination_count(costs, *, cap=None):
         out = _count_2d(c, _order_by_key(c, np.ascontiguousarray(c[:, 0])))
     elif m == 3:
         out = _count_3d(c, _order_by_key(c, np.ascontiguousarray(c[:, 0])))
+    elif m == 4 and (cap is None or cap > _CDQ_CAP):
+        out = _count_4d(c, _order_by_key(c, np.ascontiguousarray(c[:, 0])))
     else:
         return _kd_domination_count(c, n if cap is None else cap)
     if cap is not None:
@@ -950,17 +1541,24 @@ def dominated_count(costs, *, cap=None):
 def topsis(matrix, weights, benefit, *, norm="vector"):
     """TOPSIS closeness (contract: :func:`gpurank.kernels.reference.topsis`).
 
-    Algorithm: pass 1 (parallel over row chunks) column min, max and sum of squares; pass 2
-    (parallel over rows) fused scaling, weighted distances to ideal and anti-ideal, and
-    closeness. O(n m) time, O(m) extra memory besides the output.
+    Algorithm: two passes over the matrix, no temporaries. Pass 1 (row chunks, per-chunk
+    partials in float64) column min, max and sum of squares, with the finiteness check
+    fused in (no separate validation pass). Pass 2 (rows) fused scaling, weighted distances
+    to ideal and anti-ideal, and closeness, written straight to the output. Both passes
+    run in parallel from 400,000 rows on, serially below (thread wake-ups cost more than
+    they save on small inputs). O(n m) time, O(m) extra memory besides the output.
     """
-    x, w, b = check_topsis_inputs(matrix, weights, benefit, norm=norm)
-    n, m = x.shape
+    x = _as_costs(matrix, name="matrix")
+    _, w, b = check_topsis_inputs(x[:0], weights, benefit, norm=norm)  # weights, flags, norm
+    n = x.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.float64)
-    lo, hi, ss = _col_stats(x)
+    par = n >= _PAR_MIN
+    lo, hi, ss, ok = (_col_stats if par else _col_stats_ser)(x)
+    if not ok:
+        check_costs(x, name="matrix")  # raises the canonical message
     scale, ideal, anti, offset = _topsis_params(lo, hi, ss, w, b, norm)
-    return _topsis_scores(x, scale, offset, ideal, anti)
+    return (_topsis_scores if par else _topsis_scores_ser)(x, scale, offset, ideal, anti)
 
 
 def _topsis_params(lo, hi, ss, w, b, norm):
@@ -1012,7 +1610,13 @@ def _col_stats(x):
             lo[k] = min(lo[k], los[q, k])
             hi[k] = max(hi[k], his[q, k])
             ss[k] += sss[q, k]
-    return lo, hi, ss
+    # finiteness for free: a NaN makes ss NaN, an infinity makes lo or hi infinite (ok is
+    # also False when a huge finite column overflows ss; the caller re-checks then)
+    ok = True
+    for k in range(m):
+        if not (np.isfinite(lo[k]) and np.isfinite(hi[k]) and np.isfinite(ss[k])):
+            ok = False
+    return lo, hi, ss, ok
 
 
 @njit(cache=_CACHE, parallel=True)
@@ -1035,6 +1639,10 @@ def _topsis_scores(x, scale, offset, ideal, anti):
     return out
 
 
+_col_stats_ser = _serial(_col_stats, "_col_stats_ser")
+_topsis_scores_ser = _serial(_topsis_scores, "_topsis_scores_ser")
+
+
 def top_k(scores, k):
     """Indices of the k largest scores, best first, ties by lower index (contract:
     :func:`gpurank.kernels.reference.top_k`). ``argpartition`` O(n), then the selected k
@@ -1053,3 +1661,79 @@ def top_k(scores, k):
     sel = np.concatenate((greater, equal))
     sel = sel[np.lexsort((sel, -s[sel]))]
     return sel.astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------
+# SMAA over TOPSIS weights (robust rankings)
+# ---------------------------------------------------------------------------------------
+
+
+def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidates=None):
+    """SMAA acceptability counts of TOPSIS over weight samples (contract:
+    :func:`gpurank.kernels.reference.smaa_topsis`).
+
+    Algorithm: the weight-independent part (normalization, gaps to the ideal and anti-ideal
+    of the full table, candidates put in tie-break order) once on the host; then samples are
+    split into one chunk per thread (``prange``), each with its own accumulators: per sample
+    the scores of all c candidates, O(c m), a stable argsort, O(c log c), and the counts;
+    the per-thread accumulators are summed at the end. O(S c (m + log c)) time,
+    O(threads c m) extra memory.
+    """
+    from ._smaa import prepare, unpermute
+
+    p, nn, w, perm, k = prepare(matrix, weights_samples, benefit, k=k, norm=norm,
+                                candidates=candidates)
+    c, m = p.shape
+    if c == 0 or w.shape[0] == 0:
+        return (np.zeros(c, np.int64), np.zeros(c, np.int64), np.zeros(c, np.int64),
+                np.zeros(c, np.int64), np.zeros((c, m), np.float64))
+    import numba
+
+    nchunks = max(1, min(numba.get_num_threads(), w.shape[0]))
+    out = _smaa_chunks(p, nn, w, k, nchunks)
+    return unpermute(perm, *out)
+
+
+@njit(cache=_CACHE, parallel=True)
+def _smaa_chunks(p, nn, w, k, nchunks):
+    c, m = p.shape
+    s_total = w.shape[0]
+    top1 = np.zeros((nchunks, c), dtype=np.int64)
+    topk = np.zeros((nchunks, c), dtype=np.int64)
+    rsum = np.zeros((nchunks, c), dtype=np.int64)
+    rsq = np.zeros((nchunks, c), dtype=np.int64)
+    cw = np.zeros((nchunks, c, m), dtype=np.float64)
+    for t in prange(nchunks):
+        s0 = t * s_total // nchunks
+        s1 = (t + 1) * s_total // nchunks
+        q = np.empty(c, dtype=np.float64)
+        for s in range(s0, s1):
+            for i in range(c):
+                dp = 0.0
+                dm = 0.0
+                for j in range(m):
+                    a = w[s, j] * p[i, j]
+                    dp += a * a
+                    bb = w[s, j] * nn[i, j]
+                    dm += bb * bb
+                if dm > 0:
+                    q[i] = dp / dm
+                elif dp == 0:
+                    q[i] = 1.0
+                else:
+                    q[i] = np.inf
+            # Stable: equal scores keep the tie-break order the candidates were put in.
+            order = np.argsort(q, kind="mergesort")
+            for r in range(c):
+                i = order[r]
+                rank = r + 1
+                rsum[t, i] += rank
+                rsq[t, i] += rank * rank
+                if rank <= k:
+                    topk[t, i] += 1
+            i0 = order[0]
+            top1[t, i0] += 1
+            for j in range(m):
+                cw[t, i0, j] += w[s, j]
+    return (top1.sum(axis=0), topk.sum(axis=0), rsum.sum(axis=0), rsq.sum(axis=0),
+            cw.sum(axis=0))
