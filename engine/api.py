@@ -118,6 +118,7 @@ class Engine:
                 notes.append(f"{int(bad.sum())} rows with missing or infinite criteria dropped "
                              "(--drop-invalid)")
                 df = df.loc[~bad].reset_index(drop=True)
+                costs = costs[~bad]
                 if len(df) == 0:
                     raise DataError("every row has missing or infinite criteria; nothing to rank")
 
@@ -146,7 +147,9 @@ class Engine:
         fallbacks = [self.backend.reason] if self.backend.reason else []
         with step("rank", n):
             ranking = self._on_backend(
-                lambda b, frame: rank_configurations(frame, criteria, backend=b, norm=spec.norm),
+                lambda b, frame: rank_configurations(
+                    frame, criteria, backend=b, norm=spec.norm,
+                    costs=costs if b is self.backend else None),
                 df, "rank", fallbacks)
 
         # The one crossing of the table to the host, with the results beside it.

@@ -56,7 +56,7 @@ def final_rank(topsis_score, pareto_rank) -> np.ndarray:
     return rank
 
 
-def rank_configurations(df, criteria, *, backend, norm="vector") -> RankResult:
+def rank_configurations(df, criteria, *, backend, norm="vector", costs=None) -> RankResult:
     """Pareto ranks, domination counts, TOPSIS scores and the final rank of every row.
 
     Parameters
@@ -68,10 +68,13 @@ def rank_configurations(df, criteria, *, backend, norm="vector") -> RankResult:
         Supplies the kernels.
     norm : {"vector", "minmax"}
         TOPSIS normalization.
+    costs : array, optional
+        The :func:`criteria_matrix` of ``df`` on ``backend`` when the caller already built it.
     """
     criteria = tuple(criteria)
     weights = normalize_weights(criteria)
-    costs = criteria_matrix(df, criteria, backend=backend)
+    if costs is None:
+        costs = criteria_matrix(df, criteria, backend=backend)
     check_criteria_values(costs, criteria)
     if len(df) >= 2:
         for j, c in enumerate(criteria):
