@@ -17,8 +17,10 @@ Algorithms (n rows, m criteria)
 -------------------------------
 * ``pareto_front``: m=1 a min scan, O(n). For m>=2 a pivot prefilter runs first
   (``_prefilter``): rounds of picking ~2m+2 pivot rows from a strided sample (minimizers of
-  sum / max / corner scalarizations of per-column sample ranks, robust to heavy tails) and
-  dropping, in one pass with early exits, every row a pivot dominates; O(n P m) per round,
+  sum / max / corner scalarizations of per-column sample ranks, robust to heavy tails) plus
+  up to 64 rows spread over the front of a 1024-4096-row sample (these dominate most rows
+  of anti-correlated data), and dropping, in one pass with early exits, every row a pivot
+  dominates; O(n P m) per round,
   rounds stop when one removes less than a third. It is exact (a row dominated by a dropped
   row is dominated by that row's pivot) and removes > 99% of the rows on realistic and
   independent data. The survivors then go to: m=2 a lexicographic sort and a sweep keeping
@@ -28,9 +30,10 @@ Algorithms (n rows, m criteria)
   when the staircase passes 8192 stairs.
   m>=4 sort-filter-skyline (SFS): rows sorted by the sum of criteria (a topological order of
   dominance, equal sums ordered lexicographically), each compared only with the current
-  front, blocks of rows checked in parallel; O(n |F| m) worst case, ~O(n m) when the front
-  is small. Once the front passes 3000 rows it switches to the k-d tree with bounding-box
-  pruning (``domination_count(cap=1)``).
+  front (stored column-major, 32 front rows per branch-free vectorized window), blocks of
+  rows checked in parallel; O(n |F| m) worst case, ~O(n m) when the front is small. Once
+  the front passes 40,000 rows (m=4) or 4000 rows (m>=5) it switches to the k-d tree with
+  bounding-box pruning (``domination_count(cap=1)``).
 * ``pareto_rank``: m=1 dense ranking, m=2 a lexicographic sweep with a Fenwick tree of
   prefix maxima of the rank, O(n log n). m=3 CDQ divide and conquer over the lexicographic
   order (longest chain in a 3-D partial order), O(n log^2 n). m=4 the same CDQ one level
@@ -49,8 +52,9 @@ Algorithms (n rows, m criteria)
   it is skipped. ``cap=k`` stops a leaf's traversal once all its rows reached k.
   ``dominated_count(c) == domination_count(-c)``.
 * ``topsis``: two passes, O(n m), no temporaries: column min/max/sum of squares (per-chunk
-  float64 partials; finiteness read off the results for free), then scaling, distances and
-  closeness fused in one pass straight into the output.
+  float64 partials, register accumulators over row blocks; finiteness read off the results
+  for free), then scaling, distances (accumulated column by column over blocks of 512 rows)
+  and closeness (one square root per row) fused in one pass straight into the output.
 * ``top_k``: ``argpartition`` + sort of the k selected, O(n + k log k).
 """
 
@@ -90,7 +94,8 @@ def _serial(fn, name):
     return njit(cache=_CACHE)(g)
 _LEAF = 32  # k-d tree leaf size
 _CDQ_CAP = 64  # m=4 counts with a cap above this use the exact CDQ count, else the k-d tree
-_SFS_MAX_FRONT = 3000  # SFS switches to the k-d tree beyond this front size
+_SFS_MAX_FRONT = 4000  # SFS switches to the k-d tree beyond this front size (m >= 5)
+_SFS_MAX_FRONT_4 = 40000  # the same for m = 4 (vectorized SFS beats the k-d tree longer)
 
 
 # ---------------------------------------------------------------------------------------
@@ -818,18 +823,35 @@ def _count_3d(c, order):
 # ---------------------------------------------------------------------------------------
 
 
+@njit(cache=_CACHE, inline="always")
+def _soa_equal(F, f, cs, i, m):
+    for k in range(m):
+        if F[k, f] != cs[i, k]:
+            return False
+    return True
+
+
 @njit(cache=_CACHE, parallel=True)
 def _sfs_sorted(cs, max_front):
     """Front of rows ``cs`` given in a topological order; returns (bool per sorted row,
-    finished). Gives up (finished False) once the front exceeds ``max_front`` rows: SFS is
-    O(n |F|), and large fronts are better served by the k-d tree."""
+    finished). The front is stored column-major (one contiguous array per criterion) and
+    a candidate is compared with 32 front rows at a time in branch-free, vectorizable
+    loops (``all(F[:, f] <= x)`` as a byte mask), stopping after the first 32-row window
+    that holds a dominator; in a topological order a front row weakly below the candidate
+    dominates it unless the two rows are equal (duplicates stay on the front). Blocks of
+    candidates are checked in parallel against the front as it was before the block, then
+    the survivors serially against the rows the block added. Gives up (finished False)
+    once the front exceeds ``max_front`` rows: SFS is O(n |F| m)."""
     n, m = cs.shape
     on = np.zeros(n, dtype=np.bool_)
-    front = np.empty((n, m), dtype=cs.dtype)
+    W = 32
+    cap = min(n, max_front + 8192) + W
+    F = np.empty((m, cap), dtype=cs.dtype)
     nf = 0
     pos = 0
     block = 256
     dom = np.zeros(8192, dtype=np.bool_)
+    le = np.empty((8192, W), dtype=np.uint8)
     while pos < n:
         e = min(pos + block, n)
         nb = e - pos
@@ -837,10 +859,25 @@ def _sfs_sorted(cs, max_front):
         for t in prange(nb):
             i = pos + t
             d = False
-            for f in range(nf0):
-                if _dominates(front, f, cs, i, m):
-                    d = True
-                    break
+            a = le[t]
+            s = 0
+            while s < nf0 and not d:
+                w = min(W, nf0 - s)
+                for f in range(w):
+                    a[f] = 1
+                for k in range(m):
+                    xk = cs[i, k]
+                    for f in range(w):
+                        a[f] &= F[k, s + f] <= xk
+                hit = 0
+                for f in range(w):
+                    hit |= a[f]
+                if hit:
+                    for f in range(w):
+                        if a[f] and not _soa_equal(F, s + f, cs, i, m):
+                            d = True
+                            break
+                s += W
             dom[t] = d
         for t in range(nb):
             if dom[t]:
@@ -848,13 +885,18 @@ def _sfs_sorted(cs, max_front):
             i = pos + t
             d = False
             for f in range(nf0, nf):
-                if _dominates(front, f, cs, i, m):
+                le_all = True
+                for k in range(m):
+                    if F[k, f] > cs[i, k]:
+                        le_all = False
+                        break
+                if le_all and not _soa_equal(F, f, cs, i, m):
                     d = True
                     break
             if not d:
                 on[i] = True
                 for k in range(m):
-                    front[nf, k] = cs[i, k]
+                    F[k, nf] = cs[i, k]
                 nf += 1
         pos = e
         if nf > max_front:
@@ -1211,12 +1253,24 @@ def _raise_if_not_finite(c, name="costs"):
     raise AssertionError("unreachable: a non-finite value was detected")  # pragma: no cover
 
 
+def _sample_front_rows(n):
+    """Sample size for the sample-front pivots: 1024 rows, growing to 4096 from 1e6 rows
+    (a bigger sample has a front closer to the real one, at O(s |F_s| m) cost)."""
+    return min(4096, max(1024, n // 256))
+
+
+_SAMPLE_PIVOTS = 64  # rows of the sample's front added to the prefilter pivots (half for m>=4)
+
+
 @njit(cache=_CACHE)
-def _pivot_candidates(c, idx):
+def _pivot_candidates(c, idx, nfs):
     """Pivot rows for one prefilter round over rows ``idx`` of ``c``: a strided sample of
     up to 1024 rows is turned into per-column ranks (robust to heavy tails), and the sample
     rows minimizing a few rank scalarizations (sum, max, and per-criterion corners) are
-    returned as row indices of ``c`` (rank-sum pivot first, duplicates removed)."""
+    returned as row indices of ``c`` (rank-sum pivot first, duplicates removed), followed
+    by up to 64 (m <= 3) or 32 rows spread over the Pareto front of a strided sample of
+    ``nfs`` rows (SFS, at most 256 front rows kept): on anti-correlated data the
+    scalarization minimizers dominate little, the sample front as a whole most rows."""
     k = idx.shape[0]
     m = c.shape[1]
     step = max(1, k // 1024)
@@ -1254,10 +1308,40 @@ def _pivot_candidates(c, idx):
             if v < best[3 + 2 * j]:
                 best[3 + 2 * j] = v
                 arg[3 + 2 * j] = t
-    out = np.empty(nsc, dtype=np.int64)
+    # the sample's own Pareto front (SFS over the rank-sum order, O(s |F_s| m)): on
+    # anti-correlated data the scalarization minimizers dominate little, the sample front
+    # as a whole dominates most rows
+    step2 = max(1, k // nfs)
+    s2 = (k + step2 - 1) // step2
+    sums = np.empty(s2)
+    for t in range(s2):
+        acc = 0.0
+        for j in range(m):
+            acc += c[idx[t * step2], j]
+        sums[t] = acc
+    so = np.argsort(sums)
+    fr = np.empty(s2, dtype=np.int64)
+    nfr = 0
+    for u in range(s2):
+        a = idx[so[u] * step2]
+        d = False
+        for v in range(nfr):
+            if _dominates(c, fr[v], c, a, m):
+                d = True
+                break
+        if not d:
+            fr[nfr] = a
+            nfr += 1
+            if nfr >= 256:  # enough to choose from; bounds the O(s |F_s| m) cost
+                break
+    nx = min(nfr, _SAMPLE_PIVOTS if m <= 3 else _SAMPLE_PIVOTS // 2)
+    out = np.empty(nsc + nx, dtype=np.int64)
     np_ = 0
-    for q in range(nsc):
-        row = idx[arg[q] * step]
+    for q in range(nsc + nx):
+        if q < nsc:
+            row = idx[arg[q] * step]
+        else:
+            row = fr[((q - nsc) * nfr) // nx]  # spread over the sample front
         dup = False
         for u in range(np_):
             if out[u] == row:
@@ -1382,7 +1466,8 @@ def _prefilter(c):
     of all rows). Stops when a round removes less than a third of the survivors."""
     n = c.shape[0]
     # first round straight over the rows (no index array), pivots from a strided sample
-    piv = _pivot_candidates(c, np.arange(0, n, max(1, n // 1024)))
+    nfs = _sample_front_rows(n)
+    piv = _pivot_candidates(c, np.arange(0, n, max(1, n // nfs)), nfs)
     out = np.empty(n, dtype=np.int64)  # pages untouched beyond the survivors
     kept, ok = (_drop_first_par if n >= _PAR_MIN else _drop_first_ser)(c, piv, out)
     if not ok:
@@ -1392,7 +1477,7 @@ def _prefilter(c):
         return idx
     while True:
         k = idx.shape[0]
-        piv = _pivot_candidates(c, idx)
+        piv = _pivot_candidates(c, idx, nfs)
         out = np.empty(k, dtype=np.int64)
         kept, ok = (_drop_par if k >= _PAR_MIN else _drop_ser)(c, idx, piv, out)
         idx = out[:kept]
@@ -1411,7 +1496,7 @@ def _front_of(c):
         return out if finished else _front_3d(c, order)
     order, cs = _topo(c)
     sfs = _sfs_sorted if n >= _SFS_PAR_MIN else _sfs_sorted_ser
-    on_sorted, finished = sfs(cs, _SFS_MAX_FRONT)
+    on_sorted, finished = sfs(cs, _SFS_MAX_FRONT if m > 4 else _SFS_MAX_FRONT_4)
     if not finished:
         return _kd_domination_count(c, 1) == 0
     out = np.empty(n, dtype=bool)
@@ -1450,9 +1535,10 @@ def pareto_front(costs):
     finiteness checked in the same pass) drops the rows that sampled pivot rows dominate,
     then on the survivors: m=2 lexicographic sort + sweep O(n log n); m=3 lexicographic
     sort + staircase sweep O(n log S + |F| S), Fenwick sweep O(n log n) for big staircases;
-    m>=4 sort-filter-skyline over the row-sum order (blocks checked in parallel from 20,000
-    survivors), O(n |F| m), switching to the k-d tree (bounding-box pruning) when the front
-    grows past 3000 rows.
+    m>=4 sort-filter-skyline over the row-sum order (column-major front compared 32 rows
+    at a time in vectorized loops; blocks checked in parallel from 20,000 survivors),
+    O(n |F| m), switching to the k-d tree (bounding-box pruning) when the front grows past
+    40,000 rows (m=4) or 4000 rows (m>=5).
     """
     c = _as_costs(costs)
     n, m = c.shape
@@ -1542,9 +1628,12 @@ def topsis(matrix, weights, benefit, *, norm="vector"):
     """TOPSIS closeness (contract: :func:`gpurank.kernels.reference.topsis`).
 
     Algorithm: two passes over the matrix, no temporaries. Pass 1 (row chunks, per-chunk
-    partials in float64) column min, max and sum of squares, with the finiteness check
-    fused in (no separate validation pass). Pass 2 (rows) fused scaling, weighted distances
-    to ideal and anti-ideal, and closeness, written straight to the output. Both passes
+    partials in float64, blocks of 2048 rows walked column by column with 4 independent
+    register accumulators) column min, max and sum of squares, with the finiteness check
+    fused in (no separate validation pass). Pass 2 (blocks of 512 rows, distances
+    accumulated column by column in vectorizable loops) fused scaling, weighted distances
+    to ideal and anti-ideal, and closeness ``dm2 / (sqrt(dp2 dm2) + dm2)`` (one square root
+    per row), written straight to an output allocated by NumPy (huge pages). Both passes
     run in parallel from 400,000 rows on, serially below (thread wake-ups cost more than
     they save on small inputs). O(n m) time, O(m) extra memory besides the output.
     """
@@ -1558,7 +1647,8 @@ def topsis(matrix, weights, benefit, *, norm="vector"):
     if not ok:
         check_costs(x, name="matrix")  # raises the canonical message
     scale, ideal, anti, offset = _topsis_params(lo, hi, ss, w, b, norm)
-    return (_topsis_scores if par else _topsis_scores_ser)(x, scale, offset, ideal, anti)
+    out = np.empty(n, dtype=np.float64)  # NumPy's allocator: transparent huge pages
+    return (_topsis_scores if par else _topsis_scores_ser)(x, scale, offset, ideal, anti, out)
 
 
 def _topsis_params(lo, hi, ss, w, b, norm):
@@ -1580,28 +1670,56 @@ def _topsis_params(lo, hi, ss, w, b, norm):
 
 @njit(cache=_CACHE, parallel=True)
 def _col_stats(x):
+    """Column min, max and sum of squares (float64) in one pass over row chunks. Each chunk
+    walks blocks of 2048 rows column by column with 4 independent accumulators per statistic
+    (scalars kept in registers, no loop-carried dependency through memory)."""
     n, m = x.shape
     nchunks = min(64, max(1, n // 4096))
     los = np.empty((nchunks, m))
     his = np.empty((nchunks, m))
-    sss = np.zeros((nchunks, m))
+    sss = np.empty((nchunks, m))
+    blk = 2048
     for q in prange(nchunks):
         s = q * n // nchunks
         e = (q + 1) * n // nchunks
-        lo = np.full(m, np.inf)
-        hi = np.full(m, -np.inf)
-        ss = np.zeros(m)
-        for i in range(s, e):
+        for k in range(m):
+            los[q, k] = np.inf
+            his[q, k] = -np.inf
+            sss[q, k] = 0.0
+        for bs in range(s, e, blk):
+            be = min(bs + blk, e)
             for k in range(m):
-                v = np.float64(x[i, k])
-                if v < lo[k]:
-                    lo[k] = v
-                if v > hi[k]:
-                    hi[k] = v
-                ss[k] += v * v
-        los[q] = lo
-        his[q] = hi
-        sss[q] = ss
+                l0 = l1 = l2 = l3 = np.inf
+                h0 = h1 = h2 = h3 = -np.inf
+                s0 = s1 = s2 = s3 = 0.0
+                i = bs
+                while i + 4 <= be:
+                    v0 = np.float64(x[i, k])
+                    v1 = np.float64(x[i + 1, k])
+                    v2 = np.float64(x[i + 2, k])
+                    v3 = np.float64(x[i + 3, k])
+                    l0 = min(l0, v0)
+                    l1 = min(l1, v1)
+                    l2 = min(l2, v2)
+                    l3 = min(l3, v3)
+                    h0 = max(h0, v0)
+                    h1 = max(h1, v1)
+                    h2 = max(h2, v2)
+                    h3 = max(h3, v3)
+                    s0 += v0 * v0
+                    s1 += v1 * v1
+                    s2 += v2 * v2
+                    s3 += v3 * v3
+                    i += 4
+                while i < be:
+                    v0 = np.float64(x[i, k])
+                    l0 = min(l0, v0)
+                    h0 = max(h0, v0)
+                    s0 += v0 * v0
+                    i += 1
+                los[q, k] = min(los[q, k], min(min(l0, l1), min(l2, l3)))
+                his[q, k] = max(his[q, k], max(max(h0, h1), max(h2, h3)))
+                sss[q, k] += (s0 + s1) + (s2 + s3)
     lo = np.full(m, np.inf)
     hi = np.full(m, -np.inf)
     ss = np.zeros(m)
@@ -1610,8 +1728,8 @@ def _col_stats(x):
             lo[k] = min(lo[k], los[q, k])
             hi[k] = max(hi[k], his[q, k])
             ss[k] += sss[q, k]
-    # finiteness for free: a NaN makes ss NaN, an infinity makes lo or hi infinite (ok is
-    # also False when a huge finite column overflows ss; the caller re-checks then)
+    # finiteness for free: a NaN makes ss NaN, an infinity makes ss infinite (ok is also
+    # False when a huge finite column overflows ss; the caller re-checks then)
     ok = True
     for k in range(m):
         if not (np.isfinite(lo[k]) and np.isfinite(hi[k]) and np.isfinite(ss[k])):
@@ -1620,22 +1738,44 @@ def _col_stats(x):
 
 
 @njit(cache=_CACHE, parallel=True)
-def _topsis_scores(x, scale, offset, ideal, anti):
+def _topsis_scores(x, scale, offset, ideal, anti, out):
+    """Closeness of every row into ``out``. Row chunks are processed in blocks of 512 rows:
+    each column is loaded into a contiguous buffer and the squared distances accumulated
+    column by column in per-block arrays (vectorizable loops), then the closeness
+    ``dm / (dp + dm)`` is computed as ``dm2 / (sqrt(dp2 dm2) + dm2)`` (one square root and
+    one division per row instead of two and one)."""
     n, m = x.shape
-    out = np.empty(n, dtype=np.float64)
-    for i in prange(n):
-        dp = 0.0
-        dm = 0.0
-        for k in range(m):
-            v = (np.float64(x[i, k]) - offset[k]) * scale[k]
-            a = v - ideal[k]
-            bb = v - anti[k]
-            dp += a * a
-            dm += bb * bb
-        dp = np.sqrt(dp)
-        dm = np.sqrt(dm)
-        tot = dp + dm
-        out[i] = dm / tot if tot > 0 else 0.5
+    nchunks = min(64, max(1, n // 4096))
+    blk = 512
+    for q in prange(nchunks):
+        s = q * n // nchunks
+        e = (q + 1) * n // nchunks
+        dp = np.empty(blk)
+        dm = np.empty(blk)
+        v = np.empty(blk)
+        for bs in range(s, e, blk):
+            nb = min(bs + blk, e) - bs
+            for t in range(nb):
+                dp[t] = 0.0
+                dm[t] = 0.0
+            for k in range(m):
+                sk = scale[k]
+                ok_ = offset[k]
+                ik = ideal[k]
+                ak = anti[k]
+                for t in range(nb):
+                    v[t] = np.float64(x[bs + t, k])
+                for t in range(nb):
+                    vv = (v[t] - ok_) * sk
+                    a = vv - ik
+                    bb = vv - ak
+                    dp[t] += a * a
+                    dm[t] += bb * bb
+            for t in range(nb):
+                p2 = dp[t]
+                m2 = dm[t]
+                den = np.sqrt(p2 * m2) + m2
+                out[bs + t] = m2 / den if m2 > 0 else (0.0 if p2 > 0 else 0.5)
     return out
 
 

@@ -148,3 +148,39 @@ def test_duplicates_of_front_rows_are_all_on_the_front(host_impl):
     assert host_impl.pareto_rank(c).tolist() == [0, 0, 0, 1, 1]
     assert host_impl.domination_count(c).tolist() == [0, 0, 0, 3, 3]
     assert host_impl.dominated_count(c).tolist() == [2, 2, 2, 0, 0]
+
+
+@pytest.mark.parametrize("m", [2, 3, 4, 6])
+@pytest.mark.parametrize("shape", ["anticorrelated", "realistic", "independent"])
+def test_prefilter_is_exact_on_large_inputs(m, shape):
+    """The pivot prefilter (scalarization and sample-front pivots, several rounds, parallel
+    from 400,000 rows) against the front computed without it, with ties and duplicates."""
+    from gpurank.kernels._datagen import make_costs
+
+    c = make_costs(450_000, m, shape, seed=7)
+    c = np.round(c * 64) / 64  # ties
+    c = np.ascontiguousarray(np.concatenate([c, c[:1000]]))  # duplicated rows
+    if m >= 4:
+        c = c[:25_000]  # the no-prefilter oracle is O(n |F|) for m >= 4
+    np.testing.assert_array_equal(cpu.pareto_front(c), cpu._front_of(c))
+
+
+@pytest.mark.parametrize("m", [4, 6])
+def test_parallel_sfs_matches_kd_tree(m):
+    """The column-major SFS on its parallel path (>= 20,000 rows) and its hand-over to the
+    k-d tree (small ``max_front``), with ties and duplicated front rows."""
+    from gpurank.kernels._datagen import make_costs
+
+    c = make_costs(20_500, m, "anticorrelated", seed=m)
+    c = np.ascontiguousarray(np.concatenate([np.round(c * 16) / 16, c[:300]]))
+    by = cpu._kd_domination_count(c, 1)  # k-d tree path, checked against the oracle above
+    order, cs = cpu._topo(c)
+    for max_front in (10**9, 50):
+        on, finished = cpu._sfs_sorted(cs, max_front)
+        if finished:
+            got = np.empty(c.shape[0], dtype=bool)
+            got[order] = on
+            np.testing.assert_array_equal(got, by == 0)
+        else:
+            assert max_front == 50
+    np.testing.assert_array_equal(cpu.pareto_front(c), by == 0)
