@@ -1,38 +1,90 @@
-"""The Dask path on simulated configurations: time per stage, 1M -> 10M rows.
+"""The Dask path on simulated configurations: time per stage and peak memory, 200k -> 10M rows.
 
 Run from the benchmarks folder (its own pytest root)::
 
     cd benchmarks && python -m pytest bench_distributed.py --benchmark-only -s
 
+or as a script (no pytest-benchmark needed)::
+
+    python benchmarks/bench_distributed.py 200000 1000000
+
 ``BENCH_QUICK=1`` shrinks the sizes to 50k rows (smoke run). ``BENCH_DASK_SIZES=1000000,10000000``
-picks sizes. The criteria are ``time_to_train_min:min,cost_usd:min`` (m=2): with the four
-default criteria exact domination counts on simulated data cost O(n^2) (the in-memory k-d tree
-takes ~80 s at 200k rows on 2 cores), see docs/distributed.md. Stage timings are printed and
-stored in ``extra_info``.
+picks sizes, ``BENCH_DASK_WORKERS`` the worker processes (2). The criteria are the four
+defaults (``time_to_train_min`` min, ``throughput_per_accelerator`` max,
+``scaling_efficiency`` max, ``cost_usd`` min); input partitions of at most 250,000 rows
+(``simulate_to_parquet(..., partitioned=True)``). Stage timings, the peak RSS of the worker
+processes (polled every 0.5 s) and of the client are printed and stored in ``extra_info``.
 """
 
 import os
+import resource
+import sys
+import threading
+import time
 
 import pytest
 from gpurank.engine.distributed import analyze_dataset
 from gpurank.engine.sources.simulate import simulate_to_parquet
-from gpurank.engine.spec import AnalysisSpec, parse_criteria
+from gpurank.engine.spec import AnalysisSpec
 
 QUICK = os.environ.get("BENCH_QUICK") == "1"
 SIZES = [int(s) for s in os.environ.get(
-    "BENCH_DASK_SIZES", "50000" if QUICK else "1000000,10000000").split(",")]
+    "BENCH_DASK_SIZES", "50000" if QUICK else "200000,1000000").split(",")]
+WORKERS = int(os.environ.get("BENCH_DASK_WORKERS", "2"))
 PART_ROWS = 250_000
-SPEC = AnalysisSpec(criteria=parse_criteria("time_to_train_min:min,cost_usd:min"),
-                    n_estimators=20, k_range=(2, 4), sample_rows=20_000)
+SPEC = AnalysisSpec(n_estimators=20, k_range=(2, 4), sample_rows=20_000)
+
+
+def _cluster():
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=WORKERS, processes=True, threads_per_worker=1,
+                           dashboard_address=None)
+    return cluster, Client(cluster)
+
+
+def _simulate(root, n):
+    path = root / f"sim-{n}"
+    if not path.exists():
+        simulate_to_parquet(path, n, seed=0, partitioned=True,
+                            row_group_rows=min(PART_ROWS, max(n // 4, 1)))
+    return path
+
+
+def measure(client, path, out_dir):
+    """One run with worker RSS polled in the background: (result, peak worker RSS bytes)."""
+    peak, stop = [0], threading.Event()
+
+    def poll():
+        import psutil
+
+        while not stop.is_set():
+            try:
+                rss = client.run(lambda: psutil.Process().memory_info().rss)
+                peak[0] = max(peak[0], *rss.values())
+            except (OSError, TimeoutError, KeyError):  # a worker restarting; keep polling
+                peak[0] = max(peak[0], 0)
+            stop.wait(0.5)
+
+    th = threading.Thread(target=poll, daemon=True)
+    th.start()
+    try:
+        res = analyze_dataset(path, client=client, spec=SPEC, backend="cpu", out_dir=out_dir)
+    finally:
+        stop.set()
+        th.join()
+    return res, peak[0]
+
+
+def _line(n, res, peak, wall):
+    client_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return (f"{n:,} rows: wall {wall:.1f} s, peak worker RSS {peak / 2**30:.2f} GiB, client "
+            f"max RSS {client_rss / 2**30:.2f} GiB\n  {res.timings}\n  {res.notes[-1]}")
 
 
 @pytest.fixture(scope="module")
 def client():
-    from distributed import Client, LocalCluster
-
-    cluster = LocalCluster(n_workers=int(os.environ.get("BENCH_DASK_WORKERS", "2")),
-                           processes=True, threads_per_worker=1, dashboard_address=None)
-    c = Client(cluster)
+    cluster, c = _cluster()
     yield c
     c.close()
     cluster.close()
@@ -44,21 +96,48 @@ def data(tmp_path_factory):
     out = {"warm": root / "warm"}
     simulate_to_parquet(out["warm"], 20_000, seed=1, partitioned=True, row_group_rows=5_000)
     for n in SIZES:
-        out[n] = root / f"sim-{n}"
-        simulate_to_parquet(out[n], n, seed=0, partitioned=True,
-                            row_group_rows=min(PART_ROWS, max(n // 4, 1)))
+        out[n] = _simulate(root, n)
     return out
 
 
 @pytest.mark.parametrize("n", SIZES)
 def test_dask_analysis(benchmark, client, data, n, tmp_path):
     analyze_dataset(data["warm"], client=client, spec=SPEC, backend="cpu")  # warm the JIT
+    box = {}
 
     def run():
-        return analyze_dataset(data[n], client=client, spec=SPEC, backend="cpu",
-                               out_dir=tmp_path / "out")
+        t = time.perf_counter()
+        box["res"], box["peak"] = measure(client, data[n], tmp_path / "out")
+        box["wall"] = time.perf_counter() - t
+        return box["res"]
 
     res = benchmark.pedantic(run, rounds=1, iterations=1)
-    benchmark.extra_info.update({"rows": n, **{f"t_{k}": v for k, v in res.timings.items()}})
-    print(f"\n{n:,} rows: {res.timings}\n  {res.notes[-1]}")
+    benchmark.extra_info.update({"rows": n, "peak_worker_rss": box["peak"],
+                                 **{f"t_{k}": v for k, v in res.timings.items()}})
+    print("\n" + _line(n, res, box["peak"], box["wall"]))
     assert res.summary["rows"] > 0.9 * n
+
+
+def main(argv):
+    """Script mode: ``python bench_distributed.py N [N ...]`` (data cached under
+    ``$BENCH_DASK_DATA``, default /tmp/gpurank-dask-bench)."""
+    from pathlib import Path
+
+    root = Path(os.environ.get("BENCH_DASK_DATA", "/tmp/gpurank-dask-bench"))
+    root.mkdir(parents=True, exist_ok=True)
+    sizes = [int(a) for a in argv] or SIZES
+    cluster, client = _cluster()
+    try:
+        analyze_dataset(_simulate(root, 20_000), client=client, spec=SPEC, backend="cpu")
+        for n in sizes:
+            path = _simulate(root, n)
+            t = time.perf_counter()
+            res, peak = measure(client, path, root / f"out-{n}")
+            print(_line(n, res, peak, time.perf_counter() - t), flush=True)
+    finally:
+        client.close()
+        cluster.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -12,8 +12,10 @@ What runs where
 Workers read the Parquet partitions (``dask.dataframe.read_parquet``, pandas or cuDF backend),
 derive metrics, build the criteria matrix and keep, per partition, only the compact state the
 ranking needs (costs, counts, ranks, scores: O(m) floats a row) as futures. The client sees
-only per-partition summaries (row counts, reference tables, column statistics, boxes, fronts
-being peeled, top rows) and a seeded sample for the random forest and the KMeans fit. The
+only per-partition summaries (row counts, reference tables, column statistics, boxes, top
+rows), a strided cost sample (key grids) and a seeded sample for the random forest and the
+KMeans fit. Counts and Pareto ranks run on key blocks (rows range-partitioned by a key that a
+dominator never exceeds), submitted as one task graph: no round trip per Pareto front. The
 result table is never gathered: each worker re-reads its partition and writes its part file.
 
 Algorithms (P partitions of ~n rows, N rows, m criteria): see ``docs/distributed.md``.
@@ -236,44 +238,90 @@ def _sum_counts(internal, extra, *crosses):
     return out
 
 
-def _peel_init(counts):
-    rank = np.where(counts == 0, 0, -1).astype(np.int32)
-    return counts.copy(), rank
+# -- Pareto ranks: rows range-partitioned by a dominance-compatible key ----------------------
+#: Rows of the strided cost sample the client uses to pick key grids and block boundaries.
+_KEY_SAMPLE = 200_000
+#: Quantile grid points per criterion for the rank-sum key.
+_KEY_GRID = 4096
+#: Target rows per key block (the number of blocks is also at least 2 per worker). Block
+#: pairs cost ~K N log^3 in all, so blocks are large: a pair task of 2 x 2.5M rows holds
+#: ~160 MB of costs plus ~0.5 GB of CDQ work arrays.
+_BLOCK_ROWS = 2_500_000
 
 
-def _front_costs(costs, rank, r):
-    return costs[rank == r]
+def _strided(costs, stride):
+    return costs[::stride]
 
 
-def _peel(costs, state, front, r):
-    """One peeling round on one partition: subtract, for every unranked row, the rows of
-    front ``r`` that dominate it; rows left with no dominator form front ``r + 1``."""
-    from gpurank.kernels.partition import _cross_brute, box, box_relation, cross_domination_count
+def _bucketize(costs, grids, thr):
+    """Key block of each row: rows sorted by block (stable) and the block boundaries."""
+    from gpurank.kernels.partition import grid_key
 
-    rem, rank = state
-    alive = np.flatnonzero(rank < 0)
-    if alive.size == 0 or len(front) == 0:
-        return state
-    sub = costs[alive]
-    rel = box_relation(box(sub), box(front))
-    if rel == "none":
-        return state
-    rem = rem.copy()
-    rank = rank.copy()
-    if rel == "all":
-        rem[alive] -= len(front)
-    else:
-        # Fronts are small: the row-sum-pruned brute-force kernel beats rebuilding the
-        # stacked single-table count every round.
-        rem[alive] -= (_cross_brute(sub, np.ascontiguousarray(front, dtype=np.float64))
-                       if len(front) <= 4096 else cross_domination_count(sub, front))
-    rank[alive[rem[alive] == 0]] = r + 1
-    return rem, rank
+    k = len(thr) + 1
+    if len(costs) == 0:
+        return np.zeros(0, np.int64), np.zeros(k + 1, np.int64)
+    b = np.searchsorted(thr, grid_key(costs, grids), side="right")
+    order = np.argsort(b, kind="stable")
+    return order, np.searchsorted(b[order], np.arange(k + 1)).astype(np.int64)
 
 
-def _report(costs, state, r):
-    """Costs of this partition's rows on front ``r`` and how many rows are still unranked."""
-    return costs[state[1] == r], int((state[1] < 0).sum())
+def _bounds(bk):
+    return bk[1]
+
+
+def _piece(costs, bk, p):
+    order, bounds = bk
+    return costs[order[bounds[p]:bounds[p + 1]]]
+
+
+def _concat_rows(m, *pieces):
+    if not pieces:
+        return np.empty((0, m), dtype=np.float64)
+    return np.ascontiguousarray(np.concatenate(pieces), dtype=np.float64)
+
+
+def _cross_rank(block, earlier, earlier_rank):
+    """Largest rank among the rows of an earlier block that dominate each row (-1: none)."""
+    from gpurank.kernels.partition import box, box_relation, cross_max_rank
+
+    if box_relation(box(block), box(earlier)) == "none":
+        return np.full(len(block), -1, dtype=np.int64)
+    return cross_max_rank(block, earlier, earlier_rank)
+
+
+def _block_rank(block, *crosses):
+    """Ranks of one key block: longest chains inside it seeded with 1 + the largest rank of
+    its dominators in earlier blocks."""
+    from gpurank.kernels.partition import seeded_rank
+
+    lower = np.zeros(len(block), dtype=np.int64)
+    for c in crosses:
+        np.maximum(lower, c + 1, out=lower)
+    return seeded_rank(block, lower)
+
+
+def _slice(x, start, stop):
+    return x[start:stop]
+
+
+def _unbucket(bk, wrap, *slices):
+    """Per-row results of one input partition back in its row order: ``wrap="state"`` ranks
+    as the ranking state ``(None, rank)``, ``"count"`` the domination counts."""
+    order = bk[0]
+    out = np.empty(len(order), dtype=np.int32 if wrap == "state" else np.int64)
+    if len(order):
+        out[order] = np.concatenate(slices)
+    return (None, out) if wrap == "state" else out
+
+
+def _box(costs):
+    from gpurank.kernels.partition import box
+
+    return box(costs)
+
+
+def _max_rank(state):
+    return int(state[1].max()) if len(state[1]) else -1
 
 
 def _topsis_part(costs, params):
@@ -604,7 +652,6 @@ def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="
                     raise DataError(
                         f"criterion column '{c.column}' is constant (every value is {value:g}); "
                         "it cannot separate configurations: leave it out of --criteria")
-        boxes = [(s["lo"], s["hi"]) if s["valid"] else None for s in stats]
         tick("derive", t0)
 
         # -- seeded sample: importance and the KMeans fit ---------------------------------
@@ -672,53 +719,29 @@ def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="
         front_rows = np.concatenate(front_rows).astype(np.int64)
         tick("pareto_front", t0)
 
-        # -- domination counts: internal + cross counts over partition pairs -----------------
+        # -- key blocks: rows range-partitioned by a dominance-compatible key ---------------
         t0 = time.perf_counter()
-        from gpurank.kernels.partition import box_relation
+        kb = _key_blocks(client, costs, N, len(criteria))
+        tick("key_blocks", t0)
 
-        counts, pairs, pruned = [], 0, 0
-        for i in range(P):
-            internal = client.submit(_internal_count, costs[i])
-            extra, crosses = 0, []
-            for j in range(P):
-                if j == i:
-                    continue
-                rel = box_relation(boxes[i], boxes[j])
-                if rel == "none":
-                    pruned += 1
-                elif rel == "all":
-                    extra += int(n_valid[j])
-                    pruned += 1
-                else:
-                    pairs += 1
-                    crosses.append(client.submit(_cross, costs[i], costs[j]))
-            counts.append(client.submit(_sum_counts, internal, extra, *crosses))
-        wait(counts)
+        # -- domination counts: per key block, internal + earlier blocks ---------------------
+        #    (run before the ranks, not overlapped with them: measured, overlapping delays the
+        #    ranks' chain of blocks behind running count tasks and costs more than it saves)
+        t0 = time.perf_counter()
+        counts, pairs, pruned = _block_counts(client, kb)
         futures_to_release += counts
+        wait(counts)
         tick("domination_count", t0)
 
-        # -- Pareto ranks: peeling fronts -----------------------------------------------------
+        # -- Pareto ranks: longest chains across key blocks ----------------------------------
         t0 = time.perf_counter()
-        states = [client.submit(_peel_init, c) for c in counts]
-        r = 0
-        rep = client.gather([client.submit(_report, c, s, 0) for c, s in zip(costs, states)])
-        front = np.concatenate([x[0] for x in rep])
-        alive = [x[1] for x in rep]
-        while sum(alive) > 0:
-            if len(front) == 0:
-                raise DistributedError("Pareto peeling stalled (no front with rows left); "
-                                       "this is a bug")
-            states = [client.submit(_peel, c, s, front, r) if a else s
-                      for c, s, a in zip(costs, states, alive)]
-            r += 1
-            rep = client.gather([client.submit(_report, c, s, r) if a else None
-                                 for c, s, a in zip(costs, states, alive)])
-            front = np.concatenate([x[0] for x in rep if x is not None]
-                                   or [np.empty((0, len(criteria)))])
-            alive = [x[1] if x is not None else 0 for x in rep]
+        states = _block_ranks(client, kb)
         futures_to_release += states
+        wait(states)
+        n_fronts = 1 + max(client.gather([client.submit(_max_rank, s) for s in states]))
+        n_blocks, cross_pairs = kb["K"], kb["pairs"]
+        del kb
         tick("pareto_rank", t0)
-        n_fronts = r + 1
 
         # -- TOPSIS: global norms and ideal points, then closeness per partition -------------
         t0 = time.perf_counter()
@@ -808,8 +831,9 @@ def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="
         if cl_result is not None:
             cl_result = _global_sizes(cl_result, results)
         timings["total"] = round(time.perf_counter() - t_all, 4)
-        notes.append(f"Dask: {P} partitions, {n_fronts} Pareto fronts peeled, {pairs} "
-                     f"partition pairs compared, {pruned} pruned by bounding boxes")
+        notes.append(f"Dask: {P} partitions, {n_blocks} key blocks; counts: {pairs} block "
+                     f"pairs compared, {pruned} settled by bounding boxes; ranks: "
+                     f"{n_fronts} Pareto fronts over {cross_pairs} block pairs")
         summary = _summary(spec, criteria, weights, backend_name, be, N, importance, cl_result,
                            len(front_rows), ideal, anti, top, timings, notes)
         if out is not None:
@@ -836,6 +860,111 @@ def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="
                 f"a Dask worker died repeatedly while running the analysis ({exc}); no output "
                 "was written") from exc
         raise
+
+
+def _key_blocks(client, costs, N, m):
+    """Shuffle the costs into K blocks of consecutive ranges of a dominance-compatible key.
+
+    A strided sample of the costs gives, per criterion, a grid of quantiles; the key of a row
+    is the sum over criteria of its position in the grids (``grid_key``, an approximate sum
+    of per-column ranks in exact integers). A dominator never has a larger key, so block p
+    can only be dominated by rows of blocks 0..p. Block boundaries are quantiles of the
+    sample's keys. Each input partition sorts its rows by block; block p is the concatenation
+    of the partitions' pieces (only costs move).
+    """
+    from distributed import wait
+    from gpurank.kernels.partition import grid_key
+
+    P = len(costs)
+    stride = max(1, N // _KEY_SAMPLE)
+    smp = [x for x in client.gather([client.submit(_strided, c, stride) for c in costs])
+           if len(x)]
+    smp = np.concatenate(smp) if smp else np.empty((0, m))
+    qs = np.linspace(0.0, 1.0, _KEY_GRID + 1)[1:-1]
+    grids = tuple(np.unique(np.quantile(smp[:, k], qs, method="lower")) if len(smp)
+                  else np.empty(0) for k in range(m))
+    n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+    want = max(2 * n_workers, -(-N // _BLOCK_ROWS))
+    sk = np.sort(grid_key(smp, grids)) if len(smp) else np.empty(0, np.int64)
+    thr = (np.unique(sk[(len(sk) * np.arange(1, want)) // want]) if len(sk)
+           else np.empty(0, np.int64))
+    thr = thr[thr > sk[0]] if len(sk) else thr
+    K = len(thr) + 1
+    bk = [client.submit(_bucketize, c, grids, thr) for c in costs]
+    sizes = np.array(client.gather([client.submit(_bounds, b) for b in bk])).reshape(P, K + 1)
+    sizes = np.diff(sizes, axis=1)  # P x K: rows of partition i in block p
+    blocks = []
+    for p in range(K):
+        pieces = [client.submit(_piece, costs[i], bk[i], p) for i in range(P) if sizes[i, p]]
+        blocks.append(client.submit(_concat_rows, m, *pieces))
+    wait(blocks + bk)
+    return {"bk": bk, "sizes": sizes, "blocks": blocks, "K": K, "pairs": 0}
+
+
+def _to_partitions(client, kb, per_block, wrap, priority=0):
+    """Per-block arrays back to the input partitions, in their row order."""
+    sizes, out = kb["sizes"], []
+    for i in range(sizes.shape[0]):
+        sl = []
+        for p in range(kb["K"]):
+            if sizes[i, p]:
+                start = int(sizes[:i, p].sum())
+                sl.append(client.submit(_slice, per_block[p], start, start + int(sizes[i, p]),
+                                        priority=priority))
+        out.append(client.submit(_unbucket, kb["bk"][i], wrap, *sl, priority=priority))
+    return out
+
+
+def _block_counts(client, kb):
+    """Domination counts (futures, not waited for): block p's internal count plus
+    ``cross_domination_count`` against each earlier block (later blocks cannot dominate),
+    the pair settled by the blocks' boxes when they are disjoint or one lies wholly below
+    the other."""
+
+    blocks, K = kb["blocks"], kb["K"]
+    total = kb["sizes"].sum(axis=0)
+    per_block, pairs, pruned = [], 0, 0
+    from gpurank.kernels.partition import box_relation
+
+    boxes = client.gather([client.submit(_box, b) for b in blocks])
+    for p in range(K):
+        internal = client.submit(_internal_count, blocks[p])
+        extra, crosses = 0, []
+        for j in range(p):
+            if not total[p] or not total[j]:
+                continue
+            rel = box_relation(boxes[p], boxes[j])
+            if rel == "none":
+                pruned += 1
+            elif rel == "all":
+                extra += int(total[j])
+                pruned += 1
+            else:
+                pairs += 1
+                crosses.append(client.submit(_cross, blocks[p], blocks[j]))
+        per_block.append(client.submit(_sum_counts, internal, extra, *crosses))
+    return _to_partitions(client, kb, per_block, "count"), pairs, pruned
+
+
+def _block_ranks(client, kb):
+    """Exact Pareto ranks (longest dominance chains) without one round trip per front:
+    block p is ranked once every earlier block is, ``cross_max_rank`` against each earlier
+    block (in parallel, box-pruned) giving lower bounds and ``seeded_rank`` the ranks. The
+    whole graph is submitted at once (priority 1: the chain of blocks is the critical path);
+    Dask runs it with no client round trip. Returns the states' futures (not waited for)."""
+    blocks, K = kb["blocks"], kb["K"]
+    total = kb["sizes"].sum(axis=0)
+    branks = []
+    for p in range(K):
+        crosses = []
+        if total[p]:
+            for j in range(p):
+                if total[j]:
+                    kb["pairs"] += 1
+                    crosses.append(client.submit(_cross_rank, blocks[p], blocks[j], branks[j],
+                                                 priority=1))
+        branks.append(client.submit(_block_rank, blocks[p], *crosses, priority=1))
+    return _to_partitions(client, kb, branks, "state", priority=1)
 
 
 def _columns_frame(counts, state, score, rank, offset):

@@ -87,3 +87,113 @@ def test_count_preceding_matches_reference():
 def test_shape_mismatch_is_an_error():
     with pytest.raises(ValueError, match="columns"):
         P.cross_domination_count(np.zeros((2, 2)), np.zeros((2, 3)))
+
+
+# ---------------------------------------------------------------------------------------
+# Longest chains across blocks: seeded_rank, cross_max_rank, keys
+# ---------------------------------------------------------------------------------------
+
+SIZES = [0, 1, 2, 17, 150]
+
+
+def _dups(rng, c):
+    if len(c) > 4:
+        c[: len(c) // 4] = c[rng.integers(0, len(c), len(c) // 4)]  # duplicate rows
+    return c
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("n", SIZES)
+def test_seeded_rank_matches_reference(m, n):
+    from gpurank.kernels import reference
+
+    rng = np.random.default_rng(1000 * m + n)
+    for ints in (True, False):
+        c = _dups(rng, _costs(rng, n, m, ints))
+        c0 = c.copy()
+        got = P.seeded_rank(c)
+        assert got.dtype == np.int32
+        assert np.array_equal(got, reference.pareto_rank(c))
+        assert np.array_equal(got, P.seeded_rank_reference(c))
+        low = rng.integers(0, 5, n)
+        low0 = low.copy()
+        assert np.array_equal(P.seeded_rank(c, low), P.seeded_rank_reference(c, low))
+        assert np.array_equal(c, c0) and np.array_equal(low, low0)
+        if n:
+            perm = rng.permutation(n)
+            assert np.array_equal(P.seeded_rank(c[perm], low[perm]),
+                                  P.seeded_rank(c, low)[perm])
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("na,nb", [(0, 5), (5, 0), (1, 1), (17, 30), (150, 120)])
+def test_cross_max_rank_matches_reference(m, na, nb):
+    rng = np.random.default_rng(na * 100 + nb * 10 + m)
+    for ints in (True, False):
+        a = _dups(rng, _costs(rng, na, m, ints))
+        b = _costs(rng, nb, m, ints)
+        if na and nb:
+            b[: min(na, nb) // 2] = a[: min(na, nb) // 2]  # rows equal across the blocks
+        rb = rng.integers(0, 7, nb)
+        a0, b0 = a.copy(), b.copy()
+        got = P.cross_max_rank(a, b, rb)
+        assert got.dtype == np.int64
+        assert np.array_equal(got, P.cross_max_rank_reference(a, b, rb))
+        assert np.array_equal(a, a0) and np.array_equal(b, b0)
+
+
+def test_cross_max_rank_equal_rows_do_not_dominate():
+    a = np.array([[1.0, 1.0], [2.0, 2.0]])
+    assert P.cross_max_rank(a, a[:1].copy(), np.array([5])).tolist() == [-1, 5]
+
+
+@pytest.mark.parametrize("m", [2, 4])
+def test_keys_never_increase_along_dominance(m):
+    rng = np.random.default_rng(m)
+    c = np.ascontiguousarray(np.exp(rng.normal(size=(300, m)) * 3))  # heavy tails
+    c[::7] = np.round(c[::7])
+    grids = tuple(np.unique(np.quantile(c[::3, k], np.linspace(0, 1, 20))) for k in range(m))
+    lo, hi = c.min(0), c.max(0)
+    for key in (P.grid_key(c, grids), P.dominance_key(c, lo, 1 / (hi - lo))):
+        dom = (np.all(c[None] <= c[:, None], axis=2) & np.any(c[None] < c[:, None], axis=2))
+        i, j = np.nonzero(dom)  # row j dominates row i
+        assert (key[j] <= key[i]).all()
+
+
+@pytest.mark.parametrize("m", [2, 3, 4, 5])
+def test_blocks_compose_to_pareto_rank(m):
+    # The Dask scheme on one machine: blocks by key, each ranked from the earlier ones. Many
+    # fronts (a noisy anti-chain ladder), ties and duplicates.
+    from gpurank.kernels import cpu
+
+    rng = np.random.default_rng(40 + m)
+    n = 2000
+    base = rng.integers(0, 30, size=(n, 1)).astype(float)
+    c = np.ascontiguousarray(base + rng.integers(0, 3, size=(n, m)))
+    c[:100] = c[100:200]
+    want = cpu.pareto_rank(c)
+    assert want.max() > 20
+    grids = tuple(np.unique(c[::5, k]) for k in range(m))
+    key = P.grid_key(c, grids)
+    thr = np.unique(np.quantile(key, [0.2, 0.4, 0.6, 0.8], method="lower"))
+    blk = np.searchsorted(thr, key, side="right")
+    ranks, got = {}, np.empty(n, np.int32)
+    for p in range(len(thr) + 1):
+        rows = np.flatnonzero(blk == p)
+        low = np.zeros(len(rows), np.int64)
+        for j in range(p):
+            low = np.maximum(low, P.cross_max_rank(c[rows], c[blk == j], ranks[j]) + 1)
+        ranks[p] = P.seeded_rank(c[rows], low)
+        got[rows] = ranks[p]
+    assert np.array_equal(got, want)
+
+
+def test_new_kernels_check_shapes():
+    with pytest.raises(ValueError, match="rank_b"):
+        P.cross_max_rank(np.zeros((2, 2)), np.zeros((3, 2)), np.zeros(2))
+    with pytest.raises(ValueError, match="lower"):
+        P.seeded_rank(np.zeros((2, 2)), np.zeros(3))
+    with pytest.raises(ValueError, match="grids"):
+        P.grid_key(np.zeros((2, 2)), (np.zeros(1),))
+    with pytest.raises(ValueError, match="inv"):
+        P.dominance_key(np.zeros((2, 2)), np.zeros(2), -np.ones(2))
