@@ -265,8 +265,14 @@ def _emit(args, payload: dict, line: str) -> None:
 def _cmd_mlperf(args) -> int:
     from .sources.mlperf import run_mlperf_cli
 
-    res = run_mlperf_cli(args.paths, args.output, benchmark=args.benchmark, strict=args.strict,
-                         dedupe=args.dedupe, published_scores=args.published_scores)
+    progress = _progress(args)
+    try:
+        with progress.step("read"):
+            res = run_mlperf_cli(args.paths, args.output, benchmark=args.benchmark,
+                                 strict=args.strict, dedupe=args.dedupe,
+                                 published_scores=args.published_scores)
+    finally:
+        progress.close()
     meta = res.metadata()
     for w in res.warnings:
         if not args.json:
@@ -292,11 +298,18 @@ def _cmd_simulate(args) -> int:
 
     if args.seed < 0:
         raise UsageError(f"--seed must be a non-negative integer; got {args.seed}")
-    out = run_simulate_cli(args.output, n=args.n, seed=args.seed, model_path=args.model,
-                           accelerators=_split(args.accelerators),
-                           counts=_split(args.counts, int), nodes=_split(args.nodes, int),
-                           providers=_split(args.providers),
-                           row_group_rows=args.row_group_rows, partitioned=args.partitioned)
+    progress = _progress(args)
+    try:
+        with progress.step("simulate", args.n):
+            out = run_simulate_cli(args.output, n=args.n, seed=args.seed,
+                                   model_path=args.model, accelerators=_split(args.accelerators),
+                                   counts=_split(args.counts, int),
+                                   nodes=_split(args.nodes, int),
+                                   providers=_split(args.providers),
+                                   row_group_rows=args.row_group_rows,
+                                   partitioned=args.partitioned)
+    finally:
+        progress.close()
     _emit(args, out, f"wrote {out['path']}: {out['rows']:,} configurations "
                      f"({out['excluded']:,} impossible grid points excluded) in "
                      f"{out['seconds']:.1f} s")
