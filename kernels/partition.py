@@ -42,6 +42,8 @@ import numpy as np
 from numba import njit, prange
 
 from . import _shared
+# Building blocks shared with the single-table kernels (one implementation each).
+from .cpu import _build_kdtree, _cdq_max_3d, _dense_rank, _row_sums
 
 __all__ = [
     "box",
@@ -88,18 +90,6 @@ def cross_domination_count_reference(costs_a, costs_b):
     le = np.all(b[None, :, :] <= a[:, None, :], axis=2)
     lt = np.any(b[None, :, :] < a[:, None, :], axis=2)
     return (le & lt).sum(axis=1).astype(np.int64)
-
-
-@njit(cache=True)
-def _row_sums(c):
-    n, m = c.shape
-    out = np.empty(n)
-    for i in range(n):
-        s = 0.0
-        for k in range(m):
-            s += c[i, k]
-        out[i] = s
-    return out
 
 
 @njit(cache=True, parallel=True)
@@ -224,87 +214,6 @@ def dominance_key(costs, lo, inv):
 
 
 @njit(cache=True)
-def _select(c, perm, lo, hi, kth, dim):
-    """Quickselect: reorder perm[lo:hi] so perm[kth] holds the kth value of c[:, dim]."""
-    while hi - lo > 1:
-        a = c[perm[lo], dim]
-        b = c[perm[(lo + hi) // 2], dim]
-        d = c[perm[hi - 1], dim]
-        if a > b:
-            a, b = b, a
-        if b > d:
-            b = d
-            b = max(b, a)
-        pivot = b
-        i = lo
-        j = hi - 1
-        while i <= j:
-            while c[perm[i], dim] < pivot:
-                i += 1
-            while c[perm[j], dim] > pivot:
-                j -= 1
-            if i <= j:
-                tmp = perm[i]
-                perm[i] = perm[j]
-                perm[j] = tmp
-                i += 1
-                j -= 1
-        if kth <= j:
-            hi = j + 1
-        elif kth >= i:
-            lo = i
-        else:
-            return
-
-
-@njit(cache=True)
-def _kd_build(c, leaf):
-    """Median-split k-d tree (node t has children 2t+1, 2t+2; the last level are leaves).
-    Returns perm, start, end, lo, hi, depth; rows of node t are perm[start[t]:end[t]]."""
-    n, m = c.shape
-    depth = 0
-    while (n >> depth) > leaf:
-        depth += 1
-    nnodes = (1 << (depth + 1)) - 1
-    start = np.zeros(nnodes, dtype=np.int64)
-    end = np.zeros(nnodes, dtype=np.int64)
-    lo = np.empty((nnodes, m))
-    hi = np.empty((nnodes, m))
-    perm = np.arange(n)
-    end[0] = n
-    for d in range(depth + 1):
-        first = (1 << d) - 1
-        for t in range(first, first + (1 << d)):
-            s = start[t]
-            e = end[t]
-            for k in range(m):
-                lo[t, k] = np.inf
-                hi[t, k] = -np.inf
-            for p in range(s, e):
-                r = perm[p]
-                for k in range(m):
-                    v = c[r, k]
-                    lo[t, k] = min(lo[t, k], v)
-                    hi[t, k] = max(hi[t, k], v)
-            if d < depth:
-                mid = (s + e) // 2
-                best = 0
-                spread = -1.0
-                for k in range(m):
-                    sp = hi[t, k] - lo[t, k] if e > s else 0.0
-                    if sp > spread:
-                        spread = sp
-                        best = k
-                if e - s > 1:
-                    _select(c, perm, s, e, mid, best)
-                start[2 * t + 1] = s
-                end[2 * t + 1] = mid
-                start[2 * t + 2] = mid
-                end[2 * t + 2] = e
-    return perm, start, end, lo, hi, depth
-
-
-@njit(cache=True)
 def _kd_best(cs, rank, start, end, lo, hi, depth, best_in, q, i, best, stack):
     """Largest rank among the tree's rows that dominate row ``i`` of ``q``, or ``best`` when
     none beats it (branch and bound; rows with rank < 0 are not there yet)."""
@@ -408,7 +317,7 @@ def cross_max_rank(costs_a, costs_b, rank_b):
         return np.full(na, -1, dtype=np.int64)
     if a.shape[1] <= 4:
         return _cross_cdq(a, b, rb)
-    perm, start, end, lo, hi, depth = _kd_build(b, _LEAF)
+    perm, start, end, lo, hi, depth = _build_kdtree(b, _LEAF)
     return _cross_max(a, _gather(b, perm), np.ascontiguousarray(rb[perm]), start, end, lo,
                       hi, depth)
 
@@ -452,71 +361,6 @@ def _seeded(cs, lower, start, end, lo, hi, depth, topo):
 
 
 # -- m <= 4: CDQ divide and conquer over the lexicographic order (as cpu._rank_4d) -------
-
-
-@njit(cache=True)
-def _dense_rank(x):
-    """1-based dense ranks of ``x`` (equal values share a rank) and the number of values."""
-    n = x.shape[0]
-    order = np.argsort(x)
-    r = np.empty(n, dtype=np.int64)
-    cur = 0
-    for t in range(n):
-        if t == 0 or x[order[t]] != x[order[t - 1]]:
-            cur += 1
-        r[order[t]] = cur
-    return r, cur
-
-
-@njit(cache=True)
-def _cdq_max_3d(y, z, w, uz):
-    """For each point the largest ``w`` of earlier points with y <= and z <= (-1 when none;
-    w = -1 for points that are only queries). Bottom-up merge sort on y, max-Fenwick on z."""
-    g = y.shape[0]
-    cnt = np.full(g, -1, dtype=np.int64)
-    idx = np.arange(g)
-    buf = np.empty(g, dtype=np.int64)
-    tree = np.full(uz + 1, -1, dtype=np.int64)
-    width = 1
-    while width < g:
-        for s in range(0, g, 2 * width):
-            mid = min(s + width, g)
-            e = min(s + 2 * width, g)
-            if mid >= e:
-                for t in range(s, e):
-                    buf[t] = idx[t]
-                continue
-            i, j, t = s, mid, s
-            while i < mid or j < e:
-                if j >= e or (i < mid and y[idx[i]] <= y[idx[j]]):
-                    a = idx[i]
-                    p = z[a]
-                    while p <= uz:
-                        tree[p] = max(tree[p], w[a])
-                        p += p & (-p)
-                    buf[t] = a
-                    i += 1
-                else:
-                    b = idx[j]
-                    p = z[b]
-                    q = -1
-                    while p > 0:
-                        q = max(q, tree[p])
-                        p -= p & (-p)
-                    cnt[b] = max(cnt[b], q)
-                    buf[t] = b
-                    j += 1
-                t += 1
-            for t in range(s, mid):
-                p = z[idx[t]]
-                while p <= uz:
-                    tree[p] = -1
-                    p += p & (-p)
-        tmp = idx
-        idx = buf
-        buf = tmp
-        width *= 2
-    return cnt
 
 
 @njit(cache=True)
@@ -797,7 +641,7 @@ def seeded_rank(costs, lower=None):
         return low.astype(np.int32)
     if m <= 4:
         return _seeded_cdq(c, low)
-    perm, start, end, lo, hi, depth = _kd_build(c, _LEAF)
+    perm, start, end, lo, hi, depth = _build_kdtree(c, _LEAF)
     cs = _gather(c, perm)
     inv = np.empty(n, dtype=np.int64)
     inv[perm] = np.arange(n)
