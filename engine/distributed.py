@@ -748,7 +748,13 @@ def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="
         weights = normalize_weights(criteria)
         w = np.asarray(weights, dtype=np.float64)
         w = w / w.sum()
-        params = _topsis_params(lo, hi, ss, w, spec.norm)
+        # The same column map and ideal points as the in-memory kernel (every criterion is a
+        # cost after canonicalization), so the scores agree to the last bit.
+        from gpurank.kernels.cpu import _topsis_params
+
+        scale, ideal, anti, offset = _topsis_params(lo, hi, ss, w, np.zeros(w.size, bool),
+                                                    spec.norm)
+        params = (scale, offset, ideal, anti)
         scores = [client.submit(_topsis_part, c, params) for c in costs]
         futures_to_release += scores
         k = spec.top
@@ -972,22 +978,6 @@ def _columns_frame(counts, state, score, rank, offset):
     return pd.DataFrame({"row_id": np.arange(n, dtype=np.int64) + offset,
                          "pareto_rank": state[1], "domination_count": counts,
                          "topsis_score": score, "rank": rank})
-
-
-def _topsis_params(lo, hi, ss, w, norm):
-    """Per-column map v = (x - offset) * scale and the ideal / anti-ideal points (as
-    ``kernels.cpu.topsis``; every criterion is a cost after canonicalization)."""
-    if norm == "vector":
-        nrm = np.sqrt(ss)
-        scale = np.divide(w, nrm, out=np.zeros_like(w), where=nrm > 0)
-        offset = np.zeros_like(w)
-    else:
-        rng = hi - lo
-        scale = np.divide(w, rng, out=np.zeros_like(w), where=rng > 0)
-        offset = lo.copy()
-    ideal = (lo - offset) * scale
-    anti = (hi - offset) * scale
-    return scale, offset, ideal, anti
 
 
 def _fit_clusters(sample, spec, be, default_features, sampled):

@@ -1,4 +1,5 @@
-"""Every CUDA kernel compiles to real PTX for compute capability 9.0 (no GPU needed).
+"""Every CUDA kernel (Pareto/TOPSIS and SMAA) compiles to real PTX for compute capability 9.0
+(no GPU needed).
 
 Runs in a subprocess without NUMBA_ENABLE_CUDASIM (the simulator cannot compile PTX)."""
 
@@ -22,21 +23,24 @@ except Exception as e:  # toolkit (NVVM) missing
 import gpurank.kernels.cuda as kc
 fns = kc.kernel_functions()
 bad = []
-for name, sig in kc.ptx_signatures():
+signatures = getattr(kc, sys.argv[1])()
+for name, sig in signatures:
     try:
         ptx, _ = cuda.compile_ptx(fns[name], sig, cc=(9, 0))
         assert ".target sm_90" in ptx, name
     except Exception as e:
         bad.append(f"{name} {sig}: {type(e).__name__}: {e}")
-print("BAD" if bad else "OK", len(kc.ptx_signatures()))
+print("BAD" if bad else "OK", len(signatures))
 print("\n".join(bad))
 """
 
 
-def test_all_cuda_kernels_compile_to_ptx_for_sm90():
+@pytest.mark.parametrize("signatures", ["ptx_signatures", "smaa_ptx_signatures"])
+def test_all_cuda_kernels_compile_to_ptx_for_sm90(signatures):
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     out = subprocess.run(
-        [sys.executable, "-c", CODE], capture_output=True, text=True, env=env, timeout=600
+        [sys.executable, "-c", CODE, signatures], capture_output=True, text=True, env=env,
+        timeout=600,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     if out.stdout.startswith("SKIP"):
