@@ -91,7 +91,7 @@ def _serial(fn, name):
     f = getattr(fn, "py_func", fn)
     g = types.FunctionType(f.__code__, f.__globals__, name, f.__defaults__, f.__closure__)
     g.__qualname__ = name
-    return njit(cache=_CACHE)(g)
+    return njit(cache=_CACHE, nogil=True)(g)
 _LEAF = 32  # k-d tree leaf size
 _CDQ_CAP = 64  # m=4 counts with a cap above this use the exact CDQ count, else the k-d tree
 _SFS_MAX_FRONT = 4000  # SFS switches to the k-d tree beyond this front size (m >= 5)
@@ -103,7 +103,7 @@ _SFS_MAX_FRONT_4 = 40000  # the same for m = 4 (vectorized SFS beats the k-d tre
 # ---------------------------------------------------------------------------------------
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _lex_less(c, a, b, m):
     for k in range(m):
         x = c[a, k]
@@ -115,7 +115,7 @@ def _lex_less(c, a, b, m):
     return False
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _lex_sort_segment(c, order, lo, hi, tmp, m):
     """Stable lexicographic sort of ``order[lo:hi]`` (insertion sort for short runs,
     bottom-up merge sort otherwise)."""
@@ -156,7 +156,7 @@ def _lex_sort_segment(c, order, lo, hi, tmp, m):
         width *= 2
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _order_by_key(c, key):
     """Argsort by ``key``; runs of equal key are then ordered lexicographically by row.
 
@@ -179,7 +179,7 @@ def _order_by_key(c, key):
     return order
 
 
-@njit(cache=_CACHE, parallel=True)
+@njit(cache=_CACHE, parallel=True, nogil=True)
 def _row_sums(c):
     n, m = c.shape
     s = np.empty(n, dtype=np.float64)
@@ -191,7 +191,7 @@ def _row_sums(c):
     return s
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _dense_rank(x):
     """1-based dense ranks of ``x`` (equal values share a rank) and the number of values."""
     n = x.shape[0]
@@ -205,7 +205,7 @@ def _dense_rank(x):
     return r, cur
 
 
-@njit(cache=_CACHE, parallel=True)
+@njit(cache=_CACHE, parallel=True, nogil=True)
 def _gather_rows(c, order):
     n, m = c.shape
     out = np.empty((n, m), dtype=c.dtype)
@@ -234,7 +234,7 @@ def _topo(c):
 # ---------------------------------------------------------------------------------------
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _front_2d(c, order):
     n = c.shape[0]
     out = np.zeros(n, dtype=np.bool_)
@@ -255,7 +255,7 @@ def _front_2d(c, order):
     return out
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _front_3d(c, order):
     """Lexicographic sweep, Fenwick tree of prefix minima of c2 over dense ranks of c1."""
     n = c.shape[0]
@@ -288,7 +288,7 @@ def _front_3d(c, order):
     return out
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _front_3d_stair(c, order, max_s):
     """Lexicographic sweep keeping the 2-D staircase of (c1, c2) over the front so far in
     a sorted array (c1 increasing, c2 strictly decreasing): a row is dominated iff the last
@@ -348,7 +348,7 @@ def _front_3d_stair(c, order, max_s):
     return out, True
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _rank_2d_tails(c, order):
     """m=2 ranks in one sweep over the lexicographic order: members of one front have
     strictly decreasing c1 along the sweep, so front k is summed up by its last c1 (its
@@ -382,7 +382,7 @@ def _rank_2d_tails(c, order):
     return rank
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _rank_2d(c, order):
     """Lexicographic sweep, Fenwick tree of prefix maxima of the rank over ranks of c1."""
     n = c.shape[0]
@@ -413,7 +413,7 @@ def _rank_2d(c, order):
     return rank
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _count_2d(c, order):
     """Lexicographic sweep, Fenwick tree of counts over ranks of c1."""
     n = c.shape[0]
@@ -441,7 +441,7 @@ def _count_2d(c, order):
     return cnt
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _unique_groups(c, order, m):
     """Group identical consecutive rows of ``order``: returns (heads, weights, group of row)."""
     n = order.shape[0]
@@ -460,7 +460,7 @@ def _unique_groups(c, order, m):
     return heads[: g + 1].copy(), weight[: g + 1].copy(), group
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _cdq_count_3d(y, z, w, uz):
     """Points in position order (the lexicographic order of distinct rows); for each point
     count the weight of earlier points with y <= and z <= (bottom-up CDQ merge sort)."""
@@ -513,7 +513,7 @@ def _cdq_count_3d(y, z, w, uz):
     return cnt
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _cdq_rank(y, z, rank, tree, uz):
     """Longest chain below each point (points in position order), CDQ divide and conquer
     run iteratively with an explicit stack (in-order: left half solved, then the left->right
@@ -551,7 +551,7 @@ def _cdq_rank(y, z, rank, tree, uz):
         sp += 1
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _cdq_rank_merge(y, z, rank, lo, mid, hi, tree, uz):
     """Raise the ranks of points [mid, hi) by the chains ending in [lo, mid)."""
     # left points sorted by y, right points sorted by y
@@ -594,7 +594,7 @@ def _cdq_rank_merge(y, z, rank, lo, mid, hi, tree, uz):
             p += p & (-p)
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _rank_3d(c, order):
     n = c.shape[0]
     heads, weight, group = _unique_groups(c, order, 3)
@@ -615,7 +615,7 @@ def _rank_3d(c, order):
     return out
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _cdq_max_3d(y, z, w, uz):
     """Like ``_cdq_count_3d`` with max instead of sum: for each point the largest ``w`` of
     earlier points with y <= and z <= (-1 when none; pass w = -1 for points that are only
@@ -672,7 +672,7 @@ def _cdq_max_3d(y, z, w, uz):
     return cnt
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _rank_4d(c, order):
     """Non-dominated sorting for m=4: distinct rows in lexicographic order, CDQ over
     positions run in order (left half final, then the left -> right step, then the right
@@ -745,7 +745,7 @@ def _rank_4d(c, order):
     return out
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _count_4d(c, order):
     """Exact domination counts for m=4: distinct rows in lexicographic order (so every
     dominator comes earlier), bottom-up CDQ over positions; each cross step (left block
@@ -799,7 +799,7 @@ def _count_4d(c, order):
     return out
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _count_3d(c, order):
     n = c.shape[0]
     heads, weight, group = _unique_groups(c, order, 3)
@@ -831,7 +831,7 @@ def _soa_equal(F, f, cs, i, m):
     return True
 
 
-@njit(cache=_CACHE, parallel=True)
+@njit(cache=_CACHE, parallel=True, nogil=True)
 def _sfs_sorted(cs, max_front):
     """Front of rows ``cs`` given in a topological order; returns (bool per sorted row,
     finished). The front is stored column-major (one contiguous array per criterion) and
@@ -906,7 +906,7 @@ def _sfs_sorted(cs, max_front):
     return on, True
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _ens_bs(cs):
     """Efficient non-dominated sort with binary search over fronts (rows in topological
     order). A row's rank is the first front none of whose members dominates it; that
@@ -947,7 +947,7 @@ def _ens_bs(cs):
 # ---------------------------------------------------------------------------------------
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _select(c, perm, lo, hi, kth, dim):
     """Quickselect: reorder perm[lo:hi] so perm[kth] holds the kth value of c[:, dim]."""
     while hi - lo > 1:
@@ -982,7 +982,7 @@ def _select(c, perm, lo, hi, kth, dim):
             return
 
 
-@njit(cache=_CACHE, parallel=True)
+@njit(cache=_CACHE, parallel=True, nogil=True)
 def _build_kdtree(c, leaf):
     """Median-split k-d tree over rows of c. Node t has children 2t+1, 2t+2; nodes of the
     last level are leaves. Returns perm, start, end, lo, hi, depth."""
@@ -1039,7 +1039,7 @@ def _build_kdtree(c, leaf):
     return perm, start, end, lo, hi, depth
 
 
-@njit(cache=_CACHE, parallel=True)
+@njit(cache=_CACHE, parallel=True, nogil=True)
 def _kd_count(cs, start, end, lo, hi, depth, cap):
     """For each row of ``cs`` (already in k-d leaf order) count dominating rows, stopping
     once ``cap`` is reached (results are min(count, cap))."""
@@ -1139,7 +1139,7 @@ def _kd_count(cs, start, end, lo, hi, depth, cap):
     return out
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _kd_rank(cs, start, end, lo, hi, depth, topo):
     """Ranks by one pass in topological order over a static k-d tree whose nodes carry the
     largest rank assigned so far inside them: rank[i] = 1 + max rank of its dominators,
@@ -1262,7 +1262,7 @@ def _sample_front_rows(n):
 _SAMPLE_PIVOTS = 64  # rows of the sample's front added to the prefilter pivots (half for m>=4)
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def _pivot_candidates(c, idx, nfs):
     """Pivot rows for one prefilter round over rows ``idx`` of ``c``: a strided sample of
     up to 1024 rows is turned into per-column ranks (robust to heavy tails), and the sample
@@ -1405,7 +1405,7 @@ def _drop_dominated_by_impl(c, idx, piv, out):
     return start[nch], ok
 
 
-_drop_par = njit(cache=_CACHE, parallel=True)(_drop_dominated_by_impl)
+_drop_par = njit(cache=_CACHE, parallel=True, nogil=True)(_drop_dominated_by_impl)
 _drop_ser = _serial(_drop_dominated_by_impl, "_drop_ser")
 
 
@@ -1454,7 +1454,7 @@ def _drop_first_impl(c, piv, out):
     return tot, ok
 
 
-_drop_first_par = njit(cache=_CACHE, parallel=True)(_drop_first_impl)
+_drop_first_par = njit(cache=_CACHE, parallel=True, nogil=True)(_drop_first_impl)
 _drop_first_ser = _serial(_drop_first_impl, "_drop_first_ser")
 
 
@@ -1668,7 +1668,7 @@ def _topsis_params(lo, hi, ss, w, b, norm):
     return scale, ideal, anti, offset
 
 
-@njit(cache=_CACHE, parallel=True)
+@njit(cache=_CACHE, parallel=True, nogil=True)
 def _col_stats(x):
     """Column min, max and sum of squares (float64) in one pass over row chunks. Each chunk
     walks blocks of 2048 rows column by column with 4 independent accumulators per statistic
@@ -1737,7 +1737,7 @@ def _col_stats(x):
     return lo, hi, ss, ok
 
 
-@njit(cache=_CACHE, parallel=True)
+@njit(cache=_CACHE, parallel=True, nogil=True)
 def _topsis_scores(x, scale, offset, ideal, anti, out):
     """Closeness of every row into ``out``. Row chunks are processed in blocks of 512 rows:
     each column is loaded into a contiguous buffer and the squared distances accumulated
@@ -1834,7 +1834,7 @@ def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidate
     return unpermute(perm, *out)
 
 
-@njit(cache=_CACHE, parallel=True)
+@njit(cache=_CACHE, parallel=True, nogil=True)
 def _smaa_chunks(p, nn, w, k, nchunks):
     c, m = p.shape
     s_total = w.shape[0]

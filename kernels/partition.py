@@ -92,7 +92,7 @@ def cross_domination_count_reference(costs_a, costs_b):
     return (le & lt).sum(axis=1).astype(np.int64)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _cross_sorted(a, sa, bs, sb):
     n, m = a.shape
     nb = bs.shape[0]
@@ -176,7 +176,7 @@ def box_relation(box_a, box_b):
 _LEAF = 32
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _dominance_key(c, lo, inv):
     n, m = c.shape
     out = np.empty(n)
@@ -213,7 +213,7 @@ def dominance_key(costs, lo, inv):
     return _dominance_key(c, lo, inv)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _kd_best(cs, rank, start, end, lo, hi, depth, best_in, q, i, best, stack):
     """Largest rank among the tree's rows that dominate row ``i`` of ``q``, or ``best`` when
     none beats it (branch and bound; rows with rank < 0 are not there yet)."""
@@ -261,7 +261,7 @@ def _kd_best(cs, rank, start, end, lo, hi, depth, best_in, q, i, best, stack):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cross_max(q, cs, rank, start, end, lo, hi, depth):
     nnodes = start.shape[0]
     first_leaf = (1 << depth) - 1
@@ -278,7 +278,7 @@ def _cross_max(q, cs, rank, start, end, lo, hi, depth):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gather(c, perm):
     n, m = c.shape
     out = np.empty((n, m))
@@ -334,7 +334,7 @@ def cross_max_rank_reference(costs_a, costs_b, rank_b):
     return np.where(dom, rb[None, :], -1).max(axis=1).astype(np.int64)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _seeded(cs, lower, start, end, lo, hi, depth, topo):
     n = cs.shape[0]
     nnodes = start.shape[0]
@@ -363,7 +363,7 @@ def _seeded(cs, lower, start, end, lo, hi, depth, topo):
 # -- m <= 4: CDQ divide and conquer over the lexicographic order (as cpu._rank_4d) -------
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cdq_sum_3d(y, z, w, uz, out):
     """``out[b] +=`` the sum of ``w`` over earlier points with y <= and z <= (merge sort on y,
     Fenwick sums on z)."""
@@ -415,7 +415,7 @@ def _cdq_sum_3d(y, z, w, uz, out):
         width *= 2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _chain4_count(y, z, wv, contrib, lift, cnt):
     """Like :func:`_chain4` with counts: each lifted point gets ``cnt +=`` the number of
     contributing points before it in position that weakly precede it in (y, z, wv)."""
@@ -467,7 +467,7 @@ def _chain4_count(y, z, wv, contrib, lift, cnt):
                 cnt[p] += part[t]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _chain4(y, z, wv, rank, dom, contrib, lift):
     """Points in lexicographic order (column 0 implied by the position; y, z dense ranks of
     columns 1, 2; wv column 3). CDQ over positions run in order (left half final, then the
@@ -687,7 +687,7 @@ def _key_less(s1, p1, i1, s2, p2, i2):
     return i1 < i2
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _count_preceding(qs, qp, qi, s, p, ids):
     n = qs.shape[0]
     out = np.empty(n, dtype=np.int64)
