@@ -24,7 +24,7 @@ from .metrics import derive_metrics
 from .ranking import check_criteria_values, criteria_matrix, rank_configurations
 from .results import AnalysisResult
 from .schema import invalid_rows, require_columns
-from .spec import AnalysisSpec, default_criteria, parse_criteria
+from .spec import AnalysisSpec, default_criteria, limit_notes, parse_criteria
 from .progress import SILENT
 from .summary import build_summary
 
@@ -149,9 +149,11 @@ class Engine:
             ranking = self._on_backend(
                 lambda b, frame: rank_configurations(
                     frame, criteria, backend=b, norm=spec.norm,
-                    costs=costs if b is self.backend else None),
+                    costs=costs if b is self.backend else None, rank_depth=spec.rank_depth,
+                    count_cap=spec.count_cap),
                 df, "rank", fallbacks)
 
+        notes.extend(limit_notes(spec))
         # The one crossing of the table to the host, with the results beside it.
         table = self.backend.to_host(df).copy()
         table["cluster"] = clusters.labels if clusters is not None else np.full(n, -1, np.int32)

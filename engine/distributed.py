@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataError, GpurankError, UsageError
-from .spec import AnalysisSpec, default_criteria, normalize_weights
+from .spec import AnalysisSpec, default_criteria, limit_notes, normalize_weights
 
 __all__ = [
     "RESULT_COLUMNS",
@@ -312,6 +312,73 @@ def _unbucket(bk, wrap, *slices):
     if len(order):
         out[order] = np.concatenate(slices)
     return (None, out) if wrap == "state" else out
+
+
+# -- clipped ranks and capped counts: local filters, one merge -------------------------------
+# A row's rank (count) inside a subset of the table is at most its rank (count) in the whole
+# table, and the rows of rank < D (count < C) are closed under "dominates such a row" (for
+# counts: the first C dominators of a row in any topological order have fewer than C
+# dominators each). So the rows that pass the local filter of their partition contain every
+# row below the limit together with the dominators that decide it, and min(rank, D) /
+# min(count, C) computed on their union is exact for the whole table.
+def _local_limited(costs, limit, what):
+    """Candidates of one partition: positions and costs of the rows below the limit."""
+    if len(costs) == 0:
+        return np.zeros(0, np.int64), costs
+    if what == "state":
+        from gpurank.kernels.partition import pareto_rank_upto
+
+        v = pareto_rank_upto(costs, limit)
+    else:
+        from gpurank.kernels import cpu
+
+        v = cpu.domination_count(costs, cap=limit)
+    cand = np.flatnonzero(v < limit)
+    return cand, np.ascontiguousarray(costs[cand])
+
+
+def _n_candidates(local):
+    return len(local[0])
+
+
+def _n_columns(costs):
+    return costs.shape[1]
+
+
+def _merge_limited(limit, what, m, *cand_costs):
+    """Clipped ranks / capped counts of the union of every partition's candidates."""
+    c = _concat_rows(m, *cand_costs)
+    if len(c) == 0:
+        return np.zeros(0, np.int64)
+    if what == "state":
+        from gpurank.kernels.partition import pareto_rank_upto
+
+        return pareto_rank_upto(c, limit)
+    from gpurank.kernels import cpu
+
+    return cpu.domination_count(c, cap=limit)
+
+
+def _scatter_limited(n, limit, local, merged, start, wrap):
+    """One partition's column: the merged value for its candidates, the limit elsewhere."""
+    cand = local[0]
+    out = np.full(n, limit, dtype=np.int32 if wrap == "state" else np.int64)
+    out[cand] = merged[start:start + len(cand)]
+    return (None, out) if wrap == "state" else out
+
+
+def _limited(client, costs, n_valid, limit, what):
+    """Per-partition futures of ``min(rank, limit)`` (``what="state"``) or ``min(count,
+    limit)`` (``"count"``), and the number of candidate rows merged."""
+    local = [client.submit(_local_limited, c, limit, what) for c in costs]
+    sizes = client.gather([client.submit(_n_candidates, f) for f in local])
+    cand = [client.submit(operator.getitem, f, 1) for f in local]
+    m = client.submit(_n_columns, costs[0]).result() if costs else 0
+    merged = client.submit(_merge_limited, limit, what, m, *cand, priority=1)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+    out = [client.submit(_scatter_limited, int(n), limit, f, merged, int(s), what)
+           for n, f, s in zip(n_valid, local, starts)]
+    return out, int(np.sum(sizes))
 
 
 def _box(costs):
@@ -719,28 +786,39 @@ def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="
         front_rows = np.concatenate(front_rows).astype(np.int64)
         tick("pareto_front", t0)
 
-        # -- key blocks: rows range-partitioned by a dominance-compatible key ---------------
+        # -- domination counts and Pareto ranks ------------------------------------------
+        #    exact: key blocks (K(K-1)/2 block pairs); with --count-cap / --rank-depth: local
+        #    filters per partition and one merge of the candidates (linear in N)
+        n_blocks, cross_pairs, pairs, pruned = 0, 0, 0, 0
+        exact = spec.count_cap is None or spec.rank_depth is None
+        if exact:
+            t0 = time.perf_counter()
+            kb = _key_blocks(client, costs, N, len(criteria))
+            n_blocks = kb["K"]
+            tick("key_blocks", t0)
         t0 = time.perf_counter()
-        kb = _key_blocks(client, costs, N, len(criteria))
-        tick("key_blocks", t0)
-
-        # -- domination counts: per key block, internal + earlier blocks ---------------------
-        #    (run before the ranks, not overlapped with them: measured, overlapping delays the
-        #    ranks' chain of blocks behind running count tasks and costs more than it saves)
-        t0 = time.perf_counter()
-        counts, pairs, pruned = _block_counts(client, kb)
+        if spec.count_cap is None:
+            # (run before the ranks, not overlapped with them: measured, overlapping delays
+            # the ranks' chain of blocks behind running count tasks and costs more than it
+            # saves)
+            counts, pairs, pruned = _block_counts(client, kb)
+        else:
+            counts, n_count_cand = _limited(client, costs, n_valid, spec.count_cap, "count")
         futures_to_release += counts
         wait(counts)
         tick("domination_count", t0)
 
-        # -- Pareto ranks: longest chains across key blocks ----------------------------------
         t0 = time.perf_counter()
-        states = _block_ranks(client, kb)
+        if spec.rank_depth is None:
+            states = _block_ranks(client, kb)
+            cross_pairs = kb["pairs"]
+        else:
+            states, n_rank_cand = _limited(client, costs, n_valid, spec.rank_depth, "state")
         futures_to_release += states
         wait(states)
         n_fronts = 1 + max(client.gather([client.submit(_max_rank, s) for s in states]))
-        n_blocks, cross_pairs = kb["K"], kb["pairs"]
-        del kb
+        if exact:
+            del kb
         tick("pareto_rank", t0)
 
         # -- TOPSIS: global norms and ideal points, then closeness per partition -------------
@@ -837,9 +915,20 @@ def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="
         if cl_result is not None:
             cl_result = _global_sizes(cl_result, results)
         timings["total"] = round(time.perf_counter() - t_all, 4)
-        notes.append(f"Dask: {P} partitions, {n_blocks} key blocks; counts: {pairs} block "
-                     f"pairs compared, {pruned} settled by bounding boxes; ranks: "
-                     f"{n_fronts} Pareto fronts over {cross_pairs} block pairs")
+        if spec.count_cap is None:
+            how_counts = (f"counts: {pairs} block pairs compared, {pruned} settled by bounding "
+                          "boxes")
+        else:
+            how_counts = (f"counts capped at {spec.count_cap}: {n_count_cand:,} candidate rows "
+                          "merged")
+        if spec.rank_depth is None:
+            how_ranks = f"ranks: {n_fronts} Pareto fronts over {cross_pairs} block pairs"
+        else:
+            how_ranks = (f"ranks to depth {spec.rank_depth}: {n_rank_cand:,} candidate rows "
+                         "merged")
+        notes.extend(limit_notes(spec))
+        blocks_note = f", {n_blocks} key blocks" if exact else ""
+        notes.append(f"Dask: {P} partitions{blocks_note}; {how_counts}; {how_ranks}")
         summary = _summary(spec, criteria, weights, backend_name, be, N, importance, cl_result,
                            len(front_rows), ideal, anti, top, timings, notes)
         if out is not None:

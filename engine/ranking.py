@@ -56,7 +56,20 @@ def final_rank(topsis_score, pareto_rank) -> np.ndarray:
     return rank
 
 
-def rank_configurations(df, criteria, *, backend, norm="vector", costs=None) -> RankResult:
+def _pareto_ranks(k, costs, depth, backend):
+    """Every front, or the first ``depth`` fronts (peeled on the host; clipped on a device,
+    where the sorted sweep costs the same either way)."""
+    if depth is None:
+        return k.pareto_rank(costs)
+    if backend.on_device:
+        return backend.xp.minimum(k.pareto_rank(costs), depth)
+    from gpurank.kernels.partition import pareto_rank_upto
+
+    return pareto_rank_upto(costs, depth)
+
+
+def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, rank_depth=None,
+                        count_cap=None) -> RankResult:
     """Pareto ranks, domination counts, TOPSIS scores and the final rank of every row.
 
     Parameters
@@ -70,6 +83,9 @@ def rank_configurations(df, criteria, *, backend, norm="vector", costs=None) -> 
         TOPSIS normalization.
     costs : array, optional
         The :func:`criteria_matrix` of ``df`` on ``backend`` when the caller already built it.
+    rank_depth, count_cap : int, optional
+        Report ``min(pareto_rank, rank_depth)`` and ``min(domination_count, count_cap)``
+        (exact below the limits; see :class:`~gpurank.engine.spec.AnalysisSpec`).
     """
     criteria = tuple(criteria)
     weights = normalize_weights(criteria)
@@ -91,8 +107,8 @@ def rank_configurations(df, criteria, *, backend, norm="vector", costs=None) -> 
             f"{len(criteria)} criteria exceed the GPU kernels' limit of {limit}"
         )
     host = backend.to_host
-    pareto = np.asarray(host(k.pareto_rank(costs)), dtype=np.int32)
-    dom = np.asarray(host(k.domination_count(costs)), dtype=np.int64)
+    pareto = np.asarray(host(_pareto_ranks(k, costs, rank_depth, backend)), dtype=np.int32)
+    dom = np.asarray(host(k.domination_count(costs, cap=count_cap)), dtype=np.int64)
     benefit = np.zeros(len(criteria), dtype=bool)
     score = np.asarray(
         host(k.topsis(costs, np.asarray(weights), benefit, norm=norm)), dtype=np.float64

@@ -156,7 +156,10 @@ def robust_ranking(df, criteria, ranking, *, spec, backend) -> RobustResult:
     costs = criteria_matrix(df, criteria, backend=backend)
     return robust_from_costs(
         costs, samples=spec.samples, k=spec.top, seed=spec.seed, bounds=bounds, norm=spec.norm,
-        kernels=k, domination_count=ranking.domination_count, criteria=names,
+        kernels=k, criteria=names,
+        # Counts capped below k cannot tell a row with k dominators from one with fewer.
+        domination_count=(ranking.domination_count
+                          if spec.count_cap is None or spec.count_cap >= spec.top else None),
         weight_ranges=ranges)
 
 

@@ -167,6 +167,14 @@ class AnalysisSpec:
     weight_ranges : tuple of (column, low, high)
         Bounds on the normalized weights sampled by ``robust``; strings
         ``"column=low:high"`` and ``{column: (low, high)}`` are accepted too.
+    rank_depth : int, optional
+        Report Pareto ranks exactly up to this depth: ``pareto_rank`` is ``min(rank,
+        rank_depth)`` (fronts 0 .. depth-1 exact, every later row gets ``rank_depth``). The
+        first fronts are what a ranking needs; on Dask this turns the exact ranks' block-pair
+        work (quadratic in the number of key blocks) into one local pass per partition and a
+        merge of the candidates. ``None``: every front exactly.
+    count_cap : int, optional
+        Report ``min(domination_count, count_cap)`` (exact below the cap). ``None``: exact.
     """
 
     criteria: tuple[Criterion, ...] = ()
@@ -184,6 +192,8 @@ class AnalysisSpec:
     robust: bool = False
     samples: int = 10_000
     weight_ranges: tuple[tuple[str, float, float], ...] = ()
+    rank_depth: int | None = None
+    count_cap: int | None = None
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self):
@@ -213,6 +223,10 @@ class AnalysisSpec:
         if not isinstance(self.robust, bool):
             raise UsageError(f"robust must be True or False; got {self.robust!r}")
         _positive_int("samples", self.samples)
+        if self.rank_depth is not None:
+            _positive_int("rank_depth", self.rank_depth)
+        if self.count_cap is not None:
+            _positive_int("count_cap", self.count_cap)
         object.__setattr__(self, "weight_ranges", parse_weight_ranges(self.weight_ranges))
         if self.weight_ranges and not self.robust:
             raise UsageError("--weights-range bounds the weights of --robust; add --robust")
@@ -266,6 +280,19 @@ def _add_range(out, col, lo, hi):
     if col in out:
         raise UsageError(f"--weights-range names criterion '{col}' twice")
     out[col] = (lo, hi)
+
+
+def limit_notes(spec) -> list[str]:
+    """The summary notes that say which result columns are clipped (``rank_depth``,
+    ``count_cap``)."""
+    out = []
+    if spec.rank_depth is not None:
+        out.append(f"pareto_rank is exact up to depth {spec.rank_depth} (--rank-depth): rows "
+                   f"on front {spec.rank_depth} or later have pareto_rank {spec.rank_depth}")
+    if spec.count_cap is not None:
+        out.append(f"domination_count is capped at {spec.count_cap} (--count-cap): exact "
+                   "below the cap")
+    return out
 
 
 def _positive_int(name, value, *, minimum=1):

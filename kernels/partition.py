@@ -34,6 +34,12 @@ Algorithms
   outside: rows in a topological order (row sum, then lexicographic), ``rank = max(lower,
   1 + largest rank of the block's rows that dominate it)``, found with the same k-d tree
   updated as ranks are assigned. With ``lower = 0`` it is ``pareto_rank``.
+* :func:`pareto_rank_upto`: ``min(pareto_rank, depth)`` by peeling ``depth`` fronts with
+  ``cpu.pareto_front`` on the rows not ranked yet, O(depth x front cost); rows left after
+  ``depth`` fronts get ``depth``. Its filters compose: a row's rank inside any subset of the
+  rows is at most its rank in the whole table, and the first ``depth`` fronts of the table
+  are closed under "dominates a row of rank < depth", so ranking the union of per-partition
+  candidates (local rank < depth) gives the exact ``min(rank, depth)`` of the whole table.
 """
 
 from __future__ import annotations
@@ -56,6 +62,8 @@ __all__ = [
     "cross_max_rank_reference",
     "dominance_key",
     "grid_key",
+    "pareto_rank_upto",
+    "pareto_rank_upto_reference",
     "seeded_rank",
     "seeded_rank_reference",
     "sort_keys",
@@ -729,3 +737,42 @@ def count_preceding_reference(score, prank, row_id, block):
     s, p, i = (np.asarray(x)[:, None] for x in (score, prank, row_id))
     less = (bs > s) | ((bs == s) & ((bp < p) | ((bp == p) & (bi < i))))
     return less.sum(axis=1).astype(np.int64)
+
+
+def pareto_rank_upto(costs, depth):
+    """``min(pareto_rank(costs), depth)``: fronts 0 .. depth-1 exactly, later rows ``depth``.
+
+    Parameters
+    ----------
+    costs : array of shape (n, m)
+        Finite costs, every criterion minimized.
+    depth : int
+        Fronts to peel, >= 1.
+
+    Returns
+    -------
+    ndarray of int32, shape (n,)
+    """
+    from . import cpu
+
+    c = _as_costs(costs, "costs")
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
+        raise ValueError(f"depth must be an integer >= 1; got {depth!r}")
+    n = c.shape[0]
+    rank = np.full(n, depth, dtype=np.int32)
+    left = np.arange(n, dtype=np.int64)
+    for r in range(int(depth)):
+        if left.size == 0:
+            break
+        on = cpu.pareto_front(c[left])
+        rank[left[on]] = r
+        left = left[~on]
+    return rank
+
+
+def pareto_rank_upto_reference(costs, depth):
+    """Oracle of :func:`pareto_rank_upto`: the full reference ranks, clipped."""
+    from . import reference
+
+    return np.minimum(reference.pareto_rank(np.asarray(costs, dtype=np.float64)),
+                      depth).astype(np.int32)

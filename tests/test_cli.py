@@ -36,6 +36,23 @@ def test_json_flag_prints_machine_readable_summary(table_csv, tmp_path, capsys):
     assert summary["rows"] == 80
 
 
+def test_rank_depth_and_count_cap_clip_the_columns(table_csv, tmp_path, capsys):
+    import pandas as pd
+
+    full, lim = tmp_path / "full", tmp_path / "lim"
+    assert main(["analyze", str(table_csv), "--backend", "cpu", "--out", str(full),
+                 "--quiet", "--no-report"]) == 0
+    assert main(["analyze", str(table_csv), "--backend", "cpu", "--out", str(lim), "--quiet",
+                 "--no-report", "--rank-depth", "2", "--count-cap", "3"]) == 0
+    a = pd.read_parquet(full / "ranking.parquet")
+    b = pd.read_parquet(lim / "ranking.parquet")
+    assert a["pareto_rank"].max() > 2 and a["domination_count"].max() > 3
+    assert (b["pareto_rank"] == a["pareto_rank"].clip(upper=2)).all()
+    assert (b["domination_count"] == a["domination_count"].clip(upper=3)).all()
+    notes = json.loads((lim / "summary.json").read_text())["notes"]
+    assert any("--rank-depth" in n for n in notes) and any("--count-cap" in n for n in notes)
+
+
 @pytest.mark.parametrize(
     "args, code, message",
     [

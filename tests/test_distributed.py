@@ -219,3 +219,42 @@ def test_many_fronts_across_key_blocks(client, crit):
     assert ref.table["pareto_rank"].max() > 30
     _check(res, ref)
     assert "key blocks" in res.notes[-1]
+
+
+@pytest.mark.parametrize("depth,cap", [(3, None), (None, 4), (1, 1), (6, 25)])
+def test_clipped_ranks_and_capped_counts_equal_in_memory(client, depth, cap):
+    # --rank-depth / --count-cap take local filters and one merge instead of key blocks; the
+    # clipped values must be those of the whole table: ties, duplicates split across
+    # partitions, an empty partition, many fronts, and a partition holding the whole front.
+    rng = np.random.default_rng(21)
+    df = config_table(500, seed=13)
+    base = rng.integers(0, 40, len(df)).astype(float)
+    for col in "abc":
+        df[col] = base + rng.integers(0, 4, len(df))
+    df = pd.concat([df, df.iloc[:50]], ignore_index=True)
+    costs = np.ascontiguousarray(df[["a", "b", "c"]].to_numpy())
+    front = cpu.pareto_front(costs)
+    df = pd.concat([df[front], df[~front]], ignore_index=True)
+    nf = int(front.sum())
+    parts = [df.iloc[:nf], df.iloc[nf:nf + 100], df.iloc[:0], df.iloc[nf + 100:]]
+    parts = [p.reset_index(drop=True) for p in parts]
+    spec = AnalysisSpec(criteria=parse_criteria("a:min,b:min,c:min"), n_estimators=10,
+                        k_range=(2, 3), top=8, rank_depth=depth, count_cap=cap)
+    res = analyze_dataset(_from_parts(parts), client=client, spec=spec, backend="cpu")
+    ref = Engine(backend="cpu").analyze(df, spec)
+    full = Engine(backend="cpu").analyze(df, AnalysisSpec(
+        criteria=spec.criteria, n_estimators=10, k_range=(2, 3), top=8))
+    assert full.table["pareto_rank"].max() > 10
+    want_rank = full.table["pareto_rank"].to_numpy()
+    want_count = full.table["domination_count"].to_numpy()
+    if depth is not None:
+        want_rank = np.minimum(want_rank, depth)
+    if cap is not None:
+        want_count = np.minimum(want_count, cap)
+    assert np.array_equal(ref.table["pareto_rank"].to_numpy(), want_rank)
+    assert np.array_equal(ref.table["domination_count"].to_numpy(), want_count)
+    _check(res, ref)
+    assert ("candidate rows merged" in res.notes[-1]) and (
+        ("key blocks" in res.notes[-1]) == (depth is None or cap is None))
+    assert any("--rank-depth" in n for n in res.notes) == (depth is not None)
+    assert any("--count-cap" in n for n in res.notes) == (cap is not None)

@@ -61,6 +61,8 @@ def test_default_criteria_adds_cost_only_when_present():
         ({"seed": -3}, "--seed must be a non-negative integer; got -3"),
         ({"norm": "l1"}, "--norm must be 'vector' or 'minmax'; got 'l1'"),
         ({"sample_rows": 5}, "--sample-rows must be an integer >= 10; got 5"),
+        ({"rank_depth": 0}, "--rank-depth must be an integer >= 1; got 0"),
+        ({"count_cap": 2.5}, "--count-cap must be an integer >= 1; got 2.5"),
     ],
 )
 def test_bad_spec_values_are_named(kwargs, message):

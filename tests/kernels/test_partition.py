@@ -197,3 +197,49 @@ def test_new_kernels_check_shapes():
         P.grid_key(np.zeros((2, 2)), (np.zeros(1),))
     with pytest.raises(ValueError, match="inv"):
         P.dominance_key(np.zeros((2, 2)), np.zeros(2), -np.ones(2))
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 6])
+@pytest.mark.parametrize("n", [0, 1, 2, 57, 600])
+@pytest.mark.parametrize("depth", [1, 2, 7, 1000])
+def test_pareto_rank_upto_matches_reference(m, n, depth):
+    rng = np.random.default_rng(n * 31 + m + depth)
+    c = _costs(rng, n, m)
+    if n > 10:
+        c[: n // 5] = c[n // 5: 2 * (n // 5)]  # duplicated rows
+    before = c.copy()
+    got = P.pareto_rank_upto(c, depth)
+    assert got.dtype == np.int32
+    assert np.array_equal(got, P.pareto_rank_upto_reference(c, depth))
+    assert np.array_equal(c, before)
+
+
+@pytest.mark.parametrize("limit", [1, 3, 12])
+def test_candidate_filters_compose(limit):
+    # The Dask scheme for --rank-depth / --count-cap on one machine: each part keeps its rows
+    # below the limit, the union of the candidates is ranked (counted) once; every other row
+    # gets the limit. It must equal the clipped values of the whole table.
+    from gpurank.kernels import cpu
+
+    rng = np.random.default_rng(limit)
+    n = 1500
+    base = rng.integers(0, 25, size=(n, 1)).astype(float)
+    c = np.ascontiguousarray(base + rng.integers(0, 3, size=(n, 3)))
+    c[:100] = c[700:800]
+    parts = np.array_split(rng.permutation(n), 5)
+    rank = np.full(n, limit, np.int32)
+    count = np.full(n, limit, np.int64)
+    for out, local, merge in (
+            (rank, lambda x: P.pareto_rank_upto(x, limit), lambda x: P.pareto_rank_upto(x, limit)),
+            (count, lambda x: cpu.domination_count(x, cap=limit),
+             lambda x: cpu.domination_count(x, cap=limit))):
+        cand = np.concatenate([p[local(c[p]) < limit] for p in parts])
+        out[cand] = merge(c[cand])
+    assert np.array_equal(rank, np.minimum(cpu.pareto_rank(c), limit))
+    assert np.array_equal(count, np.minimum(cpu.domination_count(c), limit))
+
+
+def test_pareto_rank_upto_checks_depth():
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="depth"):
+            P.pareto_rank_upto(np.zeros((2, 2)), bad)
