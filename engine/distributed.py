@@ -215,7 +215,7 @@ def _local_front(costs):
     from gpurank.kernels import cpu
 
     f = cpu.pareto_front(costs) if len(costs) else np.zeros(0, bool)
-    return f, costs[f]
+    return np.flatnonzero(f), costs[f]
 
 
 def _internal_count(costs):
@@ -417,25 +417,87 @@ def _keys(score, state, offset):
     return sort_keys(score, state[1], np.arange(len(score), dtype=np.int64) + offset)
 
 
-def _preceding(score, state, offset, block_keys):
+#: Rows of the final-rank key sample the splitters are picked from, and rows per bucket.
+_RANK_SAMPLE = 200_000
+_RANK_BUCKET_ROWS = 4_000_000
+
+
+def _key_sample(keys, stride):
+    return tuple(x[::stride] for x in keys)
+
+
+def _cuts(keys, splitters):
+    """Positions of the splitters in one partition's sorted keys: bucket b of the partition
+    is ``keys[cut[b]:cut[b+1]]``."""
     from gpurank.kernels.partition import count_preceding
 
-    return count_preceding(score, state[1], np.arange(len(score), dtype=np.int64) + offset,
-                           block_keys)
+    inner = count_preceding(*splitters, keys) if len(splitters[0]) else np.zeros(0, np.int64)
+    return np.concatenate(([0], inner, [len(keys[0])])).astype(np.int64)
 
 
-def _key_bounds(keys):
-    s, p, i = keys
-    if len(s) == 0:
-        return None
-    return (s[0], p[0], i[0]), (s[-1], p[-1], i[-1])
+def _key_piece(keys, cuts, b):
+    return tuple(x[cuts[b]:cuts[b + 1]] for x in keys)
 
 
-def _sum_rank(n, extra, *parts):
-    out = np.full(n, 1 + extra, dtype=np.int64)
-    for c in parts:
-        out += c
+def _bucket_rank(first, *pieces):
+    """Final ranks of one bucket (every key in it comes after the ``first - 1`` keys of the
+    earlier buckets): ``(row_id, rank)`` ordered by ``row_id``."""
+    from gpurank.kernels.partition import sort_keys
+
+    s, p, ids = (np.concatenate([pc[j] for pc in pieces]) for j in range(3))
+    ids = sort_keys(s, p, ids)[2]
+    rank = np.arange(first, first + len(ids), dtype=np.int64)
+    order = np.argsort(ids, kind="stable")
+    return ids[order], rank[order]
+
+
+def _rank_piece(bucket, lo, hi):
+    ids, rank = bucket
+    a, b = np.searchsorted(ids, [lo, hi])
+    return ids[a:b], rank[a:b]
+
+
+def _assemble_ranks(n, offset, *pieces):
+    out = np.empty(n, dtype=np.int64)
+    for ids, rank in pieces:
+        out[ids - offset] = rank
     return out
+
+
+def _final_ranks(client, scores, states, offsets, n_valid, N):
+    """``rank`` (1 = best by -score, pareto_rank, row_id) of every row, per partition.
+
+    A sample sort: each partition sorts its keys; splitters from a strided sample of the
+    sorted keys cut the key range into B buckets of ~4M rows; bucket b gathers its pieces
+    from every partition, sorts them and numbers them after the rows of the earlier buckets
+    (counted from the partitions' cut positions); the ranks go back to the partitions by
+    row_id. O(N log N) work in all, 2·P·B small slicing tasks.
+    """
+    P = len(scores)
+    keys = [client.submit(_keys, sc, st, int(o)) for sc, st, o in zip(scores, states, offsets)]
+    stride = max(1, N // _RANK_SAMPLE)
+    smp = client.gather([client.submit(_key_sample, k, stride) for k in keys])
+    from gpurank.kernels.partition import sort_keys
+
+    ss, sp, si = sort_keys(*(np.concatenate([x[j] for x in smp]) for j in range(3)))
+    B = int(min(max(1, -(-N // _RANK_BUCKET_ROWS)), max(1, len(ss))))
+    pick = (len(ss) * np.arange(1, B)) // B
+    splitters = (ss[pick], sp[pick], si[pick])
+    cuts = [client.submit(_cuts, k, splitters) for k in keys]
+    sizes = np.diff(np.array(client.gather(cuts)).reshape(P, B + 1), axis=1)
+    first = 1 + np.concatenate(([0], np.cumsum(sizes.sum(axis=0))[:-1]))
+    buckets = []
+    for b in range(B):
+        pieces = [client.submit(_key_piece, keys[i], cuts[i], b)
+                  for i in range(P) if sizes[i, b]]
+        buckets.append(client.submit(_bucket_rank, int(first[b]), *pieces))
+    out = []
+    for i in range(P):
+        lo, hi = int(offsets[i]), int(offsets[i] + n_valid[i])
+        pieces = [client.submit(_rank_piece, buckets[b], lo, hi)
+                  for b in range(B) if sizes[i, b]]
+        out.append(client.submit(_assemble_ranks, int(n_valid[i]), lo, *pieces))
+    return out, B
 
 
 def _sample_part(part, wanted, ref, criteria, backend_name, local_idx):
@@ -693,7 +755,6 @@ def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="
         costs = [client.submit(operator.getitem, f, 0) for f in prep]
         stats = client.gather([client.submit(operator.getitem, f, 1) for f in prep])
         del prep
-        futures_to_release += costs
         n_valid = np.array([s["valid"] for s in stats], dtype=np.int64)
         n_rows = sum(s["rows"] for s in stats)
         bad = n_rows - int(n_valid.sum())
@@ -781,7 +842,7 @@ def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="
         front_rows, pos = [], 0
         for i, (f, sv) in enumerate(zip(flags, surv)):
             keep = merged[pos:pos + len(sv)]
-            front_rows.append(offsets[i] + np.flatnonzero(f)[keep])
+            front_rows.append(offsets[i] + f[keep])
             pos += len(sv)
         front_rows = np.concatenate(front_rows).astype(np.int64)
         tick("pareto_front", t0)
@@ -842,34 +903,14 @@ def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="
         cand_s = np.concatenate([t[1] for t in tops])
         order = np.lexsort((cand_id, -cand_s))[:k]
         topsis_top_k = cand_id[order].astype(np.int64)
+        del costs  # every later stage works on scores, ranks and counts (N·m floats freed)
         tick("topsis", t0)
 
-        # -- final rank: per-partition-pair counts of rows that come first ---------------------
+        # -- final rank: a sample sort of the keys (-score, pareto_rank, row_id) ------------
         t0 = time.perf_counter()
-        keys = [client.submit(_keys, s, st, int(o)) for s, st, o in zip(scores, states, offsets)]
-        bounds = client.gather([client.submit(_key_bounds, kk) for kk in keys])
-        from gpurank.kernels.partition import _key_less
-
-        ranks = []
-        for i in range(P):
-            extra, parts_i = 0, []
-            for j in range(P):
-                if j == i or bounds[j] is None or bounds[i] is None:
-                    continue
-                (bmin, bmax), (amin, amax) = bounds[j], bounds[i]
-                if _key_less.py_func(*bmax, *amin):
-                    extra += int(n_valid[j])          # all of j comes before all of i
-                elif _key_less.py_func(*amax, *bmin):
-                    continue                           # none of j comes before i
-                else:
-                    parts_i.append(client.submit(_preceding, scores[i], states[i],
-                                                 int(offsets[i]), keys[j]))
-            parts_i.append(client.submit(_preceding, scores[i], states[i], int(offsets[i]),
-                                         keys[i]))
-            ranks.append(client.submit(_sum_rank, int(n_valid[i]), extra, *parts_i))
-        del keys
-        wait(ranks)
+        ranks, n_buckets = _final_ranks(client, scores, states, offsets, n_valid, N)
         futures_to_release += ranks
+        wait(ranks)
         tick("rank", t0)
 
         # -- write: each worker re-reads its partition and writes its part file ---------------
@@ -928,7 +969,8 @@ def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="
                          "merged")
         notes.extend(limit_notes(spec))
         blocks_note = f", {n_blocks} key blocks" if exact else ""
-        notes.append(f"Dask: {P} partitions{blocks_note}; {how_counts}; {how_ranks}")
+        notes.append(f"Dask: {P} partitions{blocks_note}; {how_counts}; {how_ranks}; final "
+                     f"rank: sample sort in {n_buckets} bucket{'s' if n_buckets > 1 else ''}")
         summary = _summary(spec, criteria, weights, backend_name, be, N, importance, cl_result,
                            len(front_rows), ideal, anti, top, timings, notes)
         if out is not None:

@@ -76,11 +76,21 @@ def _check(res, ref, out=None):
 SPEC = AnalysisSpec(n_estimators=10, k_range=(2, 3), top=7)
 
 
-def test_realistic_table_partitions(client, tmp_path):
+@pytest.mark.parametrize("bucket_rows,sample", [(None, None), (97, 50)])
+def test_realistic_table_partitions(client, tmp_path, monkeypatch, bucket_rows, sample):
+    # The final rank is a sample sort; small buckets and a small splitter sample put bucket
+    # boundaries inside partitions and between equal scores.
+    from gpurank.engine import distributed
+
+    if bucket_rows is not None:
+        monkeypatch.setattr(distributed, "_RANK_BUCKET_ROWS", bucket_rows)
+        monkeypatch.setattr(distributed, "_RANK_SAMPLE", sample)
     df = config_table(800, seed=3)
+    df = pd.concat([df, df.iloc[:100]], ignore_index=True)  # equal scores across partitions
     res = analyze_dataset(dd.from_pandas(df, npartitions=4, sort=False), client=client,
                           spec=SPEC, backend="cpu", out_dir=tmp_path)
     _check(res, Engine(backend="cpu").analyze(df, SPEC), tmp_path)
+    assert res.notes[-1].endswith("in 1 bucket") == (bucket_rows is None)
 
 
 def test_parquet_folder_minmax_and_two_criteria(client, tmp_path):
