@@ -1,6 +1,7 @@
 """Device check for a machine with a CUDA GPU (CuPy + numba-cuda installed).
 
     python benchmarks/gpu_check.py [--n 200000] [--skip-tests]
+    python benchmarks/gpu_check.py --simulate [--n 100]   # no GPU: the Numba CUDA simulator
 
 Sections (each returns table rows; add a section by writing a function and listing it in
 SECTIONS):
@@ -8,16 +9,22 @@ SECTIONS):
 1. ``kernel_tests``: ``pytest tests/kernels -k "cuda or ptx"`` with GPURANK_REAL_GPU=1 (the
    CUDA tests then run on the device at larger n).
 2. ``direct_checks``: every CUDA kernel against its CPU twin at larger n, inputs as NumPy,
-   Numba device arrays and CuPy arrays (C and Fortran order, no copy).
+   Numba device arrays and CuPy arrays (C and Fortran order, no copy); ``pareto_rank`` (the
+   sorted sweep) up to n = 200,000 on every input kind.
 3. ``timings``: each CUDA kernel (device-resident input, synchronized, warmed up) vs its CPU
-   twin and vs the memory-bandwidth floor: bytes the kernel must move / device-to-device
-   copy bandwidth measured with CuPy.
-
+   twin, and vs a floor. TOPSIS: the memory-bandwidth floor, bytes the kernel must move /
+   device-to-device copy bandwidth. Pairwise kernels: the arithmetic floor, pair tests x 3
+   instructions (a shared-memory load, a compare, a branch) / (SMs x 128 lanes x clock).
+   ``pareto_rank`` (sorted sweep, n^2 / 2 pair tests, n / RANK_TILE sequential tiles) is timed
+   against ``cpu.pareto_rank`` on the three data shapes, with the number of fronts and the
+   pair-test rate.
 4. ``engine_path``: the engine's steps, GPU against CPU, on a simulated sweep read from
    Parquet: the whole analysis when cuDF and cuML exist, the ranking step on a CuPy matrix
    otherwise. Rows: step, rows, GPU time, CPU time, speedup.
 
-Prints a short table last. Without a GPU it exits 0 saying why nothing ran.
+Prints a short table last. Without a GPU it exits 0 saying why nothing ran. ``--simulate``
+runs sections 2 and 3 under the Numba CUDA simulator at small n (default 100), without CuPy:
+a smoke run of this script's own code in CI (the timings are the simulator's, meaningless).
 """
 
 from __future__ import annotations
@@ -73,48 +80,87 @@ def kernel_tests(args):
              f"{time.perf_counter() - t0:.1f} s", tail, "")]
 
 
-def direct_checks(args):
-    import cupy as cp
+def _cupy():
+    """CuPy, or None when it is not installed (the simulator run)."""
+    try:
+        import cupy
+
+        return cupy
+    except ImportError:
+        return None
+
+
+def _sources(c):
+    """The input kinds a launcher must accept for the host matrix ``c``: NumPy, a Numba
+    device array, and CuPy arrays in C and Fortran order when CuPy is installed."""
     from numba import cuda
 
+    out = [c, cuda.to_device(c)]
+    cp = _cupy()
+    if cp is not None:
+        out += [cp.asarray(c), cp.asfortranarray(cp.asarray(c))]
+    return out
+
+
+def _device(c):
+    """``c`` copied to the device once, C order: a CuPy array, or a Numba one without CuPy."""
+    cp = _cupy()
+    if cp is not None:
+        return cp.asarray(c)
+    from numba import cuda
+
+    return cuda.to_device(c)
+
+
+def direct_checks(args):
     from gpurank.kernels import cpu
     from gpurank.kernels import cuda as kc
     from gpurank.kernels._datagen import make_costs, make_topsis
 
     rows = []
     n = args.n
+    ms = (2, 3) if args.simulate else (2, 3, 4, 6)
     for shape in ("independent", "anticorrelated", "realistic"):
-        for m in (2, 3, 4, 6):
+        for m in ms:
             c = make_costs(n, m, shape, dtype=np.float64)
             ok = True
-            for src in (c, cuda.to_device(c), cp.asarray(c), cp.asfortranarray(cp.asarray(c))):
+            rank_ok = n <= 200_000  # the sweep's n^2 / 2 pair tests stay well under a second
+            want_rank = cpu.pareto_rank(c) if rank_ok else None
+            for src in _sources(c):
                 ok &= np.array_equal(kc.pareto_front(src), cpu.pareto_front(c))
                 ok &= np.array_equal(kc.domination_count(src, cap=5),
                                      cpu.domination_count(c, cap=5))
+                if rank_ok:
+                    ok &= np.array_equal(kc.pareto_rank(src), want_rank)
             if n <= 200_000 and m <= 4:
                 ok &= np.array_equal(kc.domination_count(c), cpu.domination_count(c))
-            if n <= 50_000:
-                ok &= np.array_equal(kc.pareto_rank(c), cpu.pareto_rank(c))
-            rows.append((f"parity pareto/counts {shape} m={m}", "PASS" if ok else "FAIL",
+            what = "pareto/counts/ranks" if rank_ok else "pareto/counts"
+            rows.append((f"parity {what} {shape} m={m}", "PASS" if ok else "FAIL",
                          f"n={n}", "", ""))
-    x, w, b = make_topsis(10 * n, 4)
+    nt = n if args.simulate else 10 * n  # the simulator runs each thread in Python
+    x, w, b = make_topsis(nt, 4)
+    dx = _device(x)
     for norm in ("vector", "minmax"):
-        ok = np.allclose(kc.topsis(cp.asarray(x), w, b, norm=norm),
+        ok = np.allclose(kc.topsis(dx, w, b, norm=norm),
                          cpu.topsis(x, w, b, norm=norm), rtol=1e-9, atol=1e-12)
-        rows.append((f"parity topsis {norm}", "PASS" if ok else "FAIL", f"n={10 * n}", "", ""))
+        rows.append((f"parity topsis {norm}", "PASS" if ok else "FAIL", f"n={nt}", "", ""))
     return rows
 
 
-def _gpu_time(fn, reps=5):
-    import cupy as cp
+def _sync():
+    from numba import cuda
 
+    cuda.synchronize()  # waits for the whole device, CuPy's and Numba's work alike
+
+
+def _gpu_time(fn, reps=5):
     fn()
-    cp.cuda.Device().synchronize()
+    _sync()
     ts = []
     for _ in range(reps):
         t0 = time.perf_counter()
         fn()
-        cp.cuda.Device().synchronize()
+        _sync()
         ts.append(time.perf_counter() - t0)
     return float(np.median(ts))
 
@@ -130,45 +176,84 @@ def _cpu_time(fn, reps=3):
 
 
 def copy_bandwidth():
-    """Device-to-device copy bandwidth (bytes/s, read + write counted) via CuPy."""
-    import cupy as cp
+    """Device-to-device copy bandwidth (bytes/s, read + write counted)."""
+    from numba import cuda
 
-    a = cp.empty(256 * 2**20, dtype=cp.uint8)
-    b = cp.empty_like(a)
-    t = _gpu_time(lambda: b.__setitem__(Ellipsis, a), reps=10)
+    a = cuda.device_array(256 * 2**20, dtype=np.uint8)
+    b = cuda.device_array_like(a)
+    t = _gpu_time(lambda: b.copy_to_device(a), reps=10)
     return 2 * a.nbytes / t
 
 
-def timings(args):
-    import cupy as cp
+def pair_rate():
+    """Pair tests per second the device could do at best: SMs x 128 FP32 lanes x clock / 3
+    instructions per test (a shared-memory load, a compare, a branch). None when the device
+    does not say (the simulator)."""
+    from numba import cuda
 
+    try:
+        dev = cuda.get_current_device()
+        return dev.MULTIPROCESSOR_COUNT * 128 * dev.CLOCK_RATE * 1e3 / 3
+    except Exception:  # noqa: BLE001 - no attributes: the simulator
+        return None
+
+
+def _vs_floor(t, floor):
+    return f"{t / floor:.1f}x floor" if floor else "n/a (no device attributes)"
+
+
+def timings(args):
     from gpurank.kernels import cpu
     from gpurank.kernels import cuda as kc
     from gpurank.kernels._datagen import make_costs, make_topsis
 
     bw = copy_bandwidth()
-    rows = [("d2d copy bandwidth", f"{bw / 1e9:.0f} GB/s", "", "", "")]
+    rate = pair_rate()
+    rows = [("d2d copy bandwidth", f"{bw / 1e9:.0f} GB/s", "", "", ""),
+            ("pair-test peak (3 instr.)",
+             f"{rate / 1e12:.2f} T/s" if rate else "n/a", "", "", "")]
     n = args.n
-    for m in (3, 4, 6):
+    reps_g, reps_c = (1, 1) if args.simulate else (3, 1)
+    ms = (3,) if args.simulate else (3, 4, 6)
+    for m in ms:
         c = make_costs(n, m, "realistic")
-        d = cp.asarray(c)
-        for name, g, h in (
-            ("pareto_front", lambda: kc.pareto_front_device(d), lambda: cpu.pareto_front(c)),
+        d = _device(c)
+        for name, g, h, pairs in (
+            ("pareto_front", lambda: kc.pareto_front_device(d), lambda: cpu.pareto_front(c),
+             None),  # early exit: no fixed amount of work
             ("domination_count cap=10", lambda: kc.domination_count_device(d, cap=10),
-             lambda: cpu.domination_count(c, cap=10)),
+             lambda: cpu.domination_count(c, cap=10), None),
             ("domination_count", lambda: kc.domination_count_device(d),
-             lambda: cpu.domination_count(c)),
-            ("pareto_rank", lambda: kc.pareto_rank_device(d), lambda: cpu.pareto_rank(c)),
+             lambda: cpu.domination_count(c), float(n) * n),
         ):
-            tg, tc = _gpu_time(g, reps=3), _cpu_time(h, reps=1)
-            floor = (c.nbytes * 2 + n * 8) / bw  # transpose read+write, one output
+            tg, tc = _gpu_time(g, reps=reps_g), _cpu_time(h, reps=reps_c)
+            floor = pairs / rate if pairs and rate else None
             rows.append((f"{name} n={n} m={m}", f"{tg * 1e3:.1f} ms", f"{tc * 1e3:.1f} ms",
-                         f"{tc / tg:.1f}x", f"{tg / floor:.0f}x floor"))
-    for nn in (10**6, 10**7):
+                         f"{tc / tg:.1f}x", _vs_floor(tg, floor) if pairs else "early exit"))
+    # pareto_rank: the sorted sweep against its CPU twin on every data shape; the work is
+    # n^2 / 2 pair tests whatever the number of fronts.
+    shapes = ("realistic",) if args.simulate else ("realistic", "independent", "anticorrelated")
+    for shape in shapes:
+        for m in ms:
+            c = make_costs(n, m, shape)
+            d = _device(c)
+            tg = _gpu_time(lambda: kc.pareto_rank_device(d), reps=reps_g)
+            want = cpu.pareto_rank(c)  # also warms the CPU twin's JIT
+            tc = _cpu_time(lambda: cpu.pareto_rank(c), reps=reps_c)
+            same = np.array_equal(np.asarray(kc.pareto_rank(d)), want)
+            pairs = n * (n - 1) / 2
+            floor = pairs / rate if rate else None
+            fronts = int(want.max()) + 1 if n else 0
+            rows.append((f"pareto_rank {shape} n={n} m={m} ({fronts} fronts)",
+                         f"{tg * 1e3:.1f} ms", f"{tc * 1e3:.1f} ms", f"{tc / tg:.1f}x",
+                         f"{_vs_floor(tg, floor)}; {pairs / tg / 1e9:.1f} G pairs/s; "
+                         f"{-(-n // kc.RANK_TILE)} tiles" + ("" if same else "; FAIL")))
+    sizes = (n,) if args.simulate else (10**6, 10**7)
+    for nn in sizes:
         x, w, b = make_topsis(nn, 4)
-        dx = cp.asarray(x)
-        tg = _gpu_time(lambda: kc.topsis_device(dx, w, b))
-        tc = _cpu_time(lambda: cpu.topsis(x, w, b))
+        dx = _device(x)
+        tg = _gpu_time(lambda: kc.topsis_device(dx, w, b), reps=reps_g if args.simulate else 5)
+        tc = _cpu_time(lambda: cpu.topsis(x, w, b), reps=reps_c if args.simulate else 3)
         floor = (2 * x.nbytes + nn * 8) / bw  # matrix read twice, scores written
         rows.append((f"topsis n={nn} m=4", f"{tg * 1e3:.2f} ms", f"{tc * 1e3:.1f} ms",
                      f"{tc / tg:.1f}x", f"{tg / floor:.1f}x floor"))
@@ -245,20 +330,37 @@ def engine_path(args):
 
 
 SECTIONS = [kernel_tests, direct_checks, timings, engine_path]
+#: What --simulate runs: no pytest on a device, no CuPy/cuDF engine path.
+SIM_SECTIONS = [direct_checks, timings]
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description="gpurank device check")
-    p.add_argument("--n", type=int, default=200_000)
+    p.add_argument("--n", type=int, default=None,
+                   help="rows (default 200,000; 100 with --simulate)")
     p.add_argument("--skip-tests", action="store_true")
+    p.add_argument("--simulate", action="store_true",
+                   help="run the direct checks and timings under the Numba CUDA simulator "
+                        "at small n (a smoke run of this script without a GPU)")
     args = p.parse_args(argv)
-    why = gpu_reason()
-    if why:
-        print(f"gpu_check: nothing ran: {why}.")
-        return 0
+    if args.simulate:
+        # Before numba is first imported (it is imported lazily by every section).
+        if "numba" in sys.modules and os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+            print("gpu_check: --simulate needs NUMBA_ENABLE_CUDASIM=1 before numba is imported")
+            return 2
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+        args.n = 100 if args.n is None else args.n
+        sections = SIM_SECTIONS
+    else:
+        args.n = 200_000 if args.n is None else args.n
+        why = gpu_reason()
+        if why:
+            print(f"gpu_check: nothing ran: {why}.")
+            return 0
+        sections = SECTIONS
     rows = []
     failed = False
-    for section in SECTIONS:
+    for section in sections:
         try:
             rows += section(args)
         except Exception as e:  # noqa: BLE001 - report and continue with the next section

@@ -71,6 +71,12 @@ class Backend:
         """A KMeans estimator; ``params`` use scikit-learn's names, all set explicitly."""
         return self._ml["kmeans"](**params)
 
+    def silhouette(self, X, labels, *, sample_size, seed):
+        """Mean silhouette score of ``labels`` on ``sample_size`` rows of ``X`` drawn as
+        scikit-learn's ``silhouette_score(..., sample_size=, random_state=seed)`` draws them,
+        computed where ``X`` lives; NaN when fewer than two clusters are present."""
+        return self._ml["silhouette"](X, labels, sample_size=sample_size, seed=seed)
+
     def to_host(self, x):
         """Return ``x`` as host data (NumPy array or pandas object)."""
         import pandas as pd
@@ -128,6 +134,16 @@ def _cpu_kmeans(**params):
     return KMeans(**params)
 
 
+def _cpu_silhouette(X, labels, *, sample_size, seed):
+    from sklearn.metrics import silhouette_score
+
+    labels = np.asarray(labels)
+    if len(np.unique(labels)) < 2:
+        return float("nan")
+    return float(silhouette_score(np.asarray(X), labels, sample_size=sample_size,
+                                  random_state=seed))
+
+
 def _cpu_backend(requested: str, reason: str = "") -> Backend:
     import pandas as pd
 
@@ -139,7 +155,8 @@ def _cpu_backend(requested: str, reason: str = "") -> Backend:
         kernels=kernels,
         requested=requested,
         reason=reason,
-        _ml={"random_forest": _cpu_random_forest, "kmeans": _cpu_kmeans},
+        _ml={"random_forest": _cpu_random_forest, "kmeans": _cpu_kmeans,
+             "silhouette": _cpu_silhouette},
     )
 
 
@@ -180,6 +197,28 @@ def _cuml_kmeans(**params):
     )
 
 
+#: Rows of the pairwise-distance block cuML's silhouette score works through at a time
+#: (the score is O(n^2); chunking bounds its memory to chunksize x n).
+CUML_SILHOUETTE_CHUNK = 2_000
+
+
+def _cuml_silhouette(X, labels, *, sample_size, seed):
+    import cupy
+    from cuml.metrics.cluster import silhouette_score
+
+    labels = cupy.asarray(labels)
+    if int(cupy.unique(labels).size) < 2:
+        return float("nan")
+    n = int(X.shape[0])
+    if sample_size is not None and sample_size < n:
+        # The rows scikit-learn's silhouette_score(sample_size=, random_state=seed) draws,
+        # so both backends score the same sample; only the indices travel to the device.
+        idx = cupy.asarray(np.random.RandomState(seed).permutation(n)[:sample_size])
+        X, labels = X[idx], labels[idx]
+    return float(silhouette_score(cupy.ascontiguousarray(X), labels,
+                                  chunksize=min(CUML_SILHOUETTE_CHUNK, int(X.shape[0]))))
+
+
 _RMM_READY = []
 
 
@@ -208,7 +247,8 @@ def _gpu_backend(requested: str) -> Backend:
         xdf=cudf,
         kernels=kernels,
         requested=requested,
-        _ml={"random_forest": _cuml_random_forest, "kmeans": _cuml_kmeans},
+        _ml={"random_forest": _cuml_random_forest, "kmeans": _cuml_kmeans,
+             "silhouette": _cuml_silhouette},
     )
 
 
@@ -238,7 +278,8 @@ def simulated_gpu_backend() -> Backend:
         xdf=pd,
         kernels=kernels,
         requested="gpu",
-        _ml={"random_forest": _cpu_random_forest, "kmeans": _cpu_kmeans},
+        _ml={"random_forest": _cpu_random_forest, "kmeans": _cpu_kmeans,
+             "silhouette": _cpu_silhouette},
     )
 
 

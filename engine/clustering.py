@@ -94,28 +94,29 @@ def _fit_kmeans(backend, Z, k, seed, n_init=N_INIT):
     return model
 
 
+def _sample_sorted(rng, idx, size, xp):
+    """``np.sort(rng.choice(idx, size, replace=False))`` for an increasing ``idx`` that may
+    live on the device: the positions are drawn on the host (the same draws) and only they
+    travel."""
+    pos = np.sort(rng.choice(int(idx.size), size, replace=False))
+    return idx[pos] if isinstance(idx, np.ndarray) else idx[xp.asarray(pos)]
+
+
 def _silhouette_scan(backend, Z, idx, k_range, seed):
-    """Silhouette score for each k in ``k_range`` (clipped to what the rows allow)."""
+    """Silhouette score for each k in ``k_range`` (clipped to what the rows allow), computed
+    by the backend where ``Z`` lives (``idx``: increasing row ids, host or device)."""
     rng = np.random.default_rng(seed + 1)
-    scan = np.sort(rng.choice(idx, SCAN_ROWS, replace=False)) if idx.size > SCAN_ROWS else idx
-    Zs = backend.xp.ascontiguousarray(Z[backend.xp.asarray(scan)])
-    Zs_host = np.asarray(backend.to_host(Zs))
+    xp = backend.xp
+    scan = _sample_sorted(rng, idx, SCAN_ROWS, xp) if idx.size > SCAN_ROWS else idx
+    Zs = xp.ascontiguousarray(Z[xp.asarray(scan)])
     lo, hi = k_range
-    hi = min(hi, scan.size - 1)
+    hi = min(hi, int(scan.size) - 1)
     out = {}
     for kk in range(lo, hi + 1):
         model = _fit_kmeans(backend, Zs, kk, seed, n_init=SCAN_N_INIT)
-        out[kk] = _silhouette(Zs_host, np.asarray(backend.to_host(model.labels_)), seed)
+        out[kk] = backend.silhouette(Zs, model.labels_, sample_size=min(SILHOUETTE_ROWS,
+                                                                        Zs.shape[0]), seed=seed)
     return out
-
-
-def _silhouette(Z, labels, seed):
-    from sklearn.metrics import silhouette_score
-
-    if len(np.unique(labels)) < 2:
-        return float("nan")
-    n = min(SILHOUETTE_ROWS, Z.shape[0])
-    return float(silhouette_score(Z, labels, sample_size=n, random_state=seed))
 
 
 def cluster_configurations(df, *, k=5, backend, features=None, k_range=(2, 10), seed=0
@@ -143,17 +144,17 @@ def cluster_configurations(df, *, k=5, backend, features=None, k_range=(2, 10), 
         raise UsageError(
             f"no cluster feature is in the table; expected some of: {', '.join(DEFAULT_FEATURES)}"
         )
-    xp, host = backend.xp, backend.to_host
+    xp = backend.xp
     Z, valid, names = cluster_features(df, features, backend=backend)
-    valid = np.asarray(host(valid))
-    n_valid = int(valid.sum())
+    # Row ids stay where the features are; only counts and host-drawn positions cross.
+    idx = xp.flatnonzero(valid)
+    n_valid = int(idx.size)
     notes = []
     if n_valid < len(df):
         notes.append(f"{len(df) - n_valid} rows with missing cluster features got cluster -1")
 
     rng = np.random.default_rng(seed)
-    idx = np.flatnonzero(valid)
-    fit_idx = np.sort(rng.choice(idx, FIT_ROWS, replace=False)) if idx.size > FIT_ROWS else idx
+    fit_idx = _sample_sorted(rng, idx, FIT_ROWS, xp) if n_valid > FIT_ROWS else idx
     if fit_idx.size < idx.size:
         notes.append(f"KMeans fitted on a seeded sample of {fit_idx.size:,} rows, then applied "
                      "to all")
@@ -175,13 +176,16 @@ def cluster_configurations(df, *, k=5, backend, features=None, k_range=(2, 10), 
         notes.append(f"k = {k} chosen by silhouette over {min(silhouette)}..{max(silhouette)}")
     model = _fit_kmeans(backend, Zfit, k, seed)
 
-    raw = np.full(len(df), -1, dtype=np.int32)
-    raw[idx] = np.asarray(host(model.predict(xp.ascontiguousarray(Z[xp.asarray(idx)]))))
-    # Profiles are small summaries: they are computed on the host from the columns they need.
-    shown = [c for c in PROFILE_COLUMNS + ("accelerator",) if c in df.columns]
-    host_df = host(df[shown])
-    labels = _stable_order(host_df, raw, k)
-    profiles = profile_clusters(host_df, labels)
+    raw = xp.full(len(df), -1, dtype=np.int32)
+    raw[idx] = model.predict(xp.ascontiguousarray(Z[idx]))
+    if backend.name == "cpu":
+        raw = np.asarray(raw, dtype=np.int32)
+        labels = _stable_order(df, raw, k)
+        profiles = profile_clusters(df, labels)
+    else:
+        # The profile columns stay on the device: grouped medians, quartiles and counts are
+        # computed there and only those k-row summaries (and the labels) come back.
+        labels, profiles = _profiles_on_backend(df, raw, k, backend)
     return ClusterResult(labels=labels, k=int(k), features=names, profiles=profiles,
                          silhouette=silhouette, note="; ".join(notes))
 
@@ -203,10 +207,107 @@ def _stable_order(df, raw, k):
     return out
 
 
-def _count_range(values):
-    lo, hi = np.nanpercentile(values, [25, 75])
+def _profiles_on_backend(df, raw, k, backend):
+    """:func:`_stable_order` and :func:`profile_clusters` computed with grouped aggregations
+    on the backend's frame (cuDF on the GPU), so that only per-cluster summaries cross to the
+    host.
+
+    The summaries are the ones the host functions compute: medians skipping missing values,
+    linear 25th/75th percentiles of the accelerator count, and accelerator shares ordered as
+    ``value_counts`` orders them (by count, ties by first appearance in the cluster).
+
+    Parameters
+    ----------
+    df : DataFrame
+        The backend's frame (cuDF or pandas).
+    raw : array of int32, shape (n,)
+        KMeans labels on the backend, -1 for rows without cluster features.
+    k : int
+    backend : Backend
+
+    Returns
+    -------
+    labels : ndarray of int32, shape (n,)
+        Stable cluster labels on the host.
+    profiles : pandas.DataFrame
+    """
+    host = backend.to_host
+    numeric = [c for c in PROFILE_COLUMNS if c in df.columns]
+    frame = df[numeric].astype("float64")
+    if hasattr(frame, "nans_to_nulls"):  # cuDF keeps NaN as a value; medians must skip it
+        frame = frame.nans_to_nulls()
+    frame["_cluster"] = raw
+    frame = frame[frame["_cluster"] >= 0]
+    grouped = frame.groupby("_cluster", sort=True)
+    size = host(grouped.size())
+    med = host(grouped[numeric].median()) if numeric else None
+    quart = None
+    if "n_accelerators" in numeric:
+        col = grouped["n_accelerators"]
+        quart = (host(col.quantile(0.25)), host(col.quantile(0.75)))
+    shares = {}
+    if "accelerator" in df.columns:
+        acc = df["accelerator"]
+        # pandas' "string" and cuDF's "str" both keep missing values missing, and groupby
+        # drops them, as value_counts does.
+        acc = acc.astype("string") if isinstance(acc, pd.Series) else acc.astype("str")
+        a = backend.xdf.DataFrame({"_cluster": raw, "accelerator": acc,
+                                   "_row": backend.xp.arange(len(df))})
+        a = a[a["_cluster"] >= 0]
+        g = a.groupby(["_cluster", "accelerator"], sort=False)["_row"]
+        t = pd.DataFrame({"n": host(g.count()), "first": host(g.min())}).reset_index()
+        for c, part in t.sort_values("first", kind="stable").groupby("_cluster", sort=False):
+            counts = pd.Series(part["n"].to_numpy(), index=pd.Index(part["accelerator"]))
+            counts = counts.sort_values(ascending=False, kind="stable")
+            shares[int(c)] = counts / counts.sum()
+
+    present = {int(c) for c in size.index}
+
+    def median(col, c):
+        return float(med.loc[c, col])
+
+    keys = []
+    for c in range(k):
+        a_ = median("n_accelerators", c) if "n_accelerators" in numeric and c in present else 0.0
+        t_ = (median("time_to_train_min", c)
+              if "time_to_train_min" in numeric and c in present else 0.0)
+        keys.append((a_, t_, c))
+    new_of_old = {old: new for new, (_, _, old) in enumerate(sorted(keys))}
+    raw_host = np.asarray(host(raw), dtype=np.int32)  # the labels: a result
+    labels = np.full_like(raw_host, -1)
+    for old, new in new_of_old.items():
+        labels[raw_host == old] = new
+    total = int((labels >= 0).sum())
+    rows = []
+    for new in sorted(set(labels.tolist()) - {-1}):
+        old = next(o for o, nw in new_of_old.items() if nw == new)
+        n_c = int(size.loc[old])
+        row = {"cluster": new, "size": n_c, "share": float(n_c / max(total, 1))}
+        for col in numeric:
+            row[f"median_{col}"] = median(col, old)
+        if "accelerator" in df.columns:
+            row["accelerators"] = _accelerator_text(shares[old])
+        if quart is not None:
+            row["n_accelerators_range"] = _range_text(quart[0].loc[old], quart[1].loc[old])
+        rows.append(row)
+    return labels, _profile_frame(rows)
+
+
+def _range_text(lo, hi):
     lo, hi = int(round(lo)), int(round(hi))
     return f"{lo}" if lo == hi else f"{lo}-{hi}"
+
+
+def _count_range(values):
+    lo, hi = np.nanpercentile(values, [25, 75])
+    return _range_text(lo, hi)
+
+
+def _accelerator_text(counts):
+    """The dominant accelerators of a cluster from its shares (``value_counts`` order)."""
+    shown = [f"{name} ({share:.0%})" for name, share in counts.head(2).items()
+             if share >= 0.2] or [f"{counts.index[0]} ({counts.iloc[0]:.0%})"]
+    return ", ".join(shown)
 
 
 def _efficiency_word(e):
@@ -233,12 +334,15 @@ def profile_clusters(df, labels) -> pd.DataFrame:
             row[f"median_{col}"] = float(np.nanmedian(part[col].to_numpy(dtype=float)))
         if "accelerator" in df.columns:
             counts = part["accelerator"].astype("string").value_counts(normalize=True)
-            shown = [f"{name} ({share:.0%})" for name, share in counts.head(2).items()
-                     if share >= 0.2] or [f"{counts.index[0]} ({counts.iloc[0]:.0%})"]
-            row["accelerators"] = ", ".join(shown)
+            row["accelerators"] = _accelerator_text(counts)
         if "n_accelerators" in df.columns:
             row["n_accelerators_range"] = _count_range(part["n_accelerators"].to_numpy(float))
         rows.append(row)
+    return _profile_frame(rows)
+
+
+def _profile_frame(rows):
+    """The profile table from its per-cluster rows, with the short label of each cluster."""
     prof = pd.DataFrame(rows)
     if prof.empty:
         return prof

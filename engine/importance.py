@@ -128,31 +128,38 @@ def feature_importance(df, *, target, backend, features=None, sample_rows=20_000
     """
     require_columns(df, [target], role="target")
     xp = backend.xp
-    y_all = backend.to_host(backend.values(df, target, role="target"))
+    # The target stays in the backend's memory: only counts, one value for a message and
+    # the host-drawn sample positions cross (the same draws as sampling the row ids).
+    y_all = backend.values(df, target, role="target")
     features = tuple(features) if features is not None else default_features(df, target=target)
     require_columns(df, features, role="feature")
     if target in features:
         raise DataError(f"target column '{target}' is also listed as a feature; remove it")
 
-    ok = np.flatnonzero(np.isfinite(y_all))
+    ok = xp.flatnonzero(xp.isfinite(y_all))
+    n_ok = int(ok.size)
     notes = []
-    if ok.size < len(df):
-        notes.append(f"{len(df) - ok.size} rows without a finite '{target}' were left out")
-    if ok.size < MIN_ROWS:
+    if n_ok < len(df):
+        notes.append(f"{len(df) - n_ok} rows without a finite '{target}' were left out")
+    if n_ok < MIN_ROWS:
         raise DataError(
-            f"target column '{target}' has {ok.size} finite values; importance needs at "
+            f"target column '{target}' has {n_ok} finite values; importance needs at "
             f"least {MIN_ROWS}"
         )
-    if np.all(y_all[ok] == y_all[ok][0]):
+    y_ok = y_all[ok]
+    if bool((y_ok == y_ok[0]).all()):
         raise DataError(
-            f"target column '{target}' is constant (every value is {y_all[ok][0]:g}); "
+            f"target column '{target}' is constant (every value is {float(y_ok[0]):g}); "
             "importance needs a target that varies"
         )
     rng = np.random.default_rng(seed)
-    sampled = ok.size > sample_rows
-    rows = np.sort(rng.choice(ok, size=sample_rows, replace=False)) if sampled else ok
+    sampled = n_ok > sample_rows
+    # ok is increasing, so sorted positions give the sorted row ids that
+    # np.sort(rng.choice(ok, ...)) would (Generator.choice draws positions either way).
+    rows = ok[xp.asarray(np.sort(rng.choice(n_ok, size=sample_rows, replace=False)))] \
+        if sampled else ok
     if sampled:
-        notes.append(f"forest fitted on a seeded sample of {sample_rows:,} of {ok.size:,} rows")
+        notes.append(f"forest fitted on a seeded sample of {sample_rows:,} of {n_ok:,} rows")
 
     sub = df.iloc[rows]
     X, kept = encode_features(sub, features, backend=backend)
@@ -164,7 +171,7 @@ def feature_importance(df, *, target, backend, features=None, sample_rows=20_000
             f"no feature varies in this table (tried: {', '.join(features)}); importance "
             "needs at least one varying configuration variable"
         )
-    y = xp.asarray(y_all[rows].astype(np.float32))
+    y = y_all[rows].astype(xp.float32)
 
     order = rng.permutation(rows.size)
     n_test = max(1, int(round(rows.size * HOLDOUT_FRACTION)))
@@ -182,7 +189,15 @@ def feature_importance(df, *, target, backend, features=None, sample_rows=20_000
         n_jobs=-1,
     )
     model.fit(X_train, y_train)
-    impurity = np.asarray(backend.to_host(model.feature_importances_), dtype=np.float64)
+    raw_impurity = getattr(model, "feature_importances_", None)
+    if raw_impurity is None:
+        # cuML's random forest has impurity importances from 25.12 on; with an older cuML
+        # the permutation importance (computed here, on any backend) is the one reported.
+        impurity = np.full(len(kept), np.nan)
+        notes.append("impurity importance not available: this cuML's random forest has no "
+                     "feature_importances_ (cuML >= 25.12 has); permutation importance only")
+    else:
+        impurity = np.asarray(backend.to_host(raw_impurity), dtype=np.float64)
     perm_mean, perm_std = permutation_importance(model, X_test, y_test, xp=xp, seed=seed)
     r2 = _r2(xp, y_test, model.predict(X_test))
 

@@ -61,8 +61,10 @@ def _pareto_ranks(k, costs, depth, backend):
     where the sorted sweep costs the same either way)."""
     if depth is None:
         return k.pareto_rank(costs)
-    if backend.on_device:
-        return backend.xp.minimum(k.pareto_rank(costs), depth)
+    if hasattr(k, "pareto_rank_device"):
+        # The CUDA kernels return host ranks (a result), so they are clipped on the host;
+        # xp.minimum would hand a NumPy array to CuPy, which refuses it.
+        return np.minimum(k.pareto_rank(costs), depth)
     from gpurank.kernels.partition import pareto_rank_upto
 
     return pareto_rank_upto(costs, depth)
@@ -92,9 +94,12 @@ def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, ran
     if costs is None:
         costs = criteria_matrix(df, criteria, backend=backend)
     check_criteria_values(costs, criteria)
+    host = backend.to_host
     if len(df) >= 2:
+        # One m-vector crosses to the host, not one synchronizing scalar per column.
+        constant = np.asarray(host((costs == costs[0]).all(axis=0)))
         for j, c in enumerate(criteria):
-            if bool((costs[:, j] == costs[0, j]).all()):
+            if bool(constant[j]):
                 value = float(-costs[0, j] if c.sense == "max" else costs[0, j])
                 raise DataError(
                     f"criterion column '{c.column}' is constant (every value is {value:g}); "
@@ -106,7 +111,6 @@ def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, ran
         raise UnsupportedOnGPU(
             f"{len(criteria)} criteria exceed the GPU kernels' limit of {limit}"
         )
-    host = backend.to_host
     pareto = np.asarray(host(_pareto_ranks(k, costs, rank_depth, backend)), dtype=np.int32)
     dom = np.asarray(host(k.domination_count(costs, cap=count_cap)), dtype=np.int64)
     benefit = np.zeros(len(criteria), dtype=bool)
@@ -114,9 +118,11 @@ def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, ran
         host(k.topsis(costs, np.asarray(weights), benefit, norm=norm)), dtype=np.float64
     )
     ideal, anti = {}, {}
+    n = costs.shape[0]
+    lo = np.asarray(host(costs.min(axis=0))) if n else None  # m values each
+    hi = np.asarray(host(costs.max(axis=0))) if n else None
     for j, c in enumerate(criteria):
-        col = costs[:, j]
-        best, worst = (float(col.min()), float(col.max())) if col.size else (np.nan, np.nan)
+        best, worst = (float(lo[j]), float(hi[j])) if n else (np.nan, np.nan)
         sign = -1.0 if c.sense == "max" else 1.0
         ideal[c.column], anti[c.column] = sign * best, sign * worst
     return RankResult(

@@ -16,8 +16,19 @@ Algorithms
   every thread compares its row with the tile. With a cap (the front uses ``cap=1``) a
   block leaves the tile loop as soon as all its threads reached the cap
   (``syncthreads_and``). O(n^2 m / p) time, O(n m) memory (no n x n matrix).
-* ``pareto_rank``: repeated front peeling with the same tiled kernel restricted to the rows
-  not ranked yet; one pass per front, O(R n^2 m / p).
+* ``pareto_rank``: a sorted sweep whose work does not grow with the number of fronts. The
+  rows are put in lexicographic order on the device (bottom-up merge sort, one
+  binary-searching thread per row and pass, ties by index; O(n log^2 n m)), so that every
+  dominator of a row comes before it, and gathered column-major in that order. The front
+  index is the longest dominance chain ending at a row, ``rank[i] = 1 + max(rank[j] : j
+  dominates i)`` (0 when none), which only depends on earlier rows. The order is cut into
+  tiles of ``RANK_TILE`` rows, processed one after the other: the bound kernel compares the
+  tile (one thread per row) with all earlier rows, whose ranks are final, split over a wave
+  of blocks that stage shared-memory tiles of earlier rows with coalesced loads and combine
+  with an atomic max; the chain kernel (one block) then resolves the dominators inside the
+  tile in order, one barrier per row. About n^2 / 2 pair tests of O(m) each, whatever the
+  number of fronts, in n / RANK_TILE sequential steps of two launches; O(n m) memory and no
+  host round trip. Equal rows never dominate each other, so their order does not matter.
 * ``topsis``: fused two-pass: a grid-stride reduction kernel for the column min, max and sum
   of squares (block partials combined on the host, m values), then one kernel computing
   scaled values, both distances and the closeness per row. O(n m), reads the matrix twice.
@@ -55,6 +66,25 @@ __all__ = [
 TILE = 128  # threads per block and rows per shared-memory tile
 MAX_M = 16
 
+# pareto_rank's sorted sweep, sized for an H100/H200 (132 SMs, 2048 threads and 228 KiB of
+# shared memory per SM, 48 KiB of static shared memory per block):
+# - RANK_TILE rows per tile, one thread per tile row in both kernels. The sweep runs n / T
+#   tiles one after the other, two launches each, so T sets the sequential part: 512 makes
+#   the launches few (n = 1e6: ~2,000 tiles) while the chain kernel, one barrier per tile
+#   row, stays ~20-40 us per tile, and four 512-thread blocks fill an SM.
+# - RANK_STAGE earlier rows staged per shared-memory tile: 256 rows x MAX_M columns of
+#   float64 is 32 KiB, under the 48 KiB static limit, and four resident blocks use 132 KiB of
+#   the SM's 228 KiB, so shared memory does not cap occupancy.
+# - RANK_MIN_CHUNK: a bound block compares its tile with at least this many earlier rows, so
+#   that early tiles do not launch hundreds of blocks for a few comparisons each.
+# - RANK_BLOCKS: blocks per bound launch; None means one wave of resident blocks of the
+#   current device (SMs x 2048 / T): every block gets an equal chunk, so a single wave ends
+#   together. Tests set it (and RANK_TILE) small to reach every code path at simulator sizes.
+RANK_TILE = 512
+RANK_STAGE = 256
+RANK_MIN_CHUNK = 128
+RANK_BLOCKS = None
+
 
 def is_available():
     """True when kernels can run: a CUDA device is visible, or the simulator is enabled."""
@@ -75,6 +105,8 @@ def is_available():
 # kernels below refer to them as globals (the CUDA simulator swaps the global ``cuda``).
 cuda = None
 _dominates_t = None
+_row_less_d = None
+_dominates_own_d = None
 
 
 def count_kernel(ct, n, m, cap, reverse, alive, out):
@@ -126,41 +158,185 @@ def count_kernel(ct, n, m, cap, reverse, alive, out):
     if valid:
         out[i] = cnt
 
-def peel_kernel(ct, n, m, rank, r, flag):
-    """Rows not ranked yet (rank < 0) that no other unranked row dominates get flag 1."""
-    tile = cuda.shared.array((MAX_M, TILE), dtype=ct.dtype)
-    tile_alive = cuda.shared.array(TILE, dtype=np.int8)
-    tx = cuda.threadIdx.x
-    i = cuda.blockIdx.x * TILE + tx
-    valid = i < n
-    done = True
-    if valid:
-        done = rank[i] >= 0
-    dominated = False
-    for base in range(0, n, TILE):
-        if cuda.syncthreads_and(1 if done else 0):
-            break
-        j = base + tx
-        if j < n:
-            for k in range(m):
-                tile[k, tx] = ct[k, j]
-            tile_alive[tx] = 1 if rank[j] < 0 else 0
-        cuda.syncthreads()
-        if not done:
-            lim = min(TILE, n - base)
-            for t in range(lim):
-                if tile_alive[t] != 0 and _dominates_t(tile, t, ct, i, m):
-                    dominated = True
-                    done = True
-                    break
-    if valid:
-        flag[i] = 1 if (rank[i] < 0 and not dominated) else 0
+# -- pareto_rank: sorted sweep --------------------------------------------------------------
+#
+# Rows are first put in lexicographic order (ties by row index): a dominator is <= in every
+# column and < in one, so it is lexicographically smaller and always comes earlier; equal
+# rows do not dominate each other, so their relative order does not matter. The front index
+# is then rank[i] = 1 + max(rank[j] : j dominates i) (0 when nothing dominates i), the
+# longest dominance chain ending at i, and it only depends on earlier rows. The sorted order
+# is cut into tiles of RANK_TILE rows: the bound kernel takes every earlier tile into account
+# in one wide launch, the chain kernel resolves the dominators inside the tile in order.
 
-def assign_kernel(rank, flag, r, counter):
+
+def _row_less(x, a, b, m):
+    """Row ``a`` of ``x`` sorts before row ``b``: lexicographic, ties by the lower index."""
+    for k in range(m):
+        u = x[a, k]
+        v = x[b, k]
+        if u < v:
+            return True
+        if u > v:
+            return False
+    return a < b
+
+
+def _dominates_own(s, u, own, m):
+    """Row ``u`` of the column-major tile ``s``, which sorts before ``own``, dominates the
+    vector ``own`` (first m columns).
+
+    Sorting lexicographically already put ``s[0, u] <= own[0]``, so column 0 only decides
+    strictness: one load and one comparison fewer per pair.
+    """
+    if m == 0:
+        return False
+    strict = s[0, u] < own[0]
+    for k in range(1, m):
+        x = s[k, u]
+        y = own[k]
+        if x > y:
+            return False
+        if x < y:
+            strict = True
+    return strict
+
+
+def iota_kernel(a):
+    """a[i] = i: the identity permutation the merge sort starts from."""
     i = cuda.grid(1)
-    if i < rank.shape[0] and flag[i] != 0:
-        rank[i] = r
-        cuda.atomic.add(counter, 0, 1)
+    if i < a.shape[0]:
+        a[i] = i
+
+
+def fill_kernel(a, v):
+    """a[:] = v on the device (no host buffer to copy from)."""
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        a[i] = v
+
+
+def merge_pass_kernel(x, n, m, width, src, dst):
+    """One pass of a bottom-up merge sort of row indices: runs of ``width`` sorted rows are
+    merged pairwise into runs of ``2 * width``. Each thread places one element: its offset in
+    its own run plus a binary search for how many rows of the other run sort before it
+    (ties by index make the order strict, so both runs agree on every position)."""
+    p = cuda.grid(1)
+    if p < n:
+        i = src[p]
+        start = (p // (2 * width)) * (2 * width)
+        mid = min(start + width, n)
+        end = min(start + 2 * width, n)
+        if p < mid:
+            lo = mid
+            hi = end
+        else:
+            lo = start
+            hi = mid
+        first = lo
+        while lo < hi:
+            h = (lo + hi) // 2
+            if _row_less_d(x, src[h], i, m):
+                lo = h + 1
+            else:
+                hi = h
+        before = lo - first  # rows of the other run that sort before row i
+        if p < mid:
+            dst[p + before] = i
+        else:
+            dst[start + (p - mid) + before] = i
+
+
+def gather_kernel(x, order, cs):
+    """cs[k, p] = x[order[p], k]: the rows in sorted order, column-major (coalesced later)."""
+    p = cuda.grid(1)
+    if p < order.shape[0]:
+        r = order[p]
+        for k in range(x.shape[1]):
+            cs[k, p] = x[r, k]
+
+
+def scatter_i32_kernel(order, src, dst):
+    """dst[order[p]] = src[p]: ranks back to the caller's row order."""
+    p = cuda.grid(1)
+    if p < order.shape[0]:
+        dst[order[p]] = src[p]
+
+
+def rank_bound_kernel(cs, rank_s, n, m, p0, chunk, lb):
+    """For the tile starting at sorted position ``p0`` (one thread per tile row, blockDim
+    rows): lb[p] = max(lb[p], 1 + max rank of the rows dominating row p among the earlier
+    rows [blockIdx * chunk, (blockIdx + 1) * chunk) cut at p0, whose ranks are final).
+
+    Each block stages RANK_STAGE earlier rows at a time in shared memory with coalesced
+    loads of the column-major ``cs``; every thread then reads them as broadcasts. A row
+    whose rank cannot raise the bound is skipped before the dominance test."""
+    stage = cuda.shared.array((MAX_M, RANK_STAGE), dtype=cs.dtype)
+    stage_rank = cuda.shared.array(RANK_STAGE, dtype=np.int32)
+    own = cuda.local.array(MAX_M, dtype=cs.dtype)
+    tx = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    p = p0 + tx
+    valid = p < n
+    if valid:
+        for k in range(m):
+            own[k] = cs[k, p]
+    best = 0
+    lo = cuda.blockIdx.x * chunk
+    hi = min(lo + chunk, p0)
+    for base in range(lo, hi, RANK_STAGE):
+        lim = min(RANK_STAGE, hi - base)
+        cuda.syncthreads()  # every thread is done with the previous stage
+        u = tx
+        while u < lim:
+            j = base + u
+            for k in range(m):
+                stage[k, u] = cs[k, j]  # consecutive threads, consecutive j
+            stage_rank[u] = rank_s[j]
+            u += nt
+        cuda.syncthreads()
+        if valid:
+            for u in range(lim):
+                r1 = stage_rank[u] + 1
+                if r1 > best and _dominates_own_d(stage, u, own, m):
+                    best = r1
+    if valid and best > 0:
+        cuda.atomic.max(lb, p, best)
+
+
+def rank_chain_kernel(cs, n, m, p0, lb, rank_s):
+    """Final ranks of the tile starting at sorted position ``p0`` (one block, one thread per
+    tile row): rank = max(lb, 1 + rank of each dominator inside the tile).
+
+    Dominators come earlier in the order, so the rows are resolved in order: at step r,
+    thread r (whose rank is final, having received every earlier row's push) publishes its
+    row and rank in shared memory and every later thread it dominates raises its own. Two
+    broadcast slots used alternately make one barrier per step enough (a slot is rewritten
+    two steps later, after every thread has passed the barrier in between)."""
+    bc = cuda.shared.array((MAX_M, 2), dtype=cs.dtype)
+    bc_rank = cuda.shared.array(2, dtype=np.int32)
+    own = cuda.local.array(MAX_M, dtype=cs.dtype)
+    tx = cuda.threadIdx.x
+    tn = min(cuda.blockDim.x, n - p0)
+    p = p0 + tx
+    valid = tx < tn
+    cand = 0
+    if valid:
+        for k in range(m):
+            own[k] = cs[k, p]
+        cand = lb[p]
+    for r in range(tn):
+        s = r & 1
+        if tx == r:
+            for k in range(m):
+                bc[k, s] = own[k]
+            bc_rank[s] = cand
+        cuda.syncthreads()
+        if valid and tx > r:
+            r1 = bc_rank[s] + 1
+            if r1 > cand and _dominates_own_d(bc, s, own, m):
+                cand = r1
+    if valid:
+        rank_s[p] = cand
 
 def transpose_kernel(src, dst):
     """dst[k, i] = src[i, k] for any strides of src (C, F or views)."""
@@ -237,8 +413,13 @@ def closeness_kernel(x, scale, offset, ideal, anti, out):
 
 _KERNELS = {
     "count": count_kernel,
-    "peel": peel_kernel,
-    "assign": assign_kernel,
+    "iota": iota_kernel,
+    "fill": fill_kernel,
+    "merge_pass": merge_pass_kernel,
+    "gather": gather_kernel,
+    "scatter_i32": scatter_i32_kernel,
+    "rank_bound": rank_bound_kernel,
+    "rank_chain": rank_chain_kernel,
     "transpose": transpose_kernel,
     "nonfinite": nonfinite_kernel,
     "stats": stats_kernel,
@@ -252,7 +433,11 @@ def ptx_signatures():
     for f in ("float32", "float64"):
         out += [
             ("count", f"void({f}[:, :], int64, int64, int64, boolean, int8[:], int64[:])"),
-            ("peel", f"void({f}[:, :], int64, int64, int32[:], int32, int8[:])"),
+            ("merge_pass", f"void({f}[:, :], int64, int64, int64, int64[:], int64[:])"),
+            ("gather", f"void({f}[:, :], int64[:], {f}[:, :])"),
+            ("rank_bound",
+             f"void({f}[:, :], int32[:], int64, int64, int64, int64, int32[:])"),
+            ("rank_chain", f"void({f}[:, :], int64, int64, int64, int32[:], int32[:])"),
             ("transpose", f"void({f}[:, :], {f}[:, :])"),
             ("nonfinite", f"void({f}[:, :], int64[:])"),
             ("stats", f"void({f}[:, :], float64[:, :, :])"),
@@ -261,17 +446,24 @@ def ptx_signatures():
                 f"void({f}[:, :], float64[:], float64[:], float64[:], float64[:], float64[:])",
             ),
         ]
-    out.append(("assign", "void(int32[:], int8[:], int32, int64[:])"))
+    out += [
+        ("iota", "void(int64[:])"),
+        ("fill", "void(int32[:], int32)"),
+        ("fill", "void(int8[:], int8)"),
+        ("scatter_i32", "void(int64[:], int32[:], int32[:])"),
+    ]
     return out
 
 
 def _bind():
-    """Import numba.cuda and compile the shared helper as an inlined device function."""
-    global cuda, _dominates_t
+    """Import numba.cuda and compile the scalar helpers as inlined device functions."""
+    global cuda, _dominates_t, _row_less_d, _dominates_own_d
     if cuda is None:
         from numba import cuda as _cuda
 
         _dominates_t = _cuda.jit(device=True, inline=True)(_shared.dominates_t)
+        _row_less_d = _cuda.jit(device=True, inline=True)(_row_less)
+        _dominates_own_d = _cuda.jit(device=True, inline=True)(_dominates_own)
         cuda = _cuda
     return cuda
 
@@ -348,7 +540,8 @@ def _count_device(costs, cap, reverse):
     if n == 0:
         return out
     ct = _column_major(d)
-    alive = cuda.to_device(np.ones(n, dtype=np.int8))
+    alive = cuda.device_array(n, dtype=np.int8)
+    k["fill"][_blocks(n), TILE](alive, np.int8(1))
     c = n if cap is None else cap
     k["count"][_blocks(n), TILE](ct, n, m, c, reverse, alive, out)
     return out
@@ -381,29 +574,76 @@ def pareto_front(costs):
     return pareto_front_device(costs).copy_to_host() == 0
 
 
+def _resident_blocks(threads):
+    """Blocks of ``threads`` threads that one wave of the current device holds (SMs x
+    2048 / threads); 132 SMs (an H100 SXM) where the device cannot say (the simulator)."""
+    if RANK_BLOCKS is not None:
+        return int(RANK_BLOCKS)
+    return max(1, _sm_count() * max(1, 2048 // threads))
+
+
+@functools.lru_cache(maxsize=1)
+def _sm_count():
+    cuda, _ = _kernels()
+    try:
+        return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
+    except Exception:  # noqa: BLE001 - the simulator's device has no attributes
+        return 132
+
+
+def _lex_order(d):
+    """Row indices of the device matrix ``d`` in lexicographic order, ties by index (int64
+    device array): a bottom-up merge sort on the device, ceil(log2 n) passes of one
+    binary-searching thread per row, O(n log^2 n m) comparisons."""
+    cuda, k = _kernels()
+    n, m = d.shape
+    src = cuda.device_array(n, dtype=np.int64)
+    dst = cuda.device_array(n, dtype=np.int64)
+    k["iota"][_blocks(n), TILE](src)
+    width = 1
+    while width < n:
+        k["merge_pass"][_blocks(n), TILE](d, n, m, width, src, dst)
+        src, dst = dst, src
+        width *= 2
+    return src
+
+
 def pareto_rank_device(costs):
-    """:func:`pareto_rank` returning a device int32 array."""
+    """:func:`pareto_rank` returning a device int32 array (no host round trip).
+
+    Sorted sweep: lexicographic order on the device, then per tile of ``RANK_TILE`` sorted
+    rows one bound launch over all earlier rows and one chain launch inside the tile; see
+    the module docstring. O(n^2 m / 2) comparisons at most, n / RANK_TILE sequential steps,
+    O(n m) memory.
+    """
     cuda, k = _kernels()
     d = _to_device_matrix(costs, name="costs")
     n, m = d.shape
-    rank = cuda.to_device(np.full(n, -1, dtype=np.int32))
+    if m > MAX_M:
+        raise ValueError(f"costs may have at most {MAX_M} columns on the GPU; got {m}")
+    rank = cuda.device_array(n, dtype=np.int32)
     if n == 0:
         return rank
-    ct = _column_major(d)
-    flag = cuda.device_array(n, dtype=np.int8)
-    counter = cuda.to_device(np.zeros(1, dtype=np.int64))
-    done = 0
-    r = 0
-    while done < n:
-        k["peel"][_blocks(n), TILE](ct, n, m, rank, np.int32(r), flag)
-        k["assign"][_blocks(n), TILE](rank, flag, np.int32(r), counter)
-        done = int(counter.copy_to_host()[0])
-        r += 1
+    order = _lex_order(d)
+    cs = cuda.device_array((m, n), dtype=d.dtype)
+    k["gather"][_blocks(n), TILE](d, order, cs)
+    rank_s = cuda.device_array(n, dtype=np.int32)
+    lb = cuda.device_array(n, dtype=np.int32)
+    k["fill"][_blocks(n), TILE](lb, np.int32(0))
+    tile = int(RANK_TILE)
+    for p0 in range(0, n, tile):
+        tn = min(tile, n - p0)
+        if p0:
+            nblocks = max(1, min(_resident_blocks(tn), -(-p0 // RANK_MIN_CHUNK)))
+            chunk = -(-p0 // nblocks)
+            k["rank_bound"][nblocks, tn](cs, rank_s, n, m, p0, chunk, lb)
+        k["rank_chain"][1, tn](cs, n, m, p0, lb, rank_s)
+    k["scatter_i32"][_blocks(n), TILE](order, rank_s, rank)
     return rank
 
 
 def pareto_rank(costs):
-    """Non-dominated sorting by repeated front peeling on the device."""
+    """Non-dominated sorting by a sorted sweep on the device (front 0 first, int32)."""
     return pareto_rank_device(costs).copy_to_host()
 
 
@@ -471,8 +711,13 @@ def _shape_of(x):
 # ---------------------------------------------------------------------------------------
 #
 # The weight-independent part (normalization and gaps of the full table, candidates put in
-# tie-break order; see kernels/_smaa.py) runs on the host, O(n m): a device matrix crosses
-# to the host once. The O(S c m + S c^2) part runs on the device, in batches of samples:
+# tie-break order; see kernels/_smaa.py) is O(n m). A host matrix is prepared on the host
+# with kernels/_smaa.py's NumPy expressions. A device matrix never crosses to the host: the
+# full table's column min, max and sum of squares come from the stats kernel (m values each),
+# the candidate rows are gathered on the device (smaa_gather, canonical float64), put in
+# tie-break order by the device merge sort and turned into gaps by smaa_gaps with the same
+# IEEE operations as NumPy. Only m-vectors and the c candidate positions come back. The
+# O(S c m + S c^2) part runs on the device, in batches of samples:
 # smaa_score: one thread per (sample, candidate) score; smaa_rank: one thread per (sample,
 # candidate) counting the candidates that beat it, tiles of scores staged in shared memory
 # (candidate position is the tie-break, so "beats" is q_j < q_i or q_j == q_i and j < i);
@@ -555,7 +800,35 @@ def smaa_accum_kernel(rank, w, s0, nb, k, top1, topk, rsum, rsq, cw):
         rsq[i] += r2
 
 
+def smaa_gather_kernel(x, rows, neg, g):
+    """g[t, j] = canonical float64 cost of row rows[t]: x[rows[t], j], negated where neg[j]
+    (a benefit column), as kernels/_smaa.py's ``where(benefit, -x, x)``."""
+    t = cuda.grid(1)
+    if t < rows.shape[0]:
+        r = rows[t]
+        for j in range(x.shape[1]):
+            v = np.float64(x[r, j])
+            g[t, j] = -v if neg[j] != 0 else v
+
+
+def smaa_gaps_kernel(g, order, off, div, rmin, rmax, p, nn):
+    """Gaps of the candidates in tie-break order: r = (g - off) / div (0 where div == 0),
+    p = r - rmin, nn = rmax - r; the operations of kernels/_smaa.py's ``gaps`` (``off`` is 0
+    for the vector norm, where ``div`` is the column norm), so the values are the host's."""
+    t = cuda.grid(1)
+    if t < order.shape[0]:
+        i = order[t]
+        for j in range(g.shape[1]):
+            r = 0.0
+            if div[j] > 0:
+                r = (g[i, j] - off[j]) / div[j]
+            p[t, j] = r - rmin[j]
+            nn[t, j] = rmax[j] - r
+
+
 _KERNELS.update({
+    "smaa_gather": smaa_gather_kernel,
+    "smaa_gaps": smaa_gaps_kernel,
     "smaa_score": smaa_score_kernel,
     "smaa_rank": smaa_rank_kernel,
     "smaa_accum": smaa_accum_kernel,
@@ -565,7 +838,12 @@ _KERNELS.update({
 def smaa_ptx_signatures():
     """(kernel name, signature) pairs of the SMAA kernels for the PTX compile test."""
     f2 = "float64[:, :]"
-    return [
+    f1 = "float64[:]"
+    gather = [("smaa_gather", f"void({f}[:, :], int64[:], int8[:], {f2})")
+              for f in ("float32", "float64")]
+    return gather + [
+        ("merge_pass", f"void({f2}, int64, int64, int64, int64[:], int64[:])"),
+        ("smaa_gaps", f"void({f2}, int64[:], {f1}, {f1}, {f1}, {f1}, {f2}, {f2})"),
         ("smaa_score", f"void({f2}, {f2}, {f2}, int64, {f2})"),
         ("smaa_rank", f"void({f2}, int64, int32[:, :])"),
         ("smaa_accum", ("void(int32[:, :], float64[:, :], int64, int64, int64, int64[:], "
@@ -584,25 +862,109 @@ def _host_array(x):
     return x
 
 
+def _is_device(x):
+    """True for a Numba device array or a foreign ``__cuda_array_interface__`` object."""
+    return hasattr(x, "copy_to_host") or (
+        hasattr(x, "__cuda_array_interface__") and not isinstance(x, np.ndarray))
+
+
+def _check_candidates(candidates, n):
+    """Candidates as int64 row ids, with kernels/_smaa.py's checks and messages."""
+    if candidates is None:
+        return np.arange(n, dtype=np.int64)
+    cand = np.asarray(candidates)
+    if cand.ndim != 1 or (cand.size and not np.issubdtype(cand.dtype, np.integer)):
+        raise ValueError("candidates must be a 1-D array of row indices")
+    cand = cand.astype(np.int64)
+    if cand.size and (cand.min() < 0 or cand.max() >= n):
+        raise ValueError(f"candidates must be row indices in [0, {n}); got {cand.min()}..{cand.max()}")
+    if np.unique(cand).size != cand.size:
+        raise ValueError("candidates must not repeat a row")
+    return cand
+
+
+def _prepare_device(matrix, weights_samples, benefit, *, k, norm, candidates):
+    """kernels/_smaa.py's ``prepare`` for a device matrix, without moving it to the host.
+
+    Returns (P, N device arrays of the candidates in tie-break order, weights, perm, k).
+    The column min and max are exact whatever the reduction order, and the normalized
+    column min and max follow from them (division by a positive number and subtraction are
+    monotone in floating point). The vector norm's sum of squares is reduced on the device
+    (block partials in a fixed order), so for non-integer data it may differ from NumPy's in
+    the last bits; every property the pruning relies on is monotonicity, which holds for any
+    norm.
+    """
+    from ._smaa import check_smaa_inputs
+
+    cuda, kern = _kernels()
+    d = _to_device_matrix(matrix, name="matrix")
+    n, m = d.shape
+    if m > MAX_M:
+        raise ValueError(f"matrix may have at most {MAX_M} columns on the GPU; got {m}")
+    # weights, benefit, norm and k checked on a 0-row stand-in: the rows were checked above
+    _, w, _, k = check_smaa_inputs(np.zeros((0, m)), _host_array(weights_samples),
+                                   _host_array(benefit), k=k, norm=norm, candidates=None)
+    b = np.asarray(_host_array(benefit), dtype=bool).reshape(-1)
+    cand = _check_candidates(_host_array(candidates), n)
+    c = cand.shape[0]
+    empty = cuda.device_array((c, m), dtype=np.float64)
+    if c == 0:
+        return empty, empty, w, np.zeros(0, np.int64), k
+    nblocks = min(_blocks(n), 1024)
+    part = cuda.device_array((nblocks, 3, m), dtype=np.float64)
+    kern["stats"][nblocks, TILE](d, part)
+    st = part.copy_to_host()  # 3 m values per block
+    lo_x, hi_x, ss = st[:, 0].min(axis=0), st[:, 1].max(axis=0), st[:, 2].sum(axis=0)
+    lo, hi = np.where(b, -hi_x, lo_x), np.where(b, -lo_x, hi_x)  # canonical costs
+    if norm == "vector":
+        off, div = np.zeros(m), np.sqrt(ss)
+    else:
+        off, div = lo, hi - lo
+    rmin = np.divide(lo - off, div, out=np.zeros(m), where=div > 0)
+    rmax = np.divide(hi - off, div, out=np.zeros(m), where=div > 0)
+    # Gathered in row-id order, so the merge sort's tie-break by position is by row id.
+    pos = np.argsort(cand, kind="stable")
+    g = cuda.device_array((c, m), dtype=np.float64)
+    kern["smaa_gather"][_blocks(c), TILE](d, cuda.to_device(cand[pos]),
+                                          cuda.to_device(b.astype(np.int8)), g)
+    order = _lex_order(g)
+    dp = cuda.device_array((c, m), dtype=np.float64)
+    dn = cuda.device_array((c, m), dtype=np.float64)
+    kern["smaa_gaps"][_blocks(c), TILE](g, order, cuda.to_device(off), cuda.to_device(div),
+                                        cuda.to_device(rmin), cuda.to_device(rmax), dp, dn)
+    perm = pos[order.copy_to_host()]  # c positions: what unpermute needs on the host
+    return dp, dn, w, perm.astype(np.int64), k
+
+
 def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidates=None,
                 batch_bytes=None):
     """SMAA acceptability counts of TOPSIS over weight samples (contract:
     :func:`gpurank.kernels.reference.smaa_topsis`); NumPy, CuPy or Numba device inputs,
-    NumPy outputs. ``batch_bytes`` bounds the device scratch per batch of samples."""
+    NumPy outputs. ``batch_bytes`` bounds the device scratch per batch of samples.
+
+    A host matrix is prepared on the host (bit-identical to the other implementations); a
+    device matrix stays on the device (see :func:`_prepare_device`).
+    """
     from ._smaa import prepare, unpermute
 
-    p, nn, w, perm, k = prepare(_host_array(matrix), _host_array(weights_samples),
-                                _host_array(benefit), k=k, norm=norm,
-                                candidates=_host_array(candidates))
-    c, m = p.shape
-    if m > MAX_M:
-        raise ValueError(f"matrix may have at most {MAX_M} columns on the GPU; got {m}")
+    cuda, kern = _kernels()
+    if _is_device(matrix):
+        dp, dn, w, perm, k = _prepare_device(matrix, weights_samples, benefit, k=k, norm=norm,
+                                             candidates=candidates)
+        c, m = dp.shape
+    else:
+        p, nn, w, perm, k = prepare(matrix, _host_array(weights_samples),
+                                    _host_array(benefit), k=k, norm=norm,
+                                    candidates=_host_array(candidates))
+        c, m = p.shape
+        if m > MAX_M:
+            raise ValueError(f"matrix may have at most {MAX_M} columns on the GPU; got {m}")
+        dp, dn = (cuda.to_device(p), cuda.to_device(nn)) if c else (None, None)
     if c == 0 or w.shape[0] == 0:
         return (np.zeros(c, np.int64), np.zeros(c, np.int64), np.zeros(c, np.int64),
                 np.zeros(c, np.int64), np.zeros((c, m), np.float64))
-    cuda, kern = _kernels()
     s_total = w.shape[0]
-    dp, dn, dw = cuda.to_device(p), cuda.to_device(nn), cuda.to_device(w)
+    dw = cuda.to_device(w)
     top1 = cuda.to_device(np.zeros(c, np.int64))
     topk = cuda.to_device(np.zeros(c, np.int64))
     rsum = cuda.to_device(np.zeros(c, np.int64))

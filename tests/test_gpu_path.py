@@ -37,6 +37,107 @@ def test_simulated_gpu_orchestration_matches_cpu(sim, n, seed):
     np.testing.assert_allclose(g.table["topsis_score"], c.table["topsis_score"], rtol=0,
                                atol=1e-12)
     assert g.backend == "gpu-simulated"
+    if n >= 10:
+        pd.testing.assert_frame_equal(g.clusters.profiles, c.clusters.profiles)
+        assert g.clusters.silhouette == c.clusters.silhouette
+        pd.testing.assert_frame_equal(g.importance.table, c.importance.table)
+
+
+def test_simulated_gpu_cluster_and_importance_sampling_match_cpu(sim, monkeypatch):
+    """The device-side row sampling (positions drawn on the host), grouped profiles and the
+    backend's silhouette give the CPU path's results, with missing values and ties."""
+    from gpurank.engine import clustering
+    from gpurank.engine.metrics import derive_metrics
+
+    monkeypatch.setattr(clustering, "FIT_ROWS", 150)
+    monkeypatch.setattr(clustering, "SCAN_ROWS", 120)
+    monkeypatch.setattr(clustering, "SILHOUETTE_ROWS", 90)
+    df = derive_metrics(config_table(400, seed=5))
+    df.loc[::9, "accelerator"] = None
+    df.loc[::7, "time_to_train_min"] = np.nan
+    df.loc[::11, "throughput_per_accelerator"] = np.nan
+    df = df.set_axis(np.arange(len(df)) * 2 + 1)  # an index that is not 0..n-1
+    for k in (3, "auto"):
+        g = Engine(backend=sim).cluster(df, k=k)
+        c = Engine(backend="cpu").cluster(df, k=k)
+        np.testing.assert_array_equal(g.labels, c.labels)
+        pd.testing.assert_frame_equal(g.profiles, c.profiles)
+        assert g.silhouette == c.silhouette and g.note == c.note
+        assert "fitted on a seeded sample of 150 rows" in c.note
+    g = Engine(backend=sim).importance(df, sample_rows=200, n_estimators=5)
+    c = Engine(backend="cpu").importance(df, sample_rows=200, n_estimators=5)
+    pd.testing.assert_frame_equal(g.table, c.table)
+    assert g.note == c.note and "seeded sample of 200" in c.note
+
+
+def test_importance_without_impurity_importances_falls_back_with_a_note(sim):
+    """A cuML forest older than 25.12 has no feature_importances_: the permutation
+    importance is still reported, the impurity column is NaN and the note says why."""
+    from gpurank.engine.metrics import derive_metrics
+    from sklearn.ensemble import RandomForestRegressor
+
+    class OldForest:
+        def __init__(self, **params):
+            self._model = RandomForestRegressor(**params)
+
+        def fit(self, X, y):
+            self._model.fit(X, y)
+            return self
+
+        def predict(self, X):
+            return self._model.predict(X)
+
+    old = replace(sim, _ml={**sim._ml, "random_forest": OldForest})
+    df = derive_metrics(config_table(200, seed=3))
+    g = Engine(backend=old).importance(df, n_estimators=5)
+    c = Engine(backend="cpu").importance(df, n_estimators=5)
+    assert g.table["impurity"].isna().all()
+    assert "no feature_importances_" in g.note
+    got = g.table.set_index("feature")["permutation"]
+    want = c.table.set_index("feature")["permutation"]
+    pd.testing.assert_series_equal(got.sort_index(), want.sort_index())
+
+
+def test_simulated_gpu_rank_depth_and_robust_match_cpu(sim):
+    df = config_table(40, seed=6)
+    opts = {"n_estimators": 5, "top": 3, "rank_depth": 2, "robust": True, "samples": 4}
+    g = Engine(backend=sim).analyze(df, **opts)
+    c = Engine(backend="cpu").analyze(df, **opts)
+    for col in ("pareto_rank", "rank", "p_top1", "p_topk", "expected_rank"):
+        np.testing.assert_array_equal(g.table[col].to_numpy(), c.table[col].to_numpy(), col)
+    assert g.table["pareto_rank"].max() <= 2
+
+
+def test_smaa_on_a_device_matrix_stays_on_the_device(monkeypatch):
+    """robust_from_costs on a device cost matrix: the CPU path's results, and no
+    device-to-host copy as large as the table (only m-vectors, candidates and results)."""
+    from gpurank.engine.robust import robust_from_costs
+    from gpurank.kernels import cpu
+    from gpurank.kernels import cuda as kc
+    from numba import cuda
+
+    rng = np.random.default_rng(7)
+    costs = rng.integers(0, 9, size=(70, 3)).astype(np.float64)  # ties; exact in any order
+    want = robust_from_costs(costs, samples=5, k=3, seed=2, kernels=cpu)
+    d = cuda.to_device(costs)
+    copies = []
+    original = type(d).copy_to_host
+
+    def recording(self, *args, **kwargs):
+        copies.append(int(np.prod(self.shape)))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(d), "copy_to_host", recording)
+    for norm in ("vector", "minmax"):
+        copies.clear()
+        got = robust_from_costs(d, samples=5, k=3, seed=2, kernels=kc, norm=norm)
+        ref = want if norm == "vector" else robust_from_costs(costs, samples=5, k=3, seed=2,
+                                                             kernels=cpu, norm=norm)
+        np.testing.assert_array_equal(got.candidates, ref.candidates)
+        for col in ("p_top1", "p_topk", "expected_rank"):
+            np.testing.assert_array_equal(getattr(got, col), getattr(ref, col), col)
+        assert got.candidates.size < costs.shape[0]
+        assert copies and max(copies) < costs.size, copies
 
 
 def _many_criteria(n=30, m=17, seed=0):

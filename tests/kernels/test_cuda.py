@@ -84,3 +84,95 @@ def test_cuda_rejects_non_finite_device_input(cuda_impl):
 def test_cuda_top_k(cuda_impl):
     s = np.array([0.5, 0.9, 0.5, 0.1, 0.9])
     assert cuda_impl.top_k(s, 3).tolist() == [1, 4, 0]
+
+
+# -- pareto_rank: the sorted sweep ------------------------------------------------------------
+#
+# The sweep's tile (RANK_TILE rows) and its bound launch (RANK_BLOCKS blocks) are host-side
+# settings; shrinking them makes simulator-sized inputs cross tile boundaries, split the
+# earlier rows over several blocks (atomic max) and stage several shared-memory tiles per
+# block (RANK_STAGE rows each), which the defaults only reach at GPU sizes.
+
+
+def _chain(n, seed):
+    """Rows on a few dozen fronts by construction: front f holds points of a staircase
+    shifted by f, in random row order, with duplicates."""
+    rng = np.random.default_rng(seed)
+    f = rng.integers(0, 40, size=n)
+    t = rng.integers(0, 4, size=n)
+    x = np.stack([f + t, f + 3 - t, f + (t % 2)], axis=1).astype(np.float64)
+    return x
+
+
+@pytest.mark.parametrize(
+    "n, m, kind, tile, blocks",
+    [
+        (0, 3, "int", None, None),
+        (1, 4, "float", None, None),
+        (2, 2, "dup", None, None),
+        (150, 3, "int", 16, 3),  # many tiles, the bound split over three blocks
+        (300, 2, "dup", 40, 1),  # one block: two shared-memory stages of earlier rows
+        (200, 5, "anti", 64, 2),  # large fronts
+        (130, 1, "int", 8, None),  # one column: ranks are dense value ranks
+    ],
+)
+def test_cuda_pareto_rank_sweep_matches_reference(cuda_impl, monkeypatch, n, m, kind, tile,
+                                                  blocks):
+    if tile is not None:
+        monkeypatch.setattr(cuda_impl, "RANK_TILE", tile)
+        monkeypatch.setattr(cuda_impl, "RANK_BLOCKS", blocks)
+    c = make_input(n, m, kind, n * 7 + m)
+    before = c.copy()
+    got = cuda_impl.pareto_rank(c)
+    assert got.dtype == np.int32 and got.shape == (n,)
+    np.testing.assert_array_equal(got, ref.pareto_rank(c))
+    np.testing.assert_array_equal(c, before)
+
+
+def test_cuda_pareto_rank_many_fronts_ties_and_permutations(cuda_impl, monkeypatch):
+    monkeypatch.setattr(cuda_impl, "RANK_TILE", 32)
+    monkeypatch.setattr(cuda_impl, "RANK_BLOCKS", 2)
+    c = _chain(220, 3)
+    want = ref.pareto_rank(c)
+    assert want.max() >= 30  # the case the sweep is for: work independent of the fronts
+    np.testing.assert_array_equal(cuda_impl.pareto_rank(c), want)
+    perm = np.random.default_rng(4).permutation(c.shape[0])
+    np.testing.assert_array_equal(cuda_impl.pareto_rank(c[perm]), want[perm])
+    # a total order: every row on its own front, given in the worst order (last front first)
+    line = np.repeat(np.arange(70, dtype=np.float64)[::-1, None], 2, axis=1)
+    np.testing.assert_array_equal(cuda_impl.pareto_rank(line), np.arange(70)[::-1])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cuda_pareto_rank_device_inputs(cuda_impl, monkeypatch, dtype):
+    from numba import cuda
+
+    monkeypatch.setattr(cuda_impl, "RANK_TILE", 24)
+    c = make_input(90, 3, "dup", 9, dtype)
+    want = ref.pareto_rank(c)
+    for d in (cuda.to_device(c), cuda.to_device(np.asfortranarray(c))):
+        r = cuda_impl.pareto_rank_device(d)
+        assert r.dtype == np.int32
+        np.testing.assert_array_equal(r.copy_to_host(), want)
+        np.testing.assert_array_equal(d.copy_to_host(), c)  # not mutated
+
+
+def test_cuda_pareto_rank_rejects_bad_input(cuda_impl):
+    from numba import cuda
+
+    c = np.zeros((6, 2))
+    c[4, 1] = np.nan
+    with pytest.raises(ValueError, match=re.escape("costs must be finite; row 4, column 1 is nan")):
+        cuda_impl.pareto_rank(cuda.to_device(c))
+    with pytest.raises(ValueError, match="at most 16 columns on the GPU; got 17"):
+        cuda_impl.pareto_rank(np.zeros((3, 17)))
+
+
+@pytest.mark.parametrize("n, m, kind", [(1, 2, "int"), (77, 3, "dup"), (64, 2, "int")])
+def test_cuda_lexicographic_merge_sort(cuda_impl, n, m, kind):
+    from numba import cuda
+
+    c = make_input(n, m, kind, n)
+    order = cuda_impl._lex_order(cuda.to_device(c)).copy_to_host()
+    want = np.lexsort((np.arange(n),) + tuple(c[:, j] for j in range(m - 1, -1, -1)))
+    np.testing.assert_array_equal(order, want)
