@@ -45,10 +45,17 @@ SPEC = AnalysisSpec(n_estimators=20, k_range=(2, 4), sample_rows=20_000,
 
 
 def _cluster():
+    """``BENCH_DASK_MEMORY`` (e.g. ``3GiB``) sets each worker's memory limit: Dask then
+    spills held results to disk beyond 60-70% of it and pauses the worker at 80% (workers
+    are never killed for memory here), which keeps a 100M-row run within a fixed budget."""
+    import dask
     from distributed import Client, LocalCluster
 
+    limit = os.environ.get("BENCH_DASK_MEMORY")
+    if limit:
+        dask.config.set({"distributed.worker.memory.terminate": False})
     cluster = LocalCluster(n_workers=WORKERS, processes=True, threads_per_worker=1,
-                           dashboard_address=None)
+                           dashboard_address=None, memory_limit=limit or "auto")
     return cluster, Client(cluster)
 
 
