@@ -341,10 +341,6 @@ def _n_candidates(local):
     return len(local[0])
 
 
-def _n_columns(costs):
-    return costs.shape[1]
-
-
 def _merge_limited(limit, what, m, *cand_costs):
     """Clipped ranks / capped counts of the union of every partition's candidates."""
     c = _concat_rows(m, *cand_costs)
@@ -367,13 +363,12 @@ def _scatter_limited(n, limit, local, merged, start, wrap):
     return (None, out) if wrap == "state" else out
 
 
-def _limited(client, costs, n_valid, limit, what):
+def _limited(client, costs, n_valid, limit, what, m):
     """Per-partition futures of ``min(rank, limit)`` (``what="state"``) or ``min(count,
     limit)`` (``"count"``), and the number of candidate rows merged."""
     local = [client.submit(_local_limited, c, limit, what) for c in costs]
     sizes = client.gather([client.submit(_n_candidates, f) for f in local])
     cand = [client.submit(operator.getitem, f, 1) for f in local]
-    m = client.submit(_n_columns, costs[0]).result() if costs else 0
     merged = client.submit(_merge_limited, limit, what, m, *cand, priority=1)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
     out = [client.submit(_scatter_limited, int(n), limit, f, merged, int(s), what)
@@ -864,7 +859,8 @@ def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="
             # saves)
             counts, pairs, pruned = _block_counts(client, kb)
         else:
-            counts, n_count_cand = _limited(client, costs, n_valid, spec.count_cap, "count")
+            counts, n_count_cand = _limited(client, costs, n_valid, spec.count_cap, "count",
+                                             len(criteria))
         futures_to_release += counts
         wait(counts)
         tick("domination_count", t0)
@@ -874,7 +870,8 @@ def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="
             states = _block_ranks(client, kb)
             cross_pairs = kb["pairs"]
         else:
-            states, n_rank_cand = _limited(client, costs, n_valid, spec.rank_depth, "state")
+            states, n_rank_cand = _limited(client, costs, n_valid, spec.rank_depth, "state",
+                                             len(criteria))
         futures_to_release += states
         wait(states)
         n_fronts = 1 + max(client.gather([client.submit(_max_rank, s) for s in states]))
