@@ -18,31 +18,43 @@ Algorithms (n rows, m criteria)
 * ``pareto_front``: m=1 a min scan, O(n). For m>=2 a pivot prefilter runs first
   (``_prefilter``): rounds of picking ~2m+2 pivot rows from a strided sample (minimizers of
   sum / max / corner scalarizations of per-column sample ranks, robust to heavy tails) plus
-  up to 64 rows spread over the front of a 1024-4096-row sample (these dominate most rows
-  of anti-correlated data), and dropping, in one pass with early exits, every row a pivot
-  dominates; O(n P m) per round,
-  rounds stop when one removes less than a third. It is exact (a row dominated by a dropped
-  row is dominated by that row's pivot) and removes > 99% of the rows on realistic and
-  independent data. The survivors then go to: m=2 a lexicographic sort and a sweep keeping
-  the best second criterion, O(n log n). m=3 a lexicographic sort and a sweep keeping the
-  2-D staircase of (c1, c2) over the front in a sorted array, O(n log S + |F| S), handing
-  over to a sweep with a Fenwick tree of prefix minima of c2 over ranks of c1 (O(n log n))
-  when the staircase passes 8192 stairs.
-  m>=4 sort-filter-skyline (SFS): rows sorted by the sum of criteria (a topological order of
-  dominance, equal sums ordered lexicographically), each compared only with the current
-  front (stored column-major, 32 front rows per branch-free vectorized window), blocks of
-  rows checked in parallel; O(n |F| m) worst case, ~O(n m) when the front is small. Once
-  the front passes 40,000 rows (m=4) or 4000 rows (m>=5) it switches to the k-d tree with
-  bounding-box pruning (``domination_count(cap=1)``).
-* ``pareto_rank``: m=1 dense ranking, m=2 a lexicographic sweep with a Fenwick tree of
-  prefix maxima of the rank, O(n log n). m=3 CDQ divide and conquer over the lexicographic
-  order (longest chain in a 3-D partial order), O(n log^2 n). m=4 the same CDQ one level
-  deeper (``_rank_4d``: each cross step is a static 3-D max-dominance query solved by a
-  bottom-up CDQ with a max-Fenwick tree), O(n log^3 n) whatever the correlation. m>=5
-  best-front search
-  one pass in topological order over a static k-d tree whose nodes carry the best rank
-  assigned so far: rank = 1 + max rank of the dominators, found by branch and bound
-  (``_ens_bs``, ENS with binary search over fronts, is kept as a simpler alternative).
+  up to 64 (m<=3) / 32 rows spread over the front of a 1024-4096-row sample (these
+  dominate most rows of anti-correlated data), and dropping, in one pass with early exits,
+  every row a pivot dominates (the first pivot alone; for m<=4 in the first round then a
+  grid over the first m-1 columns holding, per cell, the sample row (of up to 16,384) with
+  the least last column among those weakly below the cell's corner, one O(1) look-up and
+  one exact dominance check per row (``_grid_table``); then the other pivots 8 at a time
+  in branch-free windows compiled per m; serial below 2,000,000 rows); O(n P m) per round,
+  rounds stop when one removes less than a third or the survivors are few (65,536 for
+  m<=3, whose final sweeps are O(k log k), 4096 for m>=4). It is exact (a row dominated by
+  a dropped row is dominated by that row's pivot) and removes > 99% of the rows on
+  realistic and independent data. The survivors then go to: m=2 a lexicographic sort and
+  a sweep keeping the best second criterion, O(n log n). m=3 a lexicographic sort and a
+  sweep keeping the 2-D staircase of (c1, c2) over the front in a sorted array,
+  O(n log S + |F| S), handing over to a sweep with a Fenwick tree of prefix minima of c2
+  over ranks of c1 (O(n log n)) when the staircase passes 8192 stairs. m>=4 the
+  lexicographic ENS below restricted to front 0 (``_ens_lex(..., only_front=True)``): each
+  row is compared with the kept (m-1)-dimensional projections of the front so far, 32 at
+  a time in vectorized windows; O(n K m) for K kept projections (K <= |F|, far fewer on
+  anti-correlated data).
+  (``_sfs_sorted``, sort-filter-skyline over the row-sum order with a hand-over to the
+  k-d tree, is kept and tested as an independent check.)
+* ``pareto_rank``: m=1 dense ranking, m=2 a lexicographic sweep keeping the last c1 of
+  each front (binary search over fronts), O(n log n). m>=3 ENS-BS (efficient
+  non-dominated sort with binary search over fronts) over the lexicographic order
+  (``_ens_lex``): every earlier row has c0 <= the current one's, so dominance reduces to
+  weak dominance of the projections (c1..c_{m-1}) (groups of equal rows are ranked
+  together); each front keeps only the projections minimal among its members so far
+  (a newer member weakly below an older one replaces it: it dominates every later row the
+  older one dominates), column-major in blocks of a shared pool with the least value of
+  every column per group of 32 members (a group whose least values are not all below the
+  row is skipped; a front is sorted on c1 when it doubles or half of it came unsorted, so
+  groups are compact), the other groups scanned in branch-free windows compiled per m.
+  O(n log F K m) for K kept projections per front
+  (for m=3 K is the front's 2-D staircase), O(n^2 m) in the worst case. (The CDQ divide
+  and conquer ``_rank_3d`` / ``_rank_4d``, O(n log^2 n) / O(n log^3 n), and the k-d tree
+  branch and bound ``_kd_pareto_rank`` are kept as alternatives; they lost to ENS on the
+  benchmark grid.)
 * ``domination_count`` / ``dominated_count``: m=1 sort + binary search, m=2 a Fenwick
   sweep, m=3 CDQ divide and conquer with a Fenwick tree, O(n log^2 n). m=4 exact counts
   (no cap, or a cap above 64) CDQ one level deeper, O(n log^3 n) (``_count_4d``). m>=5, and
@@ -156,17 +168,24 @@ def _lex_sort_segment(c, order, lo, hi, tmp, m):
         width *= 2
 
 
-@njit(cache=_CACHE, nogil=True)
 def _order_by_key(c, key):
     """Argsort by ``key``; runs of equal key are then ordered lexicographically by row.
 
     With ``key = row sums`` this is a topological order of dominance (a dominator has a
     sum <= the dominated row's, and when equal it is lexicographically smaller); with
-    ``key = c[:, 0]`` it is the lexicographic order.
+    ``key = c[:, 0]`` it is the lexicographic order. The argsort is NumPy's (vectorized
+    sorting networks on AVX-512 machines, ~3x faster than Numba's own ``np.argsort``).
     """
+    order = np.argsort(key)
+    _sort_key_ties(c, key, order)
+    return order
+
+
+@njit(cache=_CACHE, nogil=True)
+def _sort_key_ties(c, key, order):
+    """Re-sort, lexicographically by row, each run of ``order`` with equal ``key``."""
     n, m = c.shape
-    order = np.argsort(key)  # ties are re-sorted lexicographically below
-    tmp = np.empty(n, dtype=order.dtype)
+    tmp = np.empty(0, dtype=order.dtype)
     i = 0
     while i < n:
         j = i + 1
@@ -174,9 +193,10 @@ def _order_by_key(c, key):
         while j < n and key[order[j]] == ki:
             j += 1
         if j - i > 1:
+            if tmp.shape[0] < n:
+                tmp = np.empty(n, dtype=order.dtype)
             _lex_sort_segment(c, order, i, j, tmp, m)
         i = j
-    return order
 
 
 @njit(cache=_CACHE, parallel=True, nogil=True)
@@ -353,27 +373,34 @@ def _rank_2d_tails(c, order):
     """m=2 ranks in one sweep over the lexicographic order: members of one front have
     strictly decreasing c1 along the sweep, so front k is summed up by its last c1 (its
     tail) and tails increase with k; a row (group of equal rows) joins the first front
-    whose tail is > its c1 (binary search), O(n log F) after the sort."""
+    whose tail is > its c1 (branch-free binary search), O(n log F) after the sort. The
+    rows are gathered in sweep order first (sequential reads)."""
     n = c.shape[0]
+    x = np.empty(n, dtype=c.dtype)
+    y = np.empty(n, dtype=c.dtype)
+    for t in range(n):
+        r = order[t]
+        x[t] = c[r, 0]
+        y[t] = c[r, 1]
     rank = np.empty(n, dtype=np.int32)
-    tails = np.empty(n)
+    tails = np.empty(n + 1, dtype=c.dtype)
     nf = 0
     i = 0
     while i < n:
-        head = order[i]
+        xi = x[i]
+        yi = y[i]
         j = i + 1
-        while j < n and _rows_equal(c, order[j], head, 2):
+        while j < n and x[j] == xi and y[j] == yi:
             j += 1
-        y = c[head, 1]
-        lo = 0
-        hi = nf
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if tails[mid] <= y:
-                lo = mid + 1
-            else:
-                hi = mid
-        tails[lo] = y
+        # first front whose tail is > yi (tails[0:nf] increasing)
+        base = 0
+        ln = nf
+        while ln > 1:
+            half = ln >> 1
+            base = base + half if tails[base + half] <= yi else base
+            ln -= half
+        lo = base + 1 if (nf > 0 and tails[base] <= yi) else base
+        tails[lo] = yi
         if lo == nf:
             nf += 1
         for t in range(i, j):
@@ -943,6 +970,262 @@ def _ens_bs(cs):
 
 
 # ---------------------------------------------------------------------------------------
+# Lexicographic ENS-BS with projection pruning (ranks for m >= 3, the front for m >= 4)
+# ---------------------------------------------------------------------------------------
+#
+# Rows are swept in lexicographic order, so every earlier row has c0 <= the current one's
+# and, groups of equal rows being handled together, an earlier row dominates the current
+# row iff its projection (c1, ..., c_{m-1}) is weakly below the current row's projection.
+# Each front keeps only the projections that are minimal among its members so far (a
+# member whose projection is weakly above a newer member's can no longer be the only
+# dominator of any later row: the newer member dominates everything it dominates), stored
+# column-major in blocks of a shared pool. The helpers are compiled once per number of
+# projected columns ``_D`` (``_ens_spec``), so the column loops unroll and the member loop
+# vectorizes; pool indices are unsigned (no negative-index wrap-around in the hot loops).
+
+_ENS_W = 32  # members per vectorized window
+_ENS_RESORT = 2  # sort a front again once more than 1/_ENS_RESORT of it came unsorted
+# set per specialization by _ens_spec: the number of (projected) columns, and the inlined
+# helpers compiled for it
+_D = 0
+_ens_scan = _ens_prune = _piv_dominated = _first_piv = None
+
+
+def _ens_scan_impl(pool, o, cp, e, x):
+    """True when a member of the front block at ``o`` (column k at ``o + k cp``, members
+    [0, e); then, at ``o + _D cp + k (cp >> 5)``, per 32-member group a lower bound of
+    column k) is weakly below ``x`` in every projected column. Groups are visited newest
+    first; a group whose bounds are not all <= ``x`` is skipped, the others are checked
+    in one branch-free window."""
+    ucp = np.uint64(cp)
+    mo = np.uint64(o + _D * cp)
+    ucg = np.uint64(cp >> 5)
+    g = (e + 31) >> 5
+    while g > 0:
+        g -= 1
+        ug = np.uint64(g)
+        v = pool[mo + ug] <= x[0]
+        for k in range(1, _D):
+            v &= pool[mo + np.uint64(k) * ucg + ug] <= x[k]
+        if not v:
+            continue
+        s = g << 5
+        if s + _ENS_W <= e:
+            b = np.uint64(o + s)
+            cnt = 0
+            for f in range(_ENS_W):
+                uf = b + np.uint64(f)
+                w = pool[uf] <= x[0]
+                for k in range(1, _D):
+                    w &= pool[uf + np.uint64(k) * ucp] <= x[k]
+                cnt += w
+            if cnt:
+                return True
+        else:
+            for f in range(s, e):
+                uf = np.uint64(o + f)
+                w = pool[uf] <= x[0]
+                for k in range(1, _D):
+                    w &= pool[uf + np.uint64(k) * ucp] <= x[k]
+                if w:
+                    return True
+    return False
+
+
+def _ens_prune_impl(pool, o, cp, e, x):
+    """Remove the members weakly above ``x`` in every projected column (the last member
+    moves into the hole, lowering its group's least values if needed); returns the new
+    member count. Windows without a hit cost one vectorized pass."""
+    ucp = np.uint64(cp)
+    mo = np.uint64(o + _D * cp)
+    ucg = np.uint64(cp >> 5)
+    s = 0
+    while s < e:
+        w = min(_ENS_W, e - s)
+        b = np.uint64(o + s)
+        cnt = 0
+        for f in range(w):
+            uf = b + np.uint64(f)
+            v = pool[uf] >= x[0]
+            for k in range(1, _D):
+                v &= pool[uf + np.uint64(k) * ucp] >= x[k]
+            cnt += v
+        if cnt == 0:
+            s += w
+            continue
+        f = s
+        while f < s + w and f < e:
+            uf = np.uint64(o + f)
+            v = pool[uf] >= x[0]
+            for k in range(1, _D):
+                v &= pool[uf + np.uint64(k) * ucp] >= x[k]
+            if v:
+                e -= 1
+                ue = np.uint64(o + e)
+                ug = np.uint64(f >> 5)
+                for k in range(_D):
+                    u = pool[ue + np.uint64(k) * ucp]
+                    pool[uf + np.uint64(k) * ucp] = u
+                    um = mo + np.uint64(k) * ucg + ug
+                    if u < pool[um]:
+                        pool[um] = u
+            else:
+                f += 1
+        s = f
+    return e
+
+
+@njit(cache=_CACHE, nogil=True)
+def _ens_resort(pool, o, cp, sz, no, ncp, d, tmp):
+    """Write the ``sz`` members of the block at ``o`` (capacity ``cp``) into the block at
+    ``no`` (capacity ``ncp``; may be the same block) ordered by their first projected
+    column, and set the exact least values of every 32-member group: sorted groups are
+    compact in that column, so the scan skips most of them."""
+    for t in range(d * sz):
+        tmp[t] = pool[o + (t // sz) * cp + t % sz]
+    srt = np.argsort(tmp[:sz])
+    ng = ncp >> 5
+    mo = no + d * ncp
+    for k in range(d):
+        for f in range(sz):
+            pool[no + k * ncp + f] = tmp[k * sz + srt[f]]
+        for g in range((sz + 31) >> 5):
+            lo = np.inf
+            for f in range(g << 5, min(sz, (g + 1) << 5)):
+                lo = min(lo, pool[no + k * ncp + f])
+            pool[mo + k * ng + g] = lo
+
+
+@njit(cache=_CACHE, nogil=True)
+def _ens_grow(pool, need):
+    """``pool`` itself, or a copy at least ``need`` long (capacity doubling)."""
+    if need <= pool.shape[0]:
+        return pool
+    nc = max(1024, pool.shape[0] * 2)
+    while nc < need:
+        nc *= 2
+    p2 = np.empty(nc, dtype=pool.dtype)
+    p2[: pool.shape[0]] = pool
+    return p2
+
+
+def _ens_lex_impl(c, order, only_front):
+    """Non-dominated sorting by ENS-BS over the lexicographic ``order`` with pruned,
+    column-major fronts: a group of equal rows gets the first front none of whose kept
+    projections is weakly below its projection (binary search over the fronts: the
+    predicate is monotone in the front index), then joins it (members it weakly dominates
+    in projection are removed). With ``only_front`` only front 0 is kept and every other
+    row gets rank 1 (a front test). O(n log F |F_max| m) worst case; the kept projections
+    are the (m-1)-dimensional minima of each front, far fewer than its members. Each
+    front's block also holds per 32-member group the least value of every column (lower
+    bounds: kept exact on appends and sorts, lowered when a member moves in), and is
+    sorted on its first projected column when it doubles or once more than half of it
+    was appended unsorted (``_ENS_RESORT``), so that the scan can skip whole groups."""
+    n, m = c.shape
+    d = m - 1
+    rank = np.empty(n, dtype=np.int32)
+    nmax = 1 if only_front else n
+    off = np.empty(nmax + 1, dtype=np.int64)
+    cap = np.empty(nmax + 1, dtype=np.int64)
+    size = np.zeros(nmax + 1, dtype=np.int64)
+    pool = np.empty(max(1024, min(n, 65536) * d), dtype=c.dtype)
+    fresh = np.zeros(nmax + 1, dtype=np.int64)  # members appended since the last sort
+    tmp = np.empty(0, dtype=c.dtype)
+    top = 0
+    nf = 0
+    x = np.empty(d, dtype=c.dtype)
+    i = 0
+    while i < n:
+        head = order[i]
+        j = i + 1
+        while j < n and _rows_equal(c, order[j], head, m):
+            j += 1
+        for k in range(d):
+            x[k] = c[head, k + 1]
+        lo = 0
+        hi = nf
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if _ens_scan(pool, off[mid], cap[mid], size[mid], x):
+                lo = mid + 1
+            else:
+                hi = mid
+        rk = lo
+        for t in range(i, j):
+            rank[order[t]] = rk
+        i = j
+        if only_front and rk > 0:
+            continue
+        if rk == nf:
+            nf += 1
+            blk = 32 * d + d  # 32 members and one group minimum per column
+            pool = _ens_grow(pool, top + blk)
+            off[rk] = top
+            cap[rk] = 32
+            top += blk
+            size[rk] = 0
+            fresh[rk] = 0
+        o = off[rk]
+        cp = cap[rk]
+        sz = _ens_prune(pool, o, cp, size[rk], x)
+        if sz == cp:  # move to the end of the pool with twice the capacity, sorted
+            ncp = 2 * cp
+            blk = ncp * d + (ncp >> 5) * d
+            pool = _ens_grow(pool, top + blk)
+            if tmp.shape[0] < sz * d:
+                tmp = np.empty(2 * sz * d, dtype=c.dtype)
+            _ens_resort(pool, o, cp, sz, top, ncp, d, tmp)
+            o = top
+            cp = ncp
+            off[rk] = o
+            cap[rk] = cp
+            top += blk
+            fresh[rk] = 0
+        elif fresh[rk] > 64 and _ENS_RESORT * fresh[rk] > sz:  # many unsorted members: sort again
+            if tmp.shape[0] < sz * d:
+                tmp = np.empty(2 * sz * d, dtype=c.dtype)
+            _ens_resort(pool, o, cp, sz, o, cp, d, tmp)
+            fresh[rk] = 0
+        for k in range(d):
+            pool[o + k * cp + sz] = x[k]
+            gm = o + d * cp + k * (cp >> 5) + (sz >> 5)
+            if sz & 31 == 0 or x[k] < pool[gm]:
+                pool[gm] = x[k]
+        fresh[rk] += 1
+        size[rk] = sz + 1
+    return rank
+
+
+_ENS_LEX = {}
+
+
+def _ens_spec(fn, d, glb, suffix="", **kw):
+    """``fn`` compiled with ``_D = d`` (and the extra globals ``glb``) under its own name,
+    so each specialization has its own cache entry."""
+    g = dict(fn.__globals__)
+    g["_D"] = d
+    g.update(glb)
+    name = f"{fn.__name__}_d{d}{suffix}"
+    h = types.FunctionType(fn.__code__, g, name, fn.__defaults__, fn.__closure__)
+    h.__qualname__ = name
+    return njit(cache=_CACHE, nogil=True, **kw)(h)
+
+
+def _ens_lex(c, order, only_front=False):
+    """Ranks (or, with ``only_front``, 0 on the front and 1 elsewhere) of a finite
+    C-contiguous matrix with m >= 2 given its lexicographic order."""
+    d = c.shape[1] - 1
+    f = _ENS_LEX.get(d)
+    if f is None:
+        scan = _ens_spec(_ens_scan_impl, d, {}, inline="always")
+        prune = _ens_spec(_ens_prune_impl, d, {}, inline="always")
+        f = _ENS_LEX[d] = _ens_spec(
+            _ens_lex_impl, d, {"_ens_scan": scan, "_ens_prune": prune}
+        )
+    return f(c, order, only_front)
+
+
+# ---------------------------------------------------------------------------------------
 # k-d tree with bounding-box pruning (domination counts, large fronts)
 # ---------------------------------------------------------------------------------------
 
@@ -1352,16 +1635,59 @@ def _pivot_candidates(c, idx, nfs):
     return out[:np_].copy()
 
 
-def _drop_dominated_by_impl(c, idx, piv, out):
-    """Compact into ``out`` the rows ``idx`` that no pivot row dominates; returns the count
+_PIV_W = 8  # pivots per vectorized window of the prefilter check
+# the prefilter passes are light (mostly one pivot per row) and run serially below this
+# many rows: measured on the busy 2-core box, the serial pass beat the 2-thread one at 1e6
+_PREFILTER_PAR_MIN = 2_000_000
+
+
+def _first_piv_impl(pv, ups, x):
+    """True when the first pivot (column-major in ``pv``, column stride ``ups``) dominates
+    the row ``x`` (length ``_D``); stops at the first column where it is larger."""
+    le = True
+    lt = False
+    for k in range(_D):
+        v = pv[np.uint64(k) * ups]
+        if v > x[k]:
+            le = False
+            break
+        if v < x[k]:
+            lt = True
+    return le and lt
+
+
+def _piv_dominated_impl(pv, ps, x):
+    """True when a pivot dominates the row ``x`` (length ``_D``). Pivots are stored
+    column-major in ``pv`` (column k at ``k ps``, padded with +inf to a multiple of 8) and
+    checked 8 at a time in branch-free windows (``all(p <= x) and any(p < x)``), stopping
+    after the first window that holds a dominator (the best pivots come first)."""
+    ups = np.uint64(ps)
+    # the first pivot (the rank-sum minimizer) alone drops most rows of correlated data
+    if _first_piv(pv, ups, x):
+        return True
+    s = 0
+    while s < ps:
+        cnt = 0
+        for p in range(_PIV_W):
+            u = np.uint64(s + p)
+            v = pv[u]
+            le = v <= x[0]
+            lt = v < x[0]
+            for k in range(1, _D):
+                v = pv[u + np.uint64(k) * ups]
+                le &= v <= x[k]
+                lt |= v < x[k]
+            cnt += le & lt
+        if cnt:
+            return True
+        s += _PIV_W
+    return False
+
+
+def _drop_dominated_by_impl(c, idx, pv, ps, out):
+    """Compact into ``out`` the rows ``idx`` that no pivot dominates; returns the count
     kept and whether every value of the rows seen is finite. O(|idx| P m), early exits."""
     nk = idx.shape[0]
-    m = c.shape[1]
-    p_ = piv.shape[0]
-    pv = np.empty((p_, m), dtype=c.dtype)
-    for p in range(p_):
-        for k in range(m):
-            pv[p, k] = c[piv[p], k]
     nch = min(64, max(1, nk // 16384))
     cnt = np.zeros(nch, dtype=np.int64)
     fin = np.zeros(nch)  # 1.0 where a chunk holds a non-finite value
@@ -1369,19 +1695,17 @@ def _drop_dominated_by_impl(c, idx, piv, out):
     for q in prange(nch):
         s = q * nk // nch
         e = (q + 1) * nk // nch
+        x = np.empty(_D, dtype=c.dtype)
         f = 0.0
         kk = 0
         for t in range(s, e):
             i = idx[t]
-            for k in range(m):
-                v = np.float64(c[i, k])
-                if v - v != 0.0:  # NaN for inf / NaN, 0 otherwise
+            for k in range(_D):
+                v = c[i, k]
+                x[k] = v
+                if np.float64(v) - np.float64(v) != 0.0:  # NaN for inf / NaN
                     f = 1.0
-            d = False
-            for p in range(p_):
-                if _dominates(pv, p, c, i, m):
-                    d = True
-                    break
+            d = _piv_dominated(pv, ps, x)
             keep[t] = not d
             if not d:
                 kk += 1
@@ -1405,39 +1729,53 @@ def _drop_dominated_by_impl(c, idx, piv, out):
     return start[nch], ok
 
 
-_drop_par = njit(cache=_CACHE, parallel=True, nogil=True)(_drop_dominated_by_impl)
-_drop_ser = _serial(_drop_dominated_by_impl, "_drop_ser")
-
-
-def _drop_first_impl(c, piv, out):
+def _drop_first_impl(c, pv, ps, gval, grow, glo, ginv, g, out):
     """First prefilter round over all rows of ``c``: each chunk writes the row numbers no
     pivot dominates at its own offset in ``out``, then the chunks are packed; returns the
-    count kept and whether every value is finite. One read of ``c``, O(n P m)."""
-    n, m = c.shape
-    p_ = piv.shape[0]
-    pv = np.empty((p_, m), dtype=c.dtype)
-    for p in range(p_):
-        for k in range(m):
-            pv[p, k] = c[piv[p], k]
+    count kept and whether every value is finite. One read of ``c``, O(n P m). For m = 2
+    and 3 (``g > 0``) a grid of sample rows (``_grid_table``) is consulted between the
+    first pivot and the windowed check of the others: O(1) per row."""
+    n = c.shape[0]
     nch = min(64, max(1, n // 16384))
     cnt = np.zeros(nch, dtype=np.int64)
     bad = np.zeros(nch, dtype=np.int64)
+    ups = np.uint64(ps)
     for q in prange(nch):
         s = q * n // nch
         e = (q + 1) * n // nch
+        x = np.empty(_D, dtype=c.dtype)
         f = 0
         o = s
         for i in range(s, e):
-            for k in range(m):
-                v = np.float64(c[i, k])
-                if v - v != 0.0:  # NaN for inf / NaN, 0 otherwise
+            for k in range(_D):
+                v = c[i, k]
+                x[k] = v
+                if np.float64(v) - np.float64(v) != 0.0:  # NaN for inf / NaN
                     f = 1
-            d = False
-            for p in range(p_):
-                if _dominates(pv, p, c, i, m):
-                    d = True
-                    break
-            if not d:
+            if _first_piv(pv, ups, x):  # drops most rows of correlated data
+                continue
+            if g > 0:  # the grid: the sample row with the least last column in the cell
+                cell = 0
+                for k in range(_D - 1):
+                    b = (np.float64(x[k]) - glo[k]) * ginv[k]
+                    if not (b >= 0.0):
+                        cell = -1
+                        break
+                    cell = cell * g + (int(b) if b < g else g - 1)
+                if cell >= 0 and gval[cell] < x[_D - 1]:
+                    r = grow[cell]
+                    le = True
+                    lt = False
+                    for k in range(_D):
+                        v = c[r, k]
+                        if v > x[k]:
+                            le = False
+                            break
+                        if v < x[k]:
+                            lt = True
+                    if le and lt:
+                        continue
+            if not _piv_dominated(pv, ps, x):
                 out[o] = i
                 o += 1
         cnt[q] = o - s
@@ -1454,8 +1792,87 @@ def _drop_first_impl(c, piv, out):
     return tot, ok
 
 
-_drop_first_par = njit(cache=_CACHE, parallel=True, nogil=True)(_drop_first_impl)
-_drop_first_ser = _serial(_drop_first_impl, "_drop_first_ser")
+@njit(cache=_CACHE, nogil=True)
+def _grid_table(c, step, g):
+    """For m = 2 or 3: a grid of g (m=2) or g x g (m=3) cells over the first m-1 columns
+    (equal widths over the range of a strided sample of the rows) holding, per cell, the
+    sample row with the least last column among the rows that lie weakly below the cell's
+    lower corner (each sample row is placed in the first cell whose corner is >= it, then
+    prefix minima). Every row of a cell whose value is below the cell's entry in the last
+    column is dominated by that entry (checked exactly by the caller, which also guards
+    against rounding at cell edges). Returns (values, rows, lower bounds, inverse widths)."""
+    n, m = c.shape
+    nb = m - 1
+    lo = np.empty(nb)
+    inv = np.empty(nb)
+    for k in range(nb):
+        a = np.inf
+        b = -np.inf
+        for i in range(0, n, step):
+            v = np.float64(c[i, k])
+            a = min(a, v)
+            b = max(b, v)
+        lo[k] = a
+        inv[k] = g / (b - a) if b > a else 0.0
+    ncell = g**nb
+    gval = np.full(ncell, np.inf)
+    grow = np.full(ncell, -1, dtype=np.int64)
+    for i in range(0, n, step):
+        cell = 0
+        ok = True
+        for k in range(nb):
+            v = np.ceil((np.float64(c[i, k]) - lo[k]) * inv[k])
+            if not (v >= 0.0 and v < g):
+                ok = False
+                break
+            cell = cell * g + int(v)
+        if ok and c[i, m - 1] < gval[cell]:
+            gval[cell] = c[i, m - 1]
+            grow[cell] = i
+    # prefix minima along each axis in turn: the minimum over all cells weakly below
+    stride = 1
+    for _ in range(nb):
+        for t in range(ncell):
+            if (t // stride) % g > 0 and gval[t - stride] < gval[t]:
+                gval[t] = gval[t - stride]
+                grow[t] = grow[t - stride]
+        stride *= g
+    return gval, grow, lo, inv
+
+
+_GRID = {2: 4096, 3: 128, 4: 24}  # grid cells per axis for m columns (m <= _GRID_MAX_M)
+_GRID_MAX_M = 4  # measured: no gain from coarser grids for m >= 5
+
+_DROP = {}
+
+
+def _drop_fn(name, m, par):
+    """The prefilter pass ``name`` ("first" or "idx") compiled for m columns, parallel or
+    serial (each under its own cached name)."""
+    key = (name, m, par)
+    f = _DROP.get(key)
+    if f is None:
+        chk = _DROP.get(("chk", m))
+        if chk is None:
+            first = _DROP["first_piv", m] = _ens_spec(_first_piv_impl, m, {}, inline="always")
+            chk = _DROP["chk", m] = _ens_spec(_piv_dominated_impl, m, {"_first_piv": first},
+                                              inline="always")
+        impl = _drop_first_impl if name == "first" else _drop_dominated_by_impl
+        f = _DROP[key] = _ens_spec(
+            impl, m, {"_piv_dominated": chk, "_first_piv": _DROP["first_piv", m]},
+            suffix="_par" if par else "_ser", parallel=par
+        )
+    return f
+
+
+def _pivot_block(c, piv):
+    """Pivot rows ``piv`` of ``c`` column-major, padded with +inf to a multiple of 8."""
+    m = c.shape[1]
+    p_ = piv.shape[0]
+    ps = max(_PIV_W, -(-p_ // _PIV_W) * _PIV_W)
+    pv = np.full((m, ps), np.inf, dtype=c.dtype)
+    pv[:, :p_] = c[piv].T
+    return pv.reshape(-1), ps
 
 
 def _prefilter(c):
@@ -1463,23 +1880,38 @@ def _prefilter(c):
     survivors, drop every survivor a pivot dominates). Returns the indices of the rows no
     pivot dominates: a superset of the front (a row dominated by a dropped row is, by
     transitivity, dominated by that row's pivot, so the front of the survivors is the front
-    of all rows). Stops when a round removes less than a third of the survivors."""
-    n = c.shape[0]
+    of all rows). Stops when a round removes less than a third of the survivors, or when
+    they are few (65,536 for m <= 3, 4096 for m >= 4)."""
+    n, m = c.shape
     # first round straight over the rows (no index array), pivots from a strided sample
     nfs = _sample_front_rows(n)
     piv = _pivot_candidates(c, np.arange(0, n, max(1, n // nfs)), nfs)
     out = np.empty(n, dtype=np.int64)  # pages untouched beyond the survivors
-    kept, ok = (_drop_first_par if n >= _PAR_MIN else _drop_first_ser)(c, piv, out)
+    pv, ps = _pivot_block(c, piv)
+    if m <= _GRID_MAX_M:
+        g = _GRID[m]
+        gval, grow, glo, ginv = _grid_table(c, max(1, n // 16384), g)
+    else:
+        g = 0
+        gval = np.empty(0)
+        grow = np.empty(0, dtype=np.int64)
+        glo = ginv = np.zeros(1)
+    kept, ok = _drop_fn("first", m, n >= _PREFILTER_PAR_MIN)(
+        c, pv, ps, gval, grow, glo, ginv, g, out
+    )
     if not ok:
         _raise_if_not_finite(c)
     idx = out[:kept]
-    if kept <= 1024 or kept > (2 * n) // 3:
+    # more rounds pay only while the survivors are many: each picks new pivots (a sample
+    # front, ~1 ms) and rereads them, while the final sweeps for m <= 3 are O(k log k)
+    if kept <= (65536 if m <= 3 else 4096) or kept > (2 * n) // 3:
         return idx
     while True:
         k = idx.shape[0]
         piv = _pivot_candidates(c, idx, nfs)
         out = np.empty(k, dtype=np.int64)
-        kept, ok = (_drop_par if k >= _PAR_MIN else _drop_ser)(c, idx, piv, out)
+        pv, ps = _pivot_block(c, piv)
+        kept, ok = _drop_fn("idx", m, k >= _PREFILTER_PAR_MIN)(c, idx, pv, ps, out)
         idx = out[:kept]
         if kept <= 1024 or kept > (2 * k) // 3:
             return idx
@@ -1487,21 +1919,14 @@ def _prefilter(c):
 
 def _front_of(c):
     """Front of a finite, C-contiguous (n >= 1, m >= 2) matrix (no prefilter)."""
-    n, m = c.shape
+    m = c.shape[1]
     if m == 2:
         return _front_2d(c, _order_by_key(c, np.ascontiguousarray(c[:, 0])))
     if m == 3:
         order = _order_by_key(c, np.ascontiguousarray(c[:, 0]))
         out, finished = _front_3d_stair(c, order, _STAIR_MAX)
         return out if finished else _front_3d(c, order)
-    order, cs = _topo(c)
-    sfs = _sfs_sorted if n >= _SFS_PAR_MIN else _sfs_sorted_ser
-    on_sorted, finished = sfs(cs, _SFS_MAX_FRONT if m > 4 else _SFS_MAX_FRONT_4)
-    if not finished:
-        return _kd_domination_count(c, 1) == 0
-    out = np.empty(n, dtype=bool)
-    out[order] = on_sorted
-    return out
+    return _ens_lex(c, _order_by_key(c, np.ascontiguousarray(c[:, 0])), True) == 0
 
 
 _sfs_sorted_ser = _serial(_sfs_sorted, "_sfs_sorted_ser")
@@ -1532,13 +1957,12 @@ def pareto_front(costs):
     """Mark the non-dominated rows (contract: :func:`gpurank.kernels.reference.pareto_front`).
 
     Algorithm: m=1 min scan O(n). m>=2: the exact pivot prefilter (rounds of O(n P m),
-    finiteness checked in the same pass) drops the rows that sampled pivot rows dominate,
+    finiteness checked in the same pass; for m<=4 the first round also looks each row up in
+    a grid of sample rows, O(1)) drops the rows that sampled pivot rows dominate,
     then on the survivors: m=2 lexicographic sort + sweep O(n log n); m=3 lexicographic
     sort + staircase sweep O(n log S + |F| S), Fenwick sweep O(n log n) for big staircases;
-    m>=4 sort-filter-skyline over the row-sum order (column-major front compared 32 rows
-    at a time in vectorized loops; blocks checked in parallel from 20,000 survivors),
-    O(n |F| m), switching to the k-d tree (bounding-box pruning) when the front grows past
-    40,000 rows (m=4) or 4000 rows (m>=5).
+    m>=4 lexicographic ENS restricted to front 0: each row against the kept minimal
+    (m-1)-dimensional projections of the front so far, 32 per vectorized window, O(n K m).
     """
     c = _as_costs(costs)
     n, m = c.shape
@@ -1561,10 +1985,10 @@ def pareto_front(costs):
 def pareto_rank(costs):
     """Non-dominated sorting (contract: :func:`gpurank.kernels.reference.pareto_rank`).
 
-    Algorithm: m=1 dense ranking O(n log n); m=2 lexicographic sweep with a Fenwick tree of
-    prefix maxima O(n log n); m=3 CDQ divide and conquer O(n log^2 n) (iterative, cached);
-    m=4 two-level CDQ O(n log^3 n); m>=5 a k-d tree branch-and-bound pass in topological
-    order (O(n^2 m) worst case, far less in practice).
+    Algorithm: m=1 dense ranking O(n log n); m=2 lexicographic sweep keeping each front's
+    last c1, O(n log n); m>=3 ENS-BS over the lexicographic order with per-front pruned
+    (m-1)-dimensional projections scanned in vectorized windows, O(n log F K m) for K kept
+    projections per front (O(n^2 m) worst case).
     """
     c = check_costs(costs)
     n, m = c.shape
@@ -1574,13 +1998,10 @@ def pareto_rank(costs):
         return np.zeros(n, dtype=np.int32)
     if m == 1:
         return _rank_1d(c[:, 0])
+    order = _order_by_key(c, np.ascontiguousarray(c[:, 0]))
     if m == 2:
-        return _rank_2d_tails(c, _order_by_key(c, np.ascontiguousarray(c[:, 0])))
-    if m == 3:
-        return _rank_3d(c, _order_by_key(c, np.ascontiguousarray(c[:, 0])))
-    if m == 4:
-        return _rank_4d(c, _order_by_key(c, np.ascontiguousarray(c[:, 0])))
-    return _kd_pareto_rank(c)
+        return _rank_2d_tails(c, order)
+    return _ens_lex(c, order)
 
 
 def domination_count(costs, *, cap=None):

@@ -184,3 +184,23 @@ def test_parallel_sfs_matches_kd_tree(m):
         else:
             assert max_front == 50
     np.testing.assert_array_equal(cpu.pareto_front(c), by == 0)
+
+
+@pytest.mark.parametrize("m", [3, 4, 5, 6])
+@pytest.mark.parametrize("shape", ["anticorrelated", "realistic", "independent"])
+def test_lexicographic_ens_matches_other_algorithms(m, shape):
+    """The lexicographic ENS (ranks, and the front-only variant) on inputs large enough to
+    grow and move its per-front blocks, with ties and duplicated rows, in both dtypes,
+    against the k-d tree ranks and counts (independent algorithms checked above)."""
+    from gpurank.kernels._datagen import make_costs
+
+    c = make_costs(6000, m, shape, seed=m)
+    c = np.ascontiguousarray(np.concatenate([np.round(c * 16) / 16, c[:500], c[:200]]))
+    for cc in (c, c.astype(np.float32)):
+        order = cpu._order_by_key(cc, np.ascontiguousarray(cc[:, 0]))
+        rank = cpu._ens_lex(cc, order)
+        np.testing.assert_array_equal(rank, cpu._kd_pareto_rank(cc))
+        np.testing.assert_array_equal(cpu.pareto_rank(cc), rank)
+        front = cpu._ens_lex(cc, order, True) == 0
+        np.testing.assert_array_equal(front, cpu._kd_domination_count(cc, 1) == 0)
+        np.testing.assert_array_equal(front, rank == 0)
