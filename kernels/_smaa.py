@@ -34,7 +34,7 @@ import numpy as np
 
 from ._validate import check_costs, check_k
 
-__all__ = ["check_smaa_inputs", "gaps", "lex_order"]
+__all__ = ["check_candidates", "check_smaa_inputs", "gaps", "lex_order"]
 
 
 def check_smaa_inputs(matrix, weights_samples, benefit, *, k, norm, candidates):
@@ -60,19 +60,24 @@ def check_smaa_inputs(matrix, weights_samples, benefit, *, k, norm, candidates):
         raise ValueError(f"weights_samples row {bad} is all zero; every sample needs a weight > 0")
     w = np.ascontiguousarray(w / sums[:, None]) if m else np.ascontiguousarray(w)
     k = check_k(k)
-    if candidates is None:
-        cand = np.arange(n, dtype=np.int64)
-    else:
-        cand = np.asarray(candidates)
-        if cand.ndim != 1 or (cand.size and not np.issubdtype(cand.dtype, np.integer)):
-            raise ValueError("candidates must be a 1-D array of row indices")
-        cand = cand.astype(np.int64)
-        if cand.size and (cand.min() < 0 or cand.max() >= n):
-            raise ValueError(f"candidates must be row indices in [0, {n}); got {cand.min()}..{cand.max()}")
-        if np.unique(cand).size != cand.size:
-            raise ValueError("candidates must not repeat a row")
+    cand = check_candidates(candidates, n)
     c = np.where(b, -x, x)
     return np.ascontiguousarray(c), w, cand, k
+
+
+def check_candidates(candidates, n):
+    """Candidates as distinct int64 row ids in [0, n) (every row when None)."""
+    if candidates is None:
+        return np.arange(n, dtype=np.int64)
+    cand = np.asarray(candidates)
+    if cand.ndim != 1 or (cand.size and not np.issubdtype(cand.dtype, np.integer)):
+        raise ValueError("candidates must be a 1-D array of row indices")
+    cand = cand.astype(np.int64)
+    if cand.size and (cand.min() < 0 or cand.max() >= n):
+        raise ValueError(f"candidates must be row indices in [0, {n}); got {cand.min()}..{cand.max()}")
+    if np.unique(cand).size != cand.size:
+        raise ValueError("candidates must not repeat a row")
+    return cand
 
 
 def gaps(costs, norm):

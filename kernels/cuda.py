@@ -868,19 +868,6 @@ def _is_device(x):
         hasattr(x, "__cuda_array_interface__") and not isinstance(x, np.ndarray))
 
 
-def _check_candidates(candidates, n):
-    """Candidates as int64 row ids, with kernels/_smaa.py's checks and messages."""
-    if candidates is None:
-        return np.arange(n, dtype=np.int64)
-    cand = np.asarray(candidates)
-    if cand.ndim != 1 or (cand.size and not np.issubdtype(cand.dtype, np.integer)):
-        raise ValueError("candidates must be a 1-D array of row indices")
-    cand = cand.astype(np.int64)
-    if cand.size and (cand.min() < 0 or cand.max() >= n):
-        raise ValueError(f"candidates must be row indices in [0, {n}); got {cand.min()}..{cand.max()}")
-    if np.unique(cand).size != cand.size:
-        raise ValueError("candidates must not repeat a row")
-    return cand
 
 
 def _prepare_device(matrix, weights_samples, benefit, *, k, norm, candidates):
@@ -894,7 +881,7 @@ def _prepare_device(matrix, weights_samples, benefit, *, k, norm, candidates):
     the last bits; every property the pruning relies on is monotonicity, which holds for any
     norm.
     """
-    from ._smaa import check_smaa_inputs
+    from ._smaa import check_candidates, check_smaa_inputs
 
     cuda, kern = _kernels()
     d = _to_device_matrix(matrix, name="matrix")
@@ -905,7 +892,7 @@ def _prepare_device(matrix, weights_samples, benefit, *, k, norm, candidates):
     _, w, _, k = check_smaa_inputs(np.zeros((0, m)), _host_array(weights_samples),
                                    _host_array(benefit), k=k, norm=norm, candidates=None)
     b = np.asarray(_host_array(benefit), dtype=bool).reshape(-1)
-    cand = _check_candidates(_host_array(candidates), n)
+    cand = check_candidates(_host_array(candidates), n)
     c = cand.shape[0]
     empty = cuda.device_array((c, m), dtype=np.float64)
     if c == 0:
