@@ -321,19 +321,22 @@ def _unbucket(bk, wrap, *slices):
 # dominators each). So the rows that pass the local filter of their partition contain every
 # row below the limit together with the dominators that decide it, and min(rank, D) /
 # min(count, C) computed on their union is exact for the whole table.
-def _local_limited(costs, limit, what):
-    """Candidates of one partition: positions and costs of the rows below the limit."""
+def _clipped(costs, limit, what):
+    """``min(pareto_rank, limit)`` (``what="state"``) or ``min(domination_count, limit)``."""
     if len(costs) == 0:
-        return np.zeros(0, np.int64), costs
+        return np.zeros(0, np.int64)
     if what == "state":
         from gpurank.kernels.partition import pareto_rank_upto
 
-        v = pareto_rank_upto(costs, limit)
-    else:
-        from gpurank.kernels import cpu
+        return pareto_rank_upto(costs, limit)
+    from gpurank.kernels import cpu
 
-        v = cpu.domination_count(costs, cap=limit)
-    cand = np.flatnonzero(v < limit)
+    return cpu.domination_count(costs, cap=limit)
+
+
+def _local_limited(costs, limit, what):
+    """Candidates of one partition: positions and costs of the rows below the limit."""
+    cand = np.flatnonzero(_clipped(costs, limit, what) < limit)
     return cand, np.ascontiguousarray(costs[cand])
 
 
@@ -343,16 +346,7 @@ def _n_candidates(local):
 
 def _merge_limited(limit, what, m, *cand_costs):
     """Clipped ranks / capped counts of the union of every partition's candidates."""
-    c = _concat_rows(m, *cand_costs)
-    if len(c) == 0:
-        return np.zeros(0, np.int64)
-    if what == "state":
-        from gpurank.kernels.partition import pareto_rank_upto
-
-        return pareto_rank_upto(c, limit)
-    from gpurank.kernels import cpu
-
-    return cpu.domination_count(c, cap=limit)
+    return _clipped(_concat_rows(m, *cand_costs), limit, what)
 
 
 def _scatter_limited(n, limit, local, merged, start, wrap):

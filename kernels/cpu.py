@@ -52,9 +52,8 @@ Algorithms (n rows, m criteria)
   groups are compact), the other groups scanned in branch-free windows compiled per m.
   O(n log F K m) for K kept projections per front
   (for m=3 K is the front's 2-D staircase), O(n^2 m) in the worst case. (The CDQ divide
-  and conquer ``_rank_3d`` / ``_rank_4d``, O(n log^2 n) / O(n log^3 n), and the k-d tree
-  branch and bound ``_kd_pareto_rank`` are kept as alternatives; they lost to ENS on the
-  benchmark grid.)
+  and conquer and the k-d tree branch and bound lost to ENS on the benchmark grid; both
+  live on in ``partition.seeded_rank``, which the tests use as an independent check.)
 * ``domination_count`` / ``dominated_count``: m=1 sort + binary search, m=2 a Fenwick
   sweep, m=3 exact counts (no cap, or a cap above 64) CDQ divide and conquer with a Fenwick
   tree, O(n log^2 n). m=4 exact counts CDQ one level deeper, O(n log^3 n) (``_count_4d``).
@@ -410,37 +409,6 @@ def _rank_2d_tails(c, order):
 
 
 @njit(cache=_CACHE, nogil=True)
-def _rank_2d(c, order):
-    """Lexicographic sweep, Fenwick tree of prefix maxima of the rank over ranks of c1."""
-    n = c.shape[0]
-    rank = np.empty(n, dtype=np.int32)
-    r1, u = _dense_rank(c[:, 1].copy())
-    tree = np.full(u + 1, -1, dtype=np.int32)
-    i = 0
-    while i < n:
-        head = order[i]
-        j = i + 1
-        while j < n and _rows_equal(c, order[j], head, 2):
-            j += 1
-        p = r1[head]
-        q = -1
-        while p > 0:
-            if tree[p] > q:
-                q = tree[p]
-            p -= p & (-p)
-        rk = q + 1
-        for t in range(i, j):
-            rank[order[t]] = rk
-        p = r1[head]
-        while p <= u:
-            if rk > tree[p]:
-                tree[p] = rk
-            p += p & (-p)
-        i = j
-    return rank
-
-
-@njit(cache=_CACHE, nogil=True)
 def _count_2d(c, order):
     """Lexicographic sweep, Fenwick tree of counts over ranks of c1."""
     n = c.shape[0]
@@ -541,108 +509,6 @@ def _cdq_count_3d(y, z, w, uz):
 
 
 @njit(cache=_CACHE, nogil=True)
-def _cdq_rank(y, z, rank, tree, uz):
-    """Longest chain below each point (points in position order), CDQ divide and conquer
-    run iteratively with an explicit stack (in-order: left half solved, then the left->right
-    contribution, then the right half), so it can be cached. O(g log^2 g)."""
-    g = y.shape[0]
-    st_lo = np.empty(128, dtype=np.int64)
-    st_hi = np.empty(128, dtype=np.int64)
-    st_ph = np.empty(128, dtype=np.int64)
-    sp = 0
-    st_lo[0] = 0
-    st_hi[0] = g
-    st_ph[0] = 0
-    sp = 1
-    while sp > 0:
-        sp -= 1
-        lo = st_lo[sp]
-        hi = st_hi[sp]
-        ph = st_ph[sp]
-        if hi - lo <= 1:
-            continue
-        mid = (lo + hi) // 2
-        if ph == 0:
-            st_lo[sp] = lo
-            st_hi[sp] = hi
-            st_ph[sp] = 1
-            st_lo[sp + 1] = lo
-            st_hi[sp + 1] = mid
-            st_ph[sp + 1] = 0
-            sp += 2
-            continue
-        _cdq_rank_merge(y, z, rank, lo, mid, hi, tree, uz)
-        st_lo[sp] = mid
-        st_hi[sp] = hi
-        st_ph[sp] = 0
-        sp += 1
-
-
-@njit(cache=_CACHE, nogil=True)
-def _cdq_rank_merge(y, z, rank, lo, mid, hi, tree, uz):
-    """Raise the ranks of points [mid, hi) by the chains ending in [lo, mid)."""
-    # left points sorted by y, right points sorted by y
-    nl = mid - lo
-    nr = hi - mid
-    left = np.arange(lo, mid)
-    right = np.arange(mid, hi)
-    ly = np.empty(nl, dtype=np.int64)
-    for t in range(nl):
-        ly[t] = y[lo + t]
-    ry = np.empty(nr, dtype=np.int64)
-    for t in range(nr):
-        ry[t] = y[mid + t]
-    lo_ord = left[np.argsort(ly, kind="mergesort")]
-    ro_ord = right[np.argsort(ry, kind="mergesort")]
-    i = 0
-    for t in range(nr):
-        b = ro_ord[t]
-        while i < nl and y[lo_ord[i]] <= y[b]:
-            a = lo_ord[i]
-            p = z[a]
-            v = rank[a]
-            while p <= uz:
-                if v > tree[p]:
-                    tree[p] = v
-                p += p & (-p)
-            i += 1
-        p = z[b]
-        q = -1
-        while p > 0:
-            if tree[p] > q:
-                q = tree[p]
-            p -= p & (-p)
-        if q + 1 > rank[b]:
-            rank[b] = q + 1
-    for t in range(i):
-        p = z[lo_ord[t]]
-        while p <= uz:
-            tree[p] = -1
-            p += p & (-p)
-
-
-@njit(cache=_CACHE, nogil=True)
-def _rank_3d(c, order):
-    n = c.shape[0]
-    heads, weight, group = _unique_groups(c, order, 3)
-    g = heads.shape[0]
-    yv = np.empty(g)
-    zv = np.empty(g)
-    for t in range(g):
-        yv[t] = c[heads[t], 1]
-        zv[t] = c[heads[t], 2]
-    y, _ = _dense_rank(yv)
-    z, uz = _dense_rank(zv)
-    rank = np.zeros(g, dtype=np.int64)
-    tree = np.full(uz + 1, -1, dtype=np.int64)
-    _cdq_rank(y, z, rank, tree, uz)
-    out = np.empty(n, dtype=np.int32)
-    for r in range(n):
-        out[r] = rank[group[r]]
-    return out
-
-
-@njit(cache=_CACHE, nogil=True)
 def _cdq_max_3d(y, z, w, uz):
     """Like ``_cdq_count_3d`` with max instead of sum: for each point the largest ``w`` of
     earlier points with y <= and z <= (-1 when none; pass w = -1 for points that are only
@@ -697,79 +563,6 @@ def _cdq_max_3d(y, z, w, uz):
         buf = tmp
         width *= 2
     return cnt
-
-
-@njit(cache=_CACHE, nogil=True)
-def _rank_4d(c, order):
-    """Non-dominated sorting for m=4: distinct rows in lexicographic order, CDQ over
-    positions run in order (left half final, then the left -> right step, then the right
-    half; explicit stack). A cross step raises each right row's rank to 1 + the largest
-    rank among the left rows that weakly precede it in (c1, c2, c3): sort both halves on
-    c1 (left first on ties), then ``_cdq_max_3d`` on (c2, c3). O(n log^3 n)."""
-    n = c.shape[0]
-    heads, _, group = _unique_groups(c, order, 4)
-    g = heads.shape[0]
-    yv = np.empty(g)
-    zv = np.empty(g)
-    wv = np.empty(g)
-    for t in range(g):
-        yv[t] = c[heads[t], 1]
-        zv[t] = c[heads[t], 2]
-        wv[t] = c[heads[t], 3]
-    y, _ = _dense_rank(yv)
-    z, _ = _dense_rank(zv)
-    rank = np.zeros(g, dtype=np.int64)
-    st_lo = np.empty(128, dtype=np.int64)
-    st_hi = np.empty(128, dtype=np.int64)
-    st_ph = np.empty(128, dtype=np.int64)
-    st_lo[0] = 0
-    st_hi[0] = g
-    st_ph[0] = 0
-    sp = 1
-    while sp > 0:
-        sp -= 1
-        lo = st_lo[sp]
-        hi = st_hi[sp]
-        ph = st_ph[sp]
-        if hi - lo <= 1:
-            continue
-        mid = (lo + hi) // 2
-        if ph == 0:
-            st_lo[sp] = lo
-            st_hi[sp] = hi
-            st_ph[sp] = 1
-            st_lo[sp + 1] = lo
-            st_hi[sp + 1] = mid
-            st_ph[sp + 1] = 0
-            sp += 2
-            continue
-        k = hi - lo
-        key = np.empty(k, dtype=np.int64)
-        for t in range(k):
-            key[t] = 2 * y[lo + t] + (1 if lo + t >= mid else 0)
-        o = np.argsort(key)
-        zz = np.empty(k, dtype=np.int64)
-        ww = np.empty(k)
-        val = np.empty(k, dtype=np.int64)
-        for t in range(k):
-            p = lo + o[t]
-            zz[t] = z[p]
-            ww[t] = wv[p]
-            val[t] = rank[p] if p < mid else -1
-        wr, uw = _dense_rank(ww)
-        part = _cdq_max_3d(zz, wr, val, uw)
-        for t in range(k):
-            p = lo + o[t]
-            if p >= mid and part[t] + 1 > rank[p]:
-                rank[p] = part[t] + 1
-        st_lo[sp] = mid
-        st_hi[sp] = hi
-        st_ph[sp] = 0
-        sp += 1
-    out = np.empty(n, dtype=np.int32)
-    for r in range(n):
-        out[r] = rank[group[r]]
-    return out
 
 
 @njit(cache=_CACHE, nogil=True)
@@ -931,42 +724,6 @@ def _sfs_sorted(cs, max_front):
         if block < 8192:
             block *= 2
     return on, True
-
-
-@njit(cache=_CACHE, nogil=True)
-def _ens_bs(cs):
-    """Efficient non-dominated sort with binary search over fronts (rows in topological
-    order). A row's rank is the first front none of whose members dominates it; that
-    predicate is monotone in the front index, hence the binary search."""
-    n, m = cs.shape
-    rank = np.empty(n, dtype=np.int32)
-    # per-front singly linked list of rows (newest first: in topological order recent
-    # members are the likeliest dominators of the next rows)
-    head = np.full(n + 1, -1, dtype=np.int64)
-    nxt = np.full(n, -1, dtype=np.int64)
-    nfronts = 0
-    for i in range(n):
-        lo = 0
-        hi = nfronts  # answer in [lo, hi]; fronts < lo dominate i, front hi is new
-        while lo < hi:
-            mid = (lo + hi) // 2
-            d = False
-            f = head[mid]
-            while f >= 0:
-                if _dominates(cs, f, cs, i, m):
-                    d = True
-                    break
-                f = nxt[f]
-            if d:
-                lo = mid + 1
-            else:
-                hi = mid
-        rank[i] = lo
-        nxt[i] = head[lo]
-        head[lo] = i
-        if lo == nfronts:
-            nfronts += 1
-    return rank
 
 
 # ---------------------------------------------------------------------------------------
@@ -1327,7 +1084,6 @@ def _kd_count(cs, start, end, lo, hi, depth, cap):
     """For each row of ``cs`` (already in k-d leaf order) count dominating rows, stopping
     once ``cap`` is reached (results are min(count, cap))."""
     n, m = cs.shape
-    nnodes = start.shape[0]
     first_leaf = (1 << depth) - 1
     nleaves = 1 << depth
     out = np.zeros(n, dtype=np.int64)
@@ -1419,89 +1175,6 @@ def _kd_count(cs, start, end, lo, hi, depth, cap):
         for u in range(nb):
             v = cnt[u] + acc
             out[s + u] = v if v < cap else cap
-    return out
-
-
-@njit(cache=_CACHE, nogil=True)
-def _kd_rank(cs, start, end, lo, hi, depth, topo):
-    """Ranks by one pass in topological order over a static k-d tree whose nodes carry the
-    largest rank assigned so far inside them: rank[i] = 1 + max rank of its dominators,
-    found by branch and bound (a node is skipped when its box cannot reach row i or its
-    best rank cannot improve the current answer)."""
-    n, m = cs.shape
-    nnodes = start.shape[0]
-    first_leaf = (1 << depth) - 1
-    nleaves = 1 << depth
-    leaf_of = np.empty(n, dtype=np.int64)
-    for q in range(nleaves):
-        for p in range(start[first_leaf + q], end[first_leaf + q]):
-            leaf_of[p] = first_leaf + q
-    best_in = np.full(nnodes, -1, dtype=np.int64)
-    rank = np.full(n, -1, dtype=np.int64)
-    stack = np.empty(2 * depth + 4, dtype=np.int64)
-    for t in range(n):
-        i = topo[t]
-        best = -1
-        sp = 0
-        stack[0] = 0
-        sp = 1
-        while sp > 0:
-            sp -= 1
-            nd = stack[sp]
-            if best_in[nd] <= best:
-                continue
-            skip = False
-            below = True
-            strict = False
-            for k in range(m):
-                v = cs[i, k]
-                if lo[nd, k] > v:
-                    skip = True
-                    break
-                if hi[nd, k] > v:
-                    below = False
-                elif hi[nd, k] < v:
-                    strict = True
-            if skip:
-                continue
-            if below and strict:
-                best = best_in[nd]
-                continue
-            if nd >= first_leaf:
-                for j in range(start[nd], end[nd]):
-                    rj = rank[j]
-                    if rj > best and _dominates(cs, j, cs, i, m):
-                        best = rj
-            else:
-                a = 2 * nd + 1
-                b = 2 * nd + 2
-                # visit the child with the larger best rank first (pushed last)
-                if best_in[a] >= best_in[b]:
-                    stack[sp] = b
-                    stack[sp + 1] = a
-                else:
-                    stack[sp] = a
-                    stack[sp + 1] = b
-                sp += 2
-        r = best + 1
-        rank[i] = r
-        nd = leaf_of[i]
-        while best_in[nd] < r:
-            best_in[nd] = r
-            if nd == 0:
-                break
-            nd = (nd - 1) // 2
-    return rank
-
-
-def _kd_pareto_rank(c):
-    n = c.shape[0]
-    perm, start, end, lo, hi, depth = _build_kdtree(c, _LEAF)
-    cs = _gather_rows(c, perm)
-    topo = _order_by_key(cs, _row_sums(cs))
-    r = _kd_rank(cs, start, end, lo, hi, depth, topo)
-    out = np.empty(n, dtype=np.int32)
-    out[perm] = r
     return out
 
 

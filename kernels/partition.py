@@ -368,7 +368,7 @@ def _seeded(cs, lower, start, end, lo, hi, depth, topo):
     return rank
 
 
-# -- m <= 4: CDQ divide and conquer over the lexicographic order (as cpu._rank_4d) -------
+# -- m <= 4: CDQ divide and conquer over the lexicographic order ---------------------------
 
 
 @njit(cache=True, nogil=True)

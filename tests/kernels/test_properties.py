@@ -191,7 +191,9 @@ def test_parallel_sfs_matches_kd_tree(m):
 def test_lexicographic_ens_matches_other_algorithms(m, shape):
     """The lexicographic ENS (ranks, and the front-only variant) on inputs large enough to
     grow and move its per-front blocks, with ties and duplicated rows, in both dtypes,
-    against the k-d tree ranks and counts (independent algorithms checked above)."""
+    against ``partition.seeded_rank`` (CDQ for m <= 4, k-d tree beyond) and the k-d tree
+    counts (independent algorithms, checked against the reference elsewhere)."""
+    from gpurank.kernels import partition
     from gpurank.kernels._datagen import make_costs
 
     c = make_costs(6000, m, shape, seed=m)
@@ -199,7 +201,7 @@ def test_lexicographic_ens_matches_other_algorithms(m, shape):
     for cc in (c, c.astype(np.float32)):
         order = cpu._order_by_key(cc, np.ascontiguousarray(cc[:, 0]))
         rank = cpu._ens_lex(cc, order)
-        np.testing.assert_array_equal(rank, cpu._kd_pareto_rank(cc))
+        np.testing.assert_array_equal(rank, partition.seeded_rank(cc))
         np.testing.assert_array_equal(cpu.pareto_rank(cc), rank)
         front = cpu._ens_lex(cc, order, True) == 0
         np.testing.assert_array_equal(front, cpu._kd_domination_count(cc, 1) == 0)
