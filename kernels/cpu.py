@@ -62,10 +62,11 @@ Algorithms (n rows, m criteria)
   whose box lies wholly below the leaf's box is counted in O(1), a node that cannot reach
   it is skipped. ``cap=k`` stops a leaf's traversal once all its rows reached k.
   ``dominated_count(c) == domination_count(-c)``.
-* ``topsis``: two passes, O(n m), no temporaries: column min/max/sum of squares (per-chunk
-  float64 partials, register accumulators over row blocks; finiteness read off the results
-  for free), then scaling, distances (accumulated column by column over blocks of 512 rows)
-  and closeness (one square root per row) fused in one pass straight into the output.
+* ``topsis``: two passes over the flat matrix, compiled per number of columns, O(n m), no
+  temporaries, both at memory bandwidth: column min/max/sum of squares (per-chunk float64
+  partials kept per lane of 8 m values; finiteness read off the results for free), then
+  scaling, distances and closeness (one square root per row) fused in one vectorized row
+  loop straight into the output.
 * ``top_k``: ``argpartition`` + sort of the k selected, O(n + k log k).
 """
 
@@ -737,12 +738,12 @@ def _sfs_sorted(cs, max_front):
 # member whose projection is weakly above a newer member's can no longer be the only
 # dominator of any later row: the newer member dominates everything it dominates), stored
 # column-major in blocks of a shared pool. The helpers are compiled once per number of
-# projected columns ``_D`` (``_ens_spec``), so the column loops unroll and the member loop
+# projected columns ``_D`` (``_spec_cols``), so the column loops unroll and the member loop
 # vectorizes; pool indices are unsigned (no negative-index wrap-around in the hot loops).
 
 _ENS_W = 32  # members per vectorized window
 _ENS_RESORT = 2  # sort a front again once more than 1/_ENS_RESORT of it came unsorted
-# set per specialization by _ens_spec: the number of (projected) columns, and the inlined
+# set per specialization by _spec_cols: the number of (projected) columns, and the inlined
 # helpers compiled for it
 _D = 0
 _ens_scan = _ens_prune = _piv_dominated = _first_piv = None
@@ -956,7 +957,7 @@ def _ens_lex_impl(c, order, only_front):
 _ENS_LEX = {}
 
 
-def _ens_spec(fn, d, glb, suffix="", **kw):
+def _spec_cols(fn, d, glb, suffix="", **kw):
     """``fn`` compiled with ``_D = d`` (and the extra globals ``glb``) under its own name,
     so each specialization has its own cache entry."""
     g = dict(fn.__globals__)
@@ -974,9 +975,9 @@ def _ens_lex(c, order, only_front=False):
     d = c.shape[1] - 1
     f = _ENS_LEX.get(d)
     if f is None:
-        scan = _ens_spec(_ens_scan_impl, d, {}, inline="always")
-        prune = _ens_spec(_ens_prune_impl, d, {}, inline="always")
-        f = _ENS_LEX[d] = _ens_spec(
+        scan = _spec_cols(_ens_scan_impl, d, {}, inline="always")
+        prune = _spec_cols(_ens_prune_impl, d, {}, inline="always")
+        f = _ENS_LEX[d] = _spec_cols(
             _ens_lex_impl, d, {"_ens_scan": scan, "_ens_prune": prune}
         )
     return f(c, order, only_front)
@@ -1527,11 +1528,11 @@ def _drop_fn(name, m, par):
     if f is None:
         chk = _DROP.get(("chk", m))
         if chk is None:
-            first = _DROP["first_piv", m] = _ens_spec(_first_piv_impl, m, {}, inline="always")
-            chk = _DROP["chk", m] = _ens_spec(_piv_dominated_impl, m, {"_first_piv": first},
+            first = _DROP["first_piv", m] = _spec_cols(_first_piv_impl, m, {}, inline="always")
+            chk = _DROP["chk", m] = _spec_cols(_piv_dominated_impl, m, {"_first_piv": first},
                                               inline="always")
         impl = _drop_first_impl if name == "first" else _drop_dominated_by_impl
-        f = _DROP[key] = _ens_spec(
+        f = _DROP[key] = _spec_cols(
             impl, m, {"_piv_dominated": chk, "_first_piv": _DROP["first_piv", m]},
             suffix="_par" if par else "_ser", parallel=par
         )
@@ -1722,28 +1723,30 @@ def dominated_count(costs, *, cap=None):
 def topsis(matrix, weights, benefit, *, norm="vector"):
     """TOPSIS closeness (contract: :func:`gpurank.kernels.reference.topsis`).
 
-    Algorithm: two passes over the matrix, no temporaries. Pass 1 (row chunks, per-chunk
-    partials in float64, blocks of 2048 rows walked column by column with 4 independent
-    register accumulators) column min, max and sum of squares, with the finiteness check
-    fused in (no separate validation pass). Pass 2 (blocks of 512 rows, distances
-    accumulated column by column in vectorizable loops) fused scaling, weighted distances
-    to ideal and anti-ideal, and closeness ``dm2 / (sqrt(dp2 dm2) + dm2)`` (one square root
-    per row), written straight to an output allocated by NumPy (huge pages). Both passes
-    run in parallel from 400,000 rows on, serially below (thread wake-ups cost more than
-    they save on small inputs). O(n m) time, O(m) extra memory besides the output.
+    Algorithm: two passes over the flat row-major matrix, compiled per number of columns
+    (the column loops unroll, the row loops vectorize over interleaved columns), no
+    temporaries. Pass 1 keeps min, max and sum of squares per lane of ``8 m`` consecutive
+    values (lane j always holds column j mod m), so it streams the matrix with plain
+    vector loads and no reduction inside the loop; the finiteness check is fused in (no
+    separate validation pass). Pass 2 fuses scaling, weighted distances to the ideal and
+    anti-ideal points and closeness ``dm2 / (sqrt(dp2 dm2) + dm2)`` (one square root per
+    row), written straight to an output allocated by NumPy (huge pages). Both passes run
+    at memory bandwidth; in parallel from 400,000 rows on, serially below (thread wake-ups
+    cost more than they save on small inputs). O(n m) time, O(m) extra memory besides the
+    output.
     """
     x = _as_costs(matrix, name="matrix")
     _, w, b = check_topsis_inputs(x[:0], weights, benefit, norm=norm)  # weights, flags, norm
-    n = x.shape[0]
+    n, m = x.shape
     if n == 0:
         return np.zeros(0, dtype=np.float64)
-    par = n >= _PAR_MIN
-    lo, hi, ss, ok = (_col_stats if par else _col_stats_ser)(x)
+    stats, scores = _topsis_fns(m, n >= _PAR_MIN)
+    lo, hi, ss, ok = stats(x.reshape(-1), n)
     if not ok:
         check_costs(x, name="matrix")  # raises the canonical message
     scale, ideal, anti, offset = _topsis_params(lo, hi, ss, w, b, norm)
     out = np.empty(n, dtype=np.float64)  # NumPy's allocator: transparent huge pages
-    return (_topsis_scores if par else _topsis_scores_ser)(x, scale, offset, ideal, anti, out)
+    return scores(x.reshape(-1), scale, offset, ideal, anti, out)
 
 
 def _topsis_params(lo, hi, ss, w, b, norm):
@@ -1763,119 +1766,101 @@ def _topsis_params(lo, hi, ss, w, b, norm):
     return scale, ideal, anti, offset
 
 
-@njit(cache=_CACHE, parallel=True, nogil=True)
-def _col_stats(x):
-    """Column min, max and sum of squares (float64) in one pass over row chunks. Each chunk
-    walks blocks of 2048 rows column by column with 4 independent accumulators per statistic
-    (scalars kept in registers, no loop-carried dependency through memory)."""
-    n, m = x.shape
+_TOPSIS = {}
+
+
+def _topsis_fns(m, par):
+    """The two TOPSIS passes compiled for m columns, parallel or serial."""
+    key = (m, par)
+    f = _TOPSIS.get(key)
+    if f is None:
+        sfx = "_par" if par else "_ser"
+        f = _TOPSIS[key] = (
+            # NumPy's error model: no zero-division branch in the row loop, which would
+            # keep it from vectorizing (the degenerate rows are selected away explicitly)
+            _spec_cols(_col_stats_impl, m, {}, suffix=sfx, parallel=par, error_model="numpy"),
+            _spec_cols(_topsis_scores_impl, m, {}, suffix=sfx, parallel=par,
+                       error_model="numpy"),
+        )
+    return f
+
+
+def _col_stats_impl(xf, n):
+    """Column min, max and sum of squares (float64) of the flat row-major ``xf`` (n rows
+    of ``_D`` columns) in one pass over row chunks. Each chunk keeps the three statistics
+    per lane of ``8 _D`` consecutive values: lane j always holds column j mod ``_D``, so
+    the inner loop is element-wise (plain vector loads, no horizontal reduction) and the
+    lanes are folded into columns once per chunk."""
+    nl = 8 * _D
     nchunks = min(64, max(1, n // 4096))
-    los = np.empty((nchunks, m))
-    his = np.empty((nchunks, m))
-    sss = np.empty((nchunks, m))
-    blk = 2048
+    los = np.empty((nchunks, nl))
+    his = np.empty((nchunks, nl))
+    sss = np.empty((nchunks, nl))
     for q in prange(nchunks):
-        s = q * n // nchunks
-        e = (q + 1) * n // nchunks
-        for k in range(m):
-            los[q, k] = np.inf
-            his[q, k] = -np.inf
-            sss[q, k] = 0.0
-        for bs in range(s, e, blk):
-            be = min(bs + blk, e)
-            for k in range(m):
-                l0 = l1 = l2 = l3 = np.inf
-                h0 = h1 = h2 = h3 = -np.inf
-                s0 = s1 = s2 = s3 = 0.0
-                i = bs
-                while i + 4 <= be:
-                    v0 = np.float64(x[i, k])
-                    v1 = np.float64(x[i + 1, k])
-                    v2 = np.float64(x[i + 2, k])
-                    v3 = np.float64(x[i + 3, k])
-                    l0 = min(l0, v0)
-                    l1 = min(l1, v1)
-                    l2 = min(l2, v2)
-                    l3 = min(l3, v3)
-                    h0 = max(h0, v0)
-                    h1 = max(h1, v1)
-                    h2 = max(h2, v2)
-                    h3 = max(h3, v3)
-                    s0 += v0 * v0
-                    s1 += v1 * v1
-                    s2 += v2 * v2
-                    s3 += v3 * v3
-                    i += 4
-                while i < be:
-                    v0 = np.float64(x[i, k])
-                    l0 = min(l0, v0)
-                    h0 = max(h0, v0)
-                    s0 += v0 * v0
-                    i += 1
-                los[q, k] = min(los[q, k], min(min(l0, l1), min(l2, l3)))
-                his[q, k] = max(his[q, k], max(max(h0, h1), max(h2, h3)))
-                sss[q, k] += (s0 + s1) + (s2 + s3)
-    lo = np.full(m, np.inf)
-    hi = np.full(m, -np.inf)
-    ss = np.zeros(m)
+        s = np.uint64((q * n // nchunks) * _D)
+        e = np.uint64(((q + 1) * n // nchunks) * _D)
+        lo = np.full(nl, np.inf)
+        hi = np.full(nl, -np.inf)
+        ss = np.zeros(nl)
+        b = s
+        while b + np.uint64(nl) <= e:
+            for j in range(nl):
+                v = np.float64(xf[b + np.uint64(j)])
+                lo[j] = min(lo[j], v)
+                hi[j] = max(hi[j], v)
+                ss[j] += v * v
+            b += np.uint64(nl)
+        for j in range(e - b):  # a whole number of rows: lane j still holds column j mod _D
+            v = np.float64(xf[b + np.uint64(j)])
+            lo[j] = min(lo[j], v)
+            hi[j] = max(hi[j], v)
+            ss[j] += v * v
+        for j in range(nl):
+            los[q, j] = lo[j]
+            his[q, j] = hi[j]
+            sss[q, j] = ss[j]
+    lo = np.full(_D, np.inf)
+    hi = np.full(_D, -np.inf)
+    ss = np.zeros(_D)
     for q in range(nchunks):
-        for k in range(m):
-            lo[k] = min(lo[k], los[q, k])
-            hi[k] = max(hi[k], his[q, k])
-            ss[k] += sss[q, k]
+        for j in range(nl):
+            k = j % _D
+            lo[k] = min(lo[k], los[q, j])
+            hi[k] = max(hi[k], his[q, j])
+            ss[k] += sss[q, j]
     # finiteness for free: a NaN makes ss NaN, an infinity makes ss infinite (ok is also
     # False when a huge finite column overflows ss; the caller re-checks then)
     ok = True
-    for k in range(m):
+    for k in range(_D):
         if not (np.isfinite(lo[k]) and np.isfinite(hi[k]) and np.isfinite(ss[k])):
             ok = False
     return lo, hi, ss, ok
 
 
-@njit(cache=_CACHE, parallel=True, nogil=True)
-def _topsis_scores(x, scale, offset, ideal, anti, out):
-    """Closeness of every row into ``out``. Row chunks are processed in blocks of 512 rows:
-    each column is loaded into a contiguous buffer and the squared distances accumulated
-    column by column in per-block arrays (vectorizable loops), then the closeness
-    ``dm / (dp + dm)`` is computed as ``dm2 / (sqrt(dp2 dm2) + dm2)`` (one square root and
-    one division per row instead of two and one)."""
-    n, m = x.shape
+def _topsis_scores_impl(xf, scale, offset, ideal, anti, out):
+    """Closeness of every row of the flat row-major ``xf`` (``_D`` columns) into ``out``.
+    One loop over the rows of a chunk; the column loop unrolls, so the row loop vectorizes
+    with interleaved loads. The closeness ``dm / (dp + dm)`` is computed as
+    ``dm2 / (sqrt(dp2 dm2) + dm2)`` (one square root and one division per row instead of
+    two and one), selected branch-free against the degenerate rows (both distances 0)."""
+    n = out.shape[0]
     nchunks = min(64, max(1, n // 4096))
-    blk = 512
     for q in prange(nchunks):
         s = q * n // nchunks
         e = (q + 1) * n // nchunks
-        dp = np.empty(blk)
-        dm = np.empty(blk)
-        v = np.empty(blk)
-        for bs in range(s, e, blk):
-            nb = min(bs + blk, e) - bs
-            for t in range(nb):
-                dp[t] = 0.0
-                dm[t] = 0.0
-            for k in range(m):
-                sk = scale[k]
-                ok_ = offset[k]
-                ik = ideal[k]
-                ak = anti[k]
-                for t in range(nb):
-                    v[t] = np.float64(x[bs + t, k])
-                for t in range(nb):
-                    vv = (v[t] - ok_) * sk
-                    a = vv - ik
-                    bb = vv - ak
-                    dp[t] += a * a
-                    dm[t] += bb * bb
-            for t in range(nb):
-                p2 = dp[t]
-                m2 = dm[t]
-                den = np.sqrt(p2 * m2) + m2
-                out[bs + t] = m2 / den if m2 > 0 else (0.0 if p2 > 0 else 0.5)
+        for i in range(s, e):
+            r = np.uint64(i) * np.uint64(_D)
+            p2 = 0.0
+            m2 = 0.0
+            for k in range(_D):
+                vv = (np.float64(xf[r + np.uint64(k)]) - offset[k]) * scale[k]
+                a = vv - ideal[k]
+                bb = vv - anti[k]
+                p2 += a * a
+                m2 += bb * bb
+            den = np.sqrt(p2 * m2) + m2
+            out[i] = m2 / den if m2 > 0 else (0.0 if p2 > 0 else 0.5)
     return out
-
-
-_col_stats_ser = _serial(_col_stats, "_col_stats_ser")
-_topsis_scores_ser = _serial(_topsis_scores, "_topsis_scores_ser")
 
 
 def top_k(scores, k):

@@ -115,6 +115,20 @@ def test_topsis_matches_reference(case, norm, wseed):
     np.testing.assert_array_equal(x, before)
 
 
+@pytest.mark.parametrize("m, dtype", [(1, np.float64), (3, np.float32), (7, np.float64)])
+def test_topsis_parallel_chunks_match_reference(m, dtype):
+    # above cpu._PAR_MIN rows: 64 chunks whose row counts are not multiples of the 8-row
+    # lanes of pass 1, so every chunk also runs its tail loop
+    n = cpu._PAR_MIN + 4097
+    x = make_input(n, m, "int", 7, dtype)
+    w = np.linspace(0.5, 1.5, m)
+    b = np.arange(m) % 2 == 0
+    for norm in ("vector", "minmax"):
+        np.testing.assert_allclose(
+            cpu.topsis(x, w, b, norm=norm), ref.topsis(x, w, b, norm=norm), rtol=1e-9, atol=1e-12
+        )
+
+
 @SETTINGS
 @given(
     st.integers(0, 3000),
