@@ -200,13 +200,15 @@ def test_parallel_sfs_matches_kd_tree(m):
     np.testing.assert_array_equal(cpu.pareto_front(c), by == 0)
 
 
+@pytest.mark.parametrize("ens", ["_ens_lex", "_ens_kd"])
 @pytest.mark.parametrize("m", [3, 4, 5, 6])
 @pytest.mark.parametrize("shape", ["anticorrelated", "realistic", "independent"])
-def test_lexicographic_ens_matches_other_algorithms(m, shape):
-    """The lexicographic ENS (ranks, and the front-only variant) on inputs large enough to
-    grow and move its per-front blocks, with ties and duplicated rows, in both dtypes,
-    against ``partition.seeded_rank`` (CDQ for m <= 4, k-d tree beyond) and the k-d tree
-    counts (independent algorithms, checked against the reference elsewhere)."""
+def test_lexicographic_ens_matches_other_algorithms(ens, m, shape):
+    """Both lexicographic ENS variants (ranks, and the front-only variant) on inputs large
+    enough to grow and move the per-front blocks of ``_ens_lex`` and to carry the fresh
+    blocks of ``_ens_kd`` through several k-d levels, with ties and duplicated rows, in both
+    dtypes, against ``partition.seeded_rank`` (CDQ for m <= 4, k-d tree beyond) and the k-d
+    tree counts (independent algorithms, checked against the reference elsewhere)."""
     from gpurank.kernels import partition
     from gpurank.kernels._datagen import make_costs
 
@@ -214,9 +216,26 @@ def test_lexicographic_ens_matches_other_algorithms(m, shape):
     c = np.ascontiguousarray(np.concatenate([np.round(c * 16) / 16, c[:500], c[:200]]))
     for cc in (c, c.astype(np.float32)):
         order = cpu._order_by_key(cc, np.ascontiguousarray(cc[:, 0]))
-        rank = cpu._ens_lex(cc, order)
+        rank = getattr(cpu, ens)(cc, order)
         np.testing.assert_array_equal(rank, partition.seeded_rank(cc))
         np.testing.assert_array_equal(cpu.pareto_rank(cc), rank)
-        front = cpu._ens_lex(cc, order, True) == 0
+        front = getattr(cpu, ens)(cc, order, True) == 0
         np.testing.assert_array_equal(front, cpu._kd_domination_count(cc, 1) == 0)
         np.testing.assert_array_equal(front, rank == 0)
+
+
+@pytest.mark.parametrize("m", [4, 6, 8])
+def test_kd_ens_many_levels(m):
+    """Fronts of thousands of members (anticorrelated rows): the k-d ENS builds levels 0 to
+    4 and more, queries them, and agrees with the k-d tree ranks and counts."""
+    from gpurank.kernels import partition
+    from gpurank.kernels._datagen import make_costs
+
+    c = make_costs(40_000, m, "anticorrelated", seed=11)
+    c[7::7] = c[:-7:7]  # duplicated rows spread over the fronts
+    order = cpu._order_by_key(c, np.ascontiguousarray(c[:, 0]))
+    rank = cpu._ens_kd(c, order)
+    assert np.bincount(rank).max() > 8 * cpu._KD_B  # some front reached level 3
+    np.testing.assert_array_equal(rank, partition.seeded_rank(c))
+    np.testing.assert_array_equal(cpu._ens_kd(c, order, True) == 0,
+                                  cpu._kd_domination_count(c, 1) == 0)
