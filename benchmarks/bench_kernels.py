@@ -124,3 +124,27 @@ def test_topsis(benchmark, n, m, impl):
     fn = _peer_fn("topsis", impl)
     got = benchmark.pedantic(fn, args=(x, w, b), rounds=ROUNDS, warmup_rounds=0)
     assert agree("topsis", cpu.topsis(x, w, b), got)
+
+
+@pytest.mark.parametrize("m", MS)
+@pytest.mark.parametrize("n", TOPSIS_SIZES)
+def test_topsis_into_out(benchmark, n, m):
+    """TOPSIS writing into a caller's array: no allocation, as the copy floor below."""
+    benchmark.group = f"topsis n={n} m={m}"
+    x, w, b = make_topsis(n, m)
+    out = np.empty(n)
+    cpu.topsis(x, w, b, out=out)
+    benchmark.pedantic(cpu.topsis, args=(x, w, b), kwargs={"out": out}, rounds=max(ROUNDS, 5),
+                       warmup_rounds=0)
+    np.testing.assert_array_equal(out, cpu.topsis(x, w, b))
+
+
+@pytest.mark.parametrize("m", MS)
+@pytest.mark.parametrize("n", TOPSIS_SIZES)
+def test_topsis_copy_floor(benchmark, n, m):
+    """The memory-copy floor TOPSIS is held to: one read and one write of the matrix."""
+    benchmark.group = f"topsis n={n} m={m}"
+    x, _, _ = make_topsis(n, m)
+    dst = np.empty_like(x)
+    benchmark.pedantic(np.copyto, args=(dst, x), rounds=max(ROUNDS, 5), warmup_rounds=1)
+    np.testing.assert_array_equal(dst, x)

@@ -50,6 +50,22 @@ def check_topsis_inputs(matrix, weights, benefit, *, norm):
     return x, w, b
 
 
+def check_out(out, n, matrix):
+    """Return ``out`` if it can take ``n`` float64 results in place without touching
+    ``matrix``, or raise ValueError."""
+    if not isinstance(out, np.ndarray):
+        raise ValueError(f"out must be a NumPy array; got {type(out).__name__}")
+    if out.dtype != np.float64 or out.shape != (n,):
+        raise ValueError(
+            f"out must be a float64 array of shape ({n},); got {out.dtype} with shape {out.shape}"
+        )
+    if not (out.flags.c_contiguous and out.flags.writeable):
+        raise ValueError("out must be C-contiguous and writeable")
+    if isinstance(matrix, np.ndarray) and np.may_share_memory(out, matrix):
+        raise ValueError("out must not share memory with matrix")
+    return out
+
+
 def check_k(k):
     """Return ``k`` as a non-negative int, or raise ValueError."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:

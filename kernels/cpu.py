@@ -83,7 +83,14 @@ import numpy as np
 from numba import njit, prange
 
 from . import _shared
-from ._validate import check_cap, check_costs, check_k, check_scores, check_topsis_inputs
+from ._validate import (
+    check_cap,
+    check_costs,
+    check_k,
+    check_out,
+    check_scores,
+    check_topsis_inputs,
+)
 
 __all__ = [
     "pareto_front",
@@ -2037,7 +2044,7 @@ def dominated_count(costs, *, cap=None):
     return domination_count(np.negative(c), cap=cap)
 
 
-def topsis(matrix, weights, benefit, *, norm="vector"):
+def topsis(matrix, weights, benefit, *, norm="vector", out=None):
     """TOPSIS closeness (contract: :func:`gpurank.kernels.reference.topsis`).
 
     Algorithm: two passes over the flat row-major matrix, compiled per number of columns
@@ -2050,19 +2057,24 @@ def topsis(matrix, weights, benefit, *, norm="vector"):
     row), written straight to an output allocated by NumPy (huge pages). Both passes run
     at memory bandwidth; in parallel from 400,000 rows on, serially below (thread wake-ups
     cost more than they save on small inputs). O(n m) time, O(m) extra memory besides the
-    output.
+    output. With ``out`` no memory is allocated at all: a fresh output costs page faults
+    on first touch (for 1e7 rows, 80 MB: about as long as the two passes when the kernel
+    must compact memory for huge pages).
     """
     x = _as_costs(matrix, name="matrix")
     _, w, b = check_topsis_inputs(x[:0], weights, benefit, norm=norm)  # weights, flags, norm
     n, m = x.shape
+    if out is not None:
+        check_out(out, n, x)
     if n == 0:
-        return np.zeros(0, dtype=np.float64)
+        return np.zeros(0, dtype=np.float64) if out is None else out
     stats, scores = _topsis_fns(m, n >= _PAR_MIN)
     lo, hi, ss, ok = stats(x.reshape(-1), n)
     if not ok:
         check_costs(x, name="matrix")  # raises the canonical message
     scale, ideal, anti, offset = _topsis_params(lo, hi, ss, w, b, norm)
-    out = np.empty(n, dtype=np.float64)  # NumPy's allocator: transparent huge pages
+    if out is None:
+        out = np.empty(n, dtype=np.float64)  # NumPy's allocator: transparent huge pages
     return scores(x.reshape(-1), scale, offset, ideal, anti, out)
 
 

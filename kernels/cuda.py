@@ -46,7 +46,14 @@ import math
 import numpy as np
 
 from . import _shared
-from ._validate import check_cap, check_costs, check_k, check_scores, check_topsis_inputs
+from ._validate import (
+    check_cap,
+    check_costs,
+    check_k,
+    check_out,
+    check_scores,
+    check_topsis_inputs,
+)
 
 __all__ = [
     "pareto_front",
@@ -647,8 +654,9 @@ def pareto_rank(costs):
     return pareto_rank_device(costs).copy_to_host()
 
 
-def topsis_device(matrix, weights, benefit, *, norm="vector"):
-    """:func:`topsis` returning a device float64 array."""
+def topsis_device(matrix, weights, benefit, *, norm="vector", out=None):
+    """:func:`topsis` returning a device float64 array: ``out`` when given (a C-contiguous
+    float64 device array of shape (n,), e.g. CuPy's, that must not overlap ``matrix``)."""
     cuda, k = _kernels()
     m_cols = _shape_of(matrix)[1]
     # weights/benefit/norm checks on the host with a placeholder 1-row matrix
@@ -657,7 +665,7 @@ def topsis_device(matrix, weights, benefit, *, norm="vector"):
     n, m = d.shape
     if m > MAX_M:
         raise ValueError(f"matrix may have at most {MAX_M} columns on the GPU; got {m}")
-    out = cuda.device_array(n, dtype=np.float64)
+    out = cuda.device_array(n, dtype=np.float64) if out is None else _device_out(out, n)
     if n == 0:
         return out
     nblocks = min(_blocks(n), 1024)
@@ -679,9 +687,28 @@ def topsis_device(matrix, weights, benefit, *, norm="vector"):
     return out
 
 
-def topsis(matrix, weights, benefit, *, norm="vector"):
-    """TOPSIS closeness: reduction kernel then a fused distance/closeness kernel."""
-    return topsis_device(matrix, weights, benefit, norm=norm).copy_to_host()
+def topsis(matrix, weights, benefit, *, norm="vector", out=None):
+    """TOPSIS closeness: reduction kernel then a fused distance/closeness kernel; the
+    scores are copied into ``out`` (a host array, as in the reference) when given."""
+    if out is not None:
+        check_out(out, _shape_of(matrix)[0], matrix)
+    dev = topsis_device(matrix, weights, benefit, norm=norm)
+    return dev.copy_to_host() if out is None else dev.copy_to_host(out)
+
+
+def _device_out(out, n):
+    """``out`` as a Numba device array after checking it can take n float64 scores."""
+    cuda, _ = _kernels()
+    if hasattr(out, "copy_to_host"):  # a Numba device array (real or simulated)
+        o = out
+    elif hasattr(out, "__cuda_array_interface__") and not isinstance(out, np.ndarray):
+        o = cuda.as_cuda_array(out)  # CuPy array: zero copy
+    else:
+        raise ValueError(f"out must be a device array; got {type(out).__name__}")
+    if o.dtype != np.float64 or o.shape != (n,) or not o.is_c_contiguous():
+        raise ValueError(f"out must be a C-contiguous float64 device array of shape ({n},); "
+                         f"got {o.dtype} with shape {o.shape}")
+    return o
 
 
 def top_k(scores, k):

@@ -16,7 +16,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_cap, check_costs, check_k, check_scores, check_topsis_inputs
+from ._validate import (
+    check_cap,
+    check_costs,
+    check_k,
+    check_out,
+    check_scores,
+    check_topsis_inputs,
+)
 
 __all__ = [
     "dominance_matrix",
@@ -113,7 +120,7 @@ def dominated_count(costs, *, cap=None):
     return out if cap is None else np.minimum(out, cap)
 
 
-def topsis(matrix, weights, benefit, *, norm="vector"):
+def topsis(matrix, weights, benefit, *, norm="vector", out=None):
     """TOPSIS closeness to the ideal solution.
 
     Parameters
@@ -128,6 +135,9 @@ def topsis(matrix, weights, benefit, *, norm="vector"):
         ``"vector"`` divides each column by its Euclidean norm (classic TOPSIS);
         ``"minmax"`` rescales each column to [0, 1]. A column whose norm (or range) is zero
         is left at zero: it cannot separate the rows.
+    out : ndarray of float64, shape (n,), optional, keyword-only
+        C-contiguous, writeable array that receives the scores (and is returned), so that
+        repeated calls need not allocate; it must not share memory with ``matrix``.
 
     Returns
     -------
@@ -135,12 +145,15 @@ def topsis(matrix, weights, benefit, *, norm="vector"):
         ``d_minus / (d_plus + d_minus)`` in [0, 1], where ``d_plus`` and ``d_minus`` are the
         weighted Euclidean distances to the ideal and anti-ideal points. Rows with
         ``d_plus + d_minus == 0`` (every row equal in every weighted criterion) score 0.5.
+        ``out`` itself when given.
     """
     x, w, b = check_topsis_inputs(matrix, weights, benefit, norm=norm)
     x = x.astype(np.float64)
     n, m = x.shape
+    if out is not None:
+        check_out(out, n, matrix)
     if n == 0:
-        return np.zeros(0, dtype=np.float64)
+        return np.zeros(0, dtype=np.float64) if out is None else out
     if norm == "vector":
         scale = np.sqrt((x**2).sum(axis=0))
         v = np.divide(x, scale, out=np.zeros_like(x), where=scale > 0)
@@ -154,7 +167,11 @@ def topsis(matrix, weights, benefit, *, norm="vector"):
     d_plus = np.sqrt(((v - ideal) ** 2).sum(axis=1))
     d_minus = np.sqrt(((v - anti) ** 2).sum(axis=1))
     total = d_plus + d_minus
-    return np.divide(d_minus, total, out=np.full(n, 0.5), where=total > 0)
+    score = np.divide(d_minus, total, out=np.full(n, 0.5), where=total > 0)
+    if out is None:
+        return score
+    out[...] = score
+    return out
 
 
 def top_k(scores, k):

@@ -50,9 +50,27 @@ def test_cuda_topsis_matches_reference(cuda_impl, norm, n, m):
     x = make_input(n, m, "int", n + m)
     w = np.linspace(0.5, 2.0, m)
     b = np.arange(m) % 2 == 0
-    np.testing.assert_allclose(
-        cuda_impl.topsis(x, w, b, norm=norm), ref.topsis(x, w, b, norm=norm), rtol=1e-9, atol=1e-12
-    )
+    want = ref.topsis(x, w, b, norm=norm)
+    np.testing.assert_allclose(cuda_impl.topsis(x, w, b, norm=norm), want, rtol=1e-9, atol=1e-12)
+    out = np.full(n, -1.0)
+    assert cuda_impl.topsis(x, w, b, norm=norm, out=out) is out
+    np.testing.assert_allclose(out, want, rtol=1e-9, atol=1e-12)
+
+
+def test_cuda_topsis_into_device_out(cuda_impl):
+    from numba import cuda
+
+    x = make_input(50, 3, "int", 3)
+    w, b = np.ones(3), np.array([True, False, True])
+    dout = cuda.to_device(np.full(50, -1.0))
+    got = cuda_impl.topsis_device(x, w, b, out=dout)
+    np.testing.assert_allclose(got.copy_to_host(), ref.topsis(x, w, b), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(dout.copy_to_host(), ref.topsis(x, w, b), rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match=re.escape("out must be a C-contiguous float64 device "
+                                                   "array of shape (50,); got float32")):
+        cuda_impl.topsis_device(x, w, b, out=cuda.to_device(np.zeros(50, np.float32)))
+    with pytest.raises(ValueError, match="out must be a device array; got ndarray"):
+        cuda_impl.topsis_device(x, w, b, out=np.zeros(50))
 
 
 def test_cuda_accepts_device_arrays_without_copy(cuda_impl):

@@ -113,6 +113,10 @@ def test_topsis_matches_reference(case, norm, wseed):
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
     assert ((got >= 0) & (got <= 1)).all()
     np.testing.assert_array_equal(x, before)
+    out = np.full(n, -1.0)
+    for impl in (cpu, ref):  # into a caller's array: the same scores, no new array
+        assert impl.topsis(x, w, b, norm=norm, out=out) is out
+        np.testing.assert_array_equal(out, impl.topsis(x, w, b, norm=norm))
 
 
 @pytest.mark.parametrize("m, dtype", [(1, np.float64), (3, np.float32), (7, np.float64)])

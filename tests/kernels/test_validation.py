@@ -43,6 +43,31 @@ def test_topsis_argument_errors(host_impl, weights, benefit, norm, msg):
         host_impl.topsis(np.ones((3, 2)), weights, benefit, norm=norm)
 
 
+@pytest.mark.parametrize(
+    "out, msg",
+    [
+        (np.zeros(3, dtype=np.float32), "out must be a float64 array of shape (3,); got float32"),
+        (np.zeros(4), "out must be a float64 array of shape (3,); got float64 with shape (4,)"),
+        (np.zeros((3, 1)), "out must be a float64 array of shape (3,)"),
+        (np.zeros(6)[::2], "out must be C-contiguous and writeable"),
+        ([0.0, 0.0, 0.0], "out must be a NumPy array; got list"),
+    ],
+)
+def test_topsis_rejects_bad_out(host_impl, out, msg):
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        host_impl.topsis(np.ones((3, 2)), [1, 1], [True, False], out=out)
+
+
+def test_topsis_rejects_read_only_or_overlapping_out(host_impl):
+    ro = np.zeros(3)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="out must be C-contiguous and writeable"):
+        host_impl.topsis(np.ones((3, 2)), [1, 1], [True, False], out=ro)
+    x = np.arange(8.0).reshape(4, 2)
+    with pytest.raises(ValueError, match="out must not share memory with matrix"):
+        host_impl.topsis(x, [1, 1], [True, False], out=x.reshape(-1)[:4])  # a view of x
+
+
 def test_costs_must_be_2d_and_real(host_impl):
     with pytest.raises(ValueError, match=re.escape("costs must be a 2-D array of shape (n, m)")):
         host_impl.pareto_front(np.zeros(3))
