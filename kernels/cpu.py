@@ -1195,17 +1195,21 @@ def _ens_kd_impl(c, order, only_front):
     ``_ens_lex_impl`` (same contract), with every front held as a fresh block and k-d
     parts (see the comment above). O(n log F (G + 32 V) m) for G superblock and group
     corners tested and V groups visited per query, plus O(n log(n / _KD_B) log n m) for
-    the builds; O(n m) memory."""
+    the builds; O(n m) memory: a fresh block starts at 32 members and doubles up to
+    ``_KD_B``, and a front gets its ``_KD_LEVELS`` k-d slots only when its fresh block first
+    fills (so a chain of n one-row fronts costs 32 projections per front, not 256 + 32 slots)."""
     n, m = c.shape
     d = m - 1
     nl = _KD_LEVELS
     nb = _KD_B
     rank = np.empty(n, dtype=np.int32)
     empty = np.empty(0, dtype=c.dtype)
-    parts = [empty for _ in range(0)]  # front f, level l at f * nl + l
     fresh = [empty for _ in range(0)]  # front f: its fresh block
-    psize = np.zeros(16 * nl, dtype=np.int64)  # members per k-d part
-    fsize = np.zeros(16, dtype=np.int64)  # members per fresh block
+    fcap = np.zeros(16, dtype=np.int64)  # capacity of each fresh block
+    fsize = np.zeros(16, dtype=np.int64)  # members in each fresh block
+    base = np.full(16, -1, dtype=np.int64)  # first k-d slot of each front, -1: none yet
+    parts = [empty for _ in range(0)]  # k-d slots: level l of front f at base[f] + l
+    psize = np.zeros(16 * nl, dtype=np.int64)  # members per slot
     rows = np.empty((nb, d), dtype=c.dtype)  # members being built into a level
     nf = 0
     x = np.empty(d, dtype=c.dtype)
@@ -1221,9 +1225,9 @@ def _ens_kd_impl(c, order, only_front):
         hi = nf
         while lo < hi:
             mid = (lo + hi) >> 1
-            hit = _ens_scan(fresh[mid], 0, nb, fsize[mid], x)
-            q = mid * nl
-            while not hit and q < (mid + 1) * nl:
+            hit = _ens_scan(fresh[mid], 0, fcap[mid], fsize[mid], x)
+            q = base[mid]
+            while not hit and q >= 0 and q < base[mid] + nl:
                 hit = psize[q] > 0 and _kd_scan(parts[q], psize[q], x)
                 q += 1
             if hit:
@@ -1238,22 +1242,41 @@ def _ens_kd_impl(c, order, only_front):
             continue
         if rk == nf:
             if nf == fsize.shape[0]:
+                fcap = np.concatenate((fcap, np.zeros(nf, dtype=np.int64)))
                 fsize = np.concatenate((fsize, np.zeros(nf, dtype=np.int64)))
-                psize = np.concatenate((psize, np.zeros(nf * nl, dtype=np.int64)))
+                base = np.concatenate((base, np.full(nf, -1, dtype=np.int64)))
             nf += 1
-            for _ in range(nl):
-                parts.append(empty)
-            fresh.append(np.empty(nb * d + (nb >> 5) * d, dtype=c.dtype))
+            fresh.append(np.empty(32 * d + d, dtype=c.dtype))
+            fcap[rk] = 32
         fr = fresh[rk]
-        sz = _ens_prune(fr, 0, nb, fsize[rk], x)
+        cp = fcap[rk]
+        sz = _ens_prune(fr, 0, cp, fsize[rk], x)
+        if sz == cp:  # twice the capacity (cp < nb: a full block of nb is carried below)
+            ncp = 2 * cp
+            fr2 = np.empty(ncp * d + (ncp >> 5) * d, dtype=c.dtype)
+            for k in range(d):
+                for f in range(sz):
+                    fr2[k * ncp + f] = fr[k * cp + f]
+                for g in range(cp >> 5):
+                    fr2[d * ncp + k * (ncp >> 5) + g] = fr[d * cp + k * (cp >> 5) + g]
+            fr = fr2
+            cp = ncp
+            fresh[rk] = fr
+            fcap[rk] = cp
         for k in range(d):
-            fr[k * nb + sz] = x[k]
-            gm = d * nb + k * (nb >> 5) + (sz >> 5)
+            fr[k * cp + sz] = x[k]
+            gm = d * cp + k * (cp >> 5) + (sz >> 5)
             if sz & 31 == 0 or x[k] < fr[gm]:
                 fr[gm] = x[k]
         sz += 1
         if sz == nb:  # carry the fresh block and levels 0..l-1 into the first empty level l
-            q0 = rk * nl
+            if base[rk] < 0:
+                base[rk] = len(parts)
+                for _ in range(nl):
+                    parts.append(empty)
+                if psize.shape[0] < len(parts):
+                    psize = np.concatenate((psize, np.zeros(psize.shape[0], dtype=np.int64)))
+            q0 = base[rk]
             q = q0
             tot = sz
             while psize[q] > 0:
@@ -1263,14 +1286,14 @@ def _ens_kd_impl(c, order, only_front):
                 rows = np.empty((2 * tot, d), dtype=c.dtype)
             for f in range(sz):
                 for k in range(d):
-                    rows[f, k] = fr[k * nb + f]
+                    rows[f, k] = fr[k * cp + f]
             t = sz
             for p in range(q0, q):
                 part = parts[p]
-                cap = _kd_layout(psize[p])[0]
+                pcap = _kd_layout(psize[p])[0]
                 for f in range(psize[p]):
                     for k in range(d):
-                        rows[t, k] = part[k * cap + f]
+                        rows[t, k] = part[k * pcap + f]
                     t += 1
                 parts[p] = empty
                 psize[p] = 0

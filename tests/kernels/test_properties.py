@@ -243,3 +243,14 @@ def test_kd_ens_many_levels(m):
     np.testing.assert_array_equal(rank, partition.seeded_rank(c))
     np.testing.assert_array_equal(cpu._ens_kd(c, order, True) == 0,
                                   cpu._kd_domination_count(c, 1) == 0)
+
+
+@pytest.mark.parametrize("ens", ["_ens_lex", "_ens_kd"])
+def test_ens_chain_of_one_row_fronts(ens):
+    """A total order (every row dominates the next): as many fronts as rows, each a new
+    block; the rank is the row's place in the chain."""
+    t = np.random.default_rng(5).permutation(3000)
+    c = np.ascontiguousarray(np.stack([t + 0.5 * k for k in range(5)], axis=1), dtype=float)
+    order = cpu._order_by_key(c, np.ascontiguousarray(c[:, 0]))
+    np.testing.assert_array_equal(getattr(cpu, ens)(c, order), t)
+    np.testing.assert_array_equal(cpu.pareto_rank(c), t)
