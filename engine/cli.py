@@ -201,7 +201,7 @@ def _run_analysis(args, data, *, simulate_rows=None) -> int:
         console = make_console(quiet=args.quiet)
         print_summary(summary, console)
         names = ["ranking.parquet", "summary.json"] + ([] if args.no_report else ["report.html"])
-        console.print(f"wrote {', '.join(names)} in {Path(args.out)}")
+        console.print(f"wrote {', '.join(names)} in {Path(args.out)}", markup=False)
     return 0
 
 
@@ -239,7 +239,8 @@ def _run_distributed(args) -> int:
     else:
         console = make_console(quiet=args.quiet)
         print_summary(result.summary, console)
-        console.print(f"wrote ranking/ (partitioned) and summary.json in {Path(args.out)}")
+        console.print(f"wrote ranking/ (partitioned) and summary.json in {Path(args.out)}",
+                      markup=False)
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 __all__ = ["print_summary", "make_console"]
@@ -67,15 +68,16 @@ def _header(col) -> str:
 
 
 def _records_table(title, records, columns) -> Table:
-    t = Table(title=title, title_justify="left", show_lines=False, pad_edge=False)
+    # data and notes are text, not markup: "[gpu]" or a system named "[x]" prints as is
+    t = Table(title=escape(title), title_justify="left", show_lines=False, pad_edge=False)
     for c in columns:
         justify = "left" if c in ("accelerator", "label", "accelerators", "host_cpu",
                                   "interconnect", "network", "provider", "feature",
                                   "system", "submitter", "round") else "right"
-        t.add_column(_header(c), justify=justify, overflow="fold",
+        t.add_column(escape(_header(c)), justify=justify, overflow="fold",
                      min_width=_MIN_WIDTH.get(c))
     for r in records:
-        t.add_row(*[_fmt(r.get(c)) for c in columns])
+        t.add_row(*[escape(_fmt(r.get(c))) for c in columns])
     return t
 
 
@@ -84,7 +86,7 @@ def print_summary(summary: dict, console: Console) -> None:
     crit = ", ".join(f"{c['column']} ({c['sense']}, w={c['weight']:.2f})"
                      for c in summary["criteria"])
     console.print(f"[bold]gpurank[/bold]: {summary['rows']:,} configurations on "
-                  f"{summary['backend']}; criteria: {crit}")
+                  f"{escape(str(summary['backend']))}; criteria: {escape(crit)}")
     console.print(f"Pareto front: {summary['pareto_front_size']:,} configurations")
     top = summary.get("top") or []
     if top:
@@ -113,9 +115,9 @@ def print_summary(summary: dict, console: Console) -> None:
         console.print(_records_table(title, imp["features"],
                                      ["feature", "permutation", "permutation_std", "impurity"]))
     for note in summary.get("notes", []):
-        console.print(f"note: {note}")
+        console.print(f"note: {note}", markup=False)
     for fb in summary.get("fallbacks", []):
-        console.print(f"backend: {fb}")
+        console.print(f"backend: {fb}", markup=False)
     t = summary.get("timings_s", {})
     if t:
         console.print("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in t.items()))

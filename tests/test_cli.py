@@ -129,3 +129,24 @@ def test_demo_runs_the_whole_analysis_on_a_simulated_sweep(tmp_path, capsys):
     assert summary["clusters"]["k"] == 5 and len(summary["top"]) == 10
     assert [c["column"] for c in summary["criteria"]][-1] == "cost_usd"
     assert (out / "ranking.parquet").exists()
+
+
+def test_console_prints_text_with_brackets_verbatim():
+    """Notes, fallbacks and table cells are text, not rich markup: "[gpu]" survives."""
+    from rich.console import Console
+
+    from gpurank.engine.console import print_summary
+
+    console = Console(record=True, width=200)
+    summary = {
+        "rows": 2, "backend": "cpu", "pareto_front_size": 1,
+        "criteria": [{"column": "cost_usd", "sense": "min", "weight": 1.0}],
+        "top": [{"rank": 1, "accelerator": "[x] accel", "cost_usd": 1.5}],
+        "notes": ["install 'gpurank[gpu]' for the GPU path"],
+        "fallbacks": ["CuPy is not installed (pip install 'gpurank[gpu]')"],
+    }
+    print_summary(summary, console)
+    text = console.export_text()
+    assert "note: install 'gpurank[gpu]' for the GPU path" in text
+    assert "backend: CuPy is not installed (pip install 'gpurank[gpu]')" in text
+    assert "[x] accel" in text
