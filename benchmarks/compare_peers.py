@@ -205,8 +205,8 @@ def run(kernels, sizes, ms, shapes, peer_limit, repeats, budget, log=sys.stderr,
                         t_copy, _ = timed(np.copyto, dst, x, repeats=max(repeats, 5))
                         del dst
                         out = np.empty(n)
-                        t_out, _ = timed(lambda: cpu.topsis(x, w, b, out=out),
-                                         repeats=max(repeats, 5))
+                        t_out, _ = timed(lambda x=x, w=w, b=b, out=out: cpu.topsis(
+                            x, w, b, out=out), repeats=max(repeats, 5))
                         notes.append(f"into a preallocated out {t_out:.4f} s = "
                                      f"{t_out / t_copy:.2f}x the copy floor {t_copy:.4f} s "
                                      "(np.copyto of the matrix)")
