@@ -758,7 +758,7 @@ _ENS_RESORT = 2  # sort a front again once more than 1/_ENS_RESORT of it came un
 # set per specialization by _spec_cols: the number of (projected) columns, and the inlined
 # helpers compiled for it
 _D = 0
-_ens_scan = _ens_prune = _piv_dominated = _first_piv = None
+_ens_scan = _ens_prune = _ens_append = _piv_dominated = _first_piv = None
 
 
 def _ens_scan_impl(pool, o, cp, e, x):
@@ -843,6 +843,16 @@ def _ens_prune_impl(pool, o, cp, e, x):
                 f += 1
         s = f
     return e
+
+
+def _ens_append_impl(pool, o, cp, sz, x):
+    """Append ``x`` as member ``sz`` of the block at ``o`` (capacity ``cp``): its columns,
+    and its group's least values (set by the group's first member, lowered after)."""
+    for k in range(_D):
+        pool[o + k * cp + sz] = x[k]
+        gm = o + _D * cp + k * (cp >> 5) + (sz >> 5)
+        if sz & 31 == 0 or x[k] < pool[gm]:
+            pool[gm] = x[k]
 
 
 @njit(cache=_CACHE, nogil=True)
@@ -956,11 +966,7 @@ def _ens_lex_impl(c, order, only_front):
                 tmp = np.empty(2 * sz * d, dtype=c.dtype)
             _ens_resort(pool, o, cp, sz, o, cp, d, tmp)
             fresh[rk] = 0
-        for k in range(d):
-            pool[o + k * cp + sz] = x[k]
-            gm = o + d * cp + k * (cp >> 5) + (sz >> 5)
-            if sz & 31 == 0 or x[k] < pool[gm]:
-                pool[gm] = x[k]
+        _ens_append(pool, o, cp, sz, x)
         fresh[rk] += 1
         size[rk] = sz + 1
     return rank
@@ -981,17 +987,20 @@ def _spec_cols(fn, d, glb, suffix="", **kw):
     return njit(cache=_CACHE, nogil=True, **kw)(h)
 
 
+def _ens_helpers(d):
+    """The block helpers (scan, prune, append) inlined for ``d`` projected columns."""
+    return {name: _spec_cols(fn, d, {}, inline="always") for name, fn in (
+        ("_ens_scan", _ens_scan_impl), ("_ens_prune", _ens_prune_impl),
+        ("_ens_append", _ens_append_impl))}
+
+
 def _ens_lex(c, order, only_front=False):
     """Ranks (or, with ``only_front``, 0 on the front and 1 elsewhere) of a finite
     C-contiguous matrix with m >= 2 given its lexicographic order."""
     d = c.shape[1] - 1
     f = _ENS_LEX.get(d)
     if f is None:
-        scan = _spec_cols(_ens_scan_impl, d, {}, inline="always")
-        prune = _spec_cols(_ens_prune_impl, d, {}, inline="always")
-        f = _ENS_LEX[d] = _spec_cols(
-            _ens_lex_impl, d, {"_ens_scan": scan, "_ens_prune": prune}
-        )
+        f = _ENS_LEX[d] = _spec_cols(_ens_lex_impl, d, _ens_helpers(d))
     return f(c, order, only_front)
 
 
@@ -1263,11 +1272,7 @@ def _ens_kd_impl(c, order, only_front):
             cp = ncp
             fresh[rk] = fr
             fcap[rk] = cp
-        for k in range(d):
-            fr[k * cp + sz] = x[k]
-            gm = d * cp + k * (cp >> 5) + (sz >> 5)
-            if sz & 31 == 0 or x[k] < fr[gm]:
-                fr[gm] = x[k]
+        _ens_append(fr, 0, cp, sz, x)
         sz += 1
         if sz == nb:  # carry the fresh block and levels 0..l-1 into the first empty level l
             if base[rk] < 0:
@@ -1315,9 +1320,8 @@ def _ens_kd(c, order, only_front=False):
         lay = _spec_cols(_kd_layout_impl, d, {}, inline="always")
         f = _ENS_KD[d] = _spec_cols(
             _ens_kd_impl, d, {
+                **_ens_helpers(d),
                 "_kd_layout": lay,
-                "_ens_scan": _spec_cols(_ens_scan_impl, d, {}, inline="always"),
-                "_ens_prune": _spec_cols(_ens_prune_impl, d, {}, inline="always"),
                 "_kd_scan": _spec_cols(_kd_scan_impl, d, {"_kd_layout": lay}, inline="always"),
                 "_kd_build": _spec_cols(_kd_build_impl, d, {
                     "_kd_layout": lay, "_select_rows": _spec_cols(_select_rows_impl, d, {})}),
