@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,6 +19,7 @@ from .clustering import cluster_configurations
 from .errors import DataError, DeviceMemoryError, UnsupportedOnGPU, UsageError
 from .importance import feature_importance
 from .io import read_table, write_json, write_table
+from .outputs import publish_folder
 from .metrics import derive_metrics
 from .ranking import check_criteria_values, criteria_matrix, rank_configurations
 from .results import AnalysisResult
@@ -185,8 +185,8 @@ class Engine:
             robust=robust,
         )
 
-    def analyze_dataset(self, path, /, *, out_dir=None, spec: AnalysisSpec | None = None,
-                        **options):
+    def analyze_dataset(self, path, /, *, out_dir=None, overwrite=False,
+                        spec: AnalysisSpec | None = None, **options):
         """The whole analysis on Dask, for datasets larger than one machine's memory.
 
         Results equal :meth:`analyze` row for row (see ``docs/distributed.md``); the ranking
@@ -205,7 +205,7 @@ class Engine:
         client = start_dask(self.dask, backend_name=self.backend.name) if owned else self.dask
         try:
             return analyze_dataset(path, client=client, spec=spec, backend=self.backend,
-                                   out_dir=out_dir)
+                                   out_dir=out_dir, overwrite=overwrite)
         finally:
             if owned:
                 cluster = getattr(client, "cluster", None)
@@ -245,28 +245,37 @@ class Engine:
 
         return step
 
-    def write(self, result: AnalysisResult, out_dir, /, *, report=True) -> dict:
-        """Write ``ranking.parquet``, ``summary.json`` and ``report.html`` into ``out_dir``.
+    def write(self, result: AnalysisResult, out_dir, /, *, report=True, overwrite=False) -> dict:
+        """Write the output set ``ranking.parquet``, ``summary.json`` and ``report.html``.
 
-        Each file is written atomically. ``report=False`` skips the HTML report.
+        The whole set is written into a staging folder beside ``out_dir`` and swapped in
+        with one rename (see :mod:`gpurank.engine.outputs`): ``out_dir`` holds the old set or
+        the new one, never a mix, and a set from an earlier run leaves no file behind.
+        ``out_dir`` must be new, empty or an earlier gpurank output unless ``overwrite``.
+        ``report=False`` skips the HTML report.
 
         Returns
         -------
         dict
-            The summary that was written.
+            The summary that was written; its ``run_id`` is the one in the manifest, the
+            Parquet metadata and the report.
         """
-        out = Path(out_dir)
-        if out.exists() and not out.is_dir():
-            raise UsageError(f"--out '{out}' exists and is not a folder")
         summary = build_summary(result)
-        write_table(result.table, out / "ranking.parquet",
-                    metadata={"criteria": summary["criteria"], "backend": result.backend})
-        write_json(summary, out / "summary.json")
-        if report:
-            # Imported here: matplotlib loads only when a report is built.
-            from .report import write_report
+        with publish_folder(out_dir, kind="analysis", overwrite=overwrite) as pub:
+            summary["run_id"] = pub.run_id
+            pub.manifest.update(rows=summary["rows"], seed=result.spec.seed,
+                                criteria=summary["criteria"])
+            write_table(result.table, pub.path / "ranking.parquet",
+                        metadata={"criteria": summary["criteria"], "backend": result.backend,
+                                  "run_id": pub.run_id})
+            write_json(summary, pub.path / "summary.json")
+            if report:
+                # Imported here: matplotlib loads only when a report is built.
+                from .report import write_report
 
-            write_report(result.table, summary, out / "report.html", seed=result.spec.seed)
+                write_report(result.table, summary, pub.path / "report.html",
+                             seed=result.spec.seed)
+        summary["notes"] = list(summary["notes"]) + [f"output: {n}" for n in pub.notes]
         return summary
 
 

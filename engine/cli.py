@@ -40,10 +40,17 @@ def _clusters(text):
     return v
 
 
+def _overwrite(p):
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the output path even when gpurank did not write it (an "
+                        "earlier gpurank output is always replaced, atomically)")
+
+
 def _common(p, *, out_default):
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto",
                    help="where to run (default: auto, the GPU when usable)")
     p.add_argument("--out", default=out_default, help=f"output folder (default: {out_default})")
+    _overwrite(p)
     p.add_argument("--criteria", default=None,
                    help="comma-separated column:min|max[:weight] (default: time_to_train_min:min,"
                         "throughput_per_accelerator:max,scaling_efficiency:max,cost_usd:min)")
@@ -109,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="published per-system scores (summary.csv) for systems whose logs "
                          "are incomplete; each row's score_source says where its score came from")
     ml.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    _overwrite(ml)
 
     st = sub.add_parser("study", help="reproduce the MLPerf ResNet-50 study as a Markdown report")
     st.add_argument("paths", nargs="+", metavar="PATH", help="MLPerf Training results folders")
@@ -117,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--seed", type=int, default=0)
     st.add_argument("-o", "--output", required=True, help="output .md file")
     st.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    _overwrite(st)
 
     sim = sub.add_parser("simulate", help="simulate a sweep of training configurations")
     sim.add_argument("--n", type=_positive_int, required=True, help="configurations to simulate")
@@ -132,22 +141,26 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--partitioned", action="store_true",
                      help="write a folder of Parquet part files (a dataset for Dask)")
     sim.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    _overwrite(sim)
 
     cal = sub.add_parser("calibrate", help="fit the performance model to an MLPerf table")
     cal.add_argument("table", help="table written by gpurank mlperf")
     cal.add_argument("-o", "--output", required=True, help="output model .json")
     cal.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    _overwrite(cal)
 
     pred = sub.add_parser("predict", help="predict time, throughput, cost and energy of a table")
     pred.add_argument("table", help="a configuration table (Parquet or CSV)")
     pred.add_argument("--model", default=None, help="calibrated model JSON")
     pred.add_argument("-o", "--output", required=True, help="output .parquet file")
     pred.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    _overwrite(pred)
 
     rp = sub.add_parser("report", help="rebuild report.html from ranking.parquet and summary.json")
     rp.add_argument("ranking", help="ranking.parquet written by analyze or demo")
     rp.add_argument("--out", default=None, help="output file (default: report.html beside it)")
     rp.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    _overwrite(rp)
 
     info = sub.add_parser("info", help="versions of the backend libraries and the GPU, if any")
     info.add_argument("--json", action="store_true", help="(info always prints JSON)")
@@ -180,8 +193,11 @@ def _run_analysis(args, data, *, simulate_rows=None) -> int:
     from .api import Engine
     from .console import make_console, print_summary
 
+    from .outputs import check_target
+
     if args.seed < 0:
         raise UsageError(f"--seed must be a non-negative integer; got {args.seed}")
+    check_target(args.out, name="--out", overwrite=args.overwrite, folder=True)
     progress = _progress(args)
     try:
         engine = Engine(backend=args.backend, progress=progress)
@@ -192,7 +208,8 @@ def _run_analysis(args, data, *, simulate_rows=None) -> int:
                 data = simulate(simulate_rows, seed=args.seed)
         result = engine.analyze(data, **_spec_options(args))
         with progress.step("write", len(result.table)):
-            summary = engine.write(result, args.out, report=not args.no_report)
+            summary = engine.write(result, args.out, report=not args.no_report,
+                                   overwrite=args.overwrite)
     finally:
         progress.close()
     if args.json:
@@ -233,7 +250,8 @@ def _run_distributed(args) -> int:
     engine = Engine(backend=args.backend, dask=args.dask)
     opts = {k: v for k, v in _spec_options(args).items()
             if k not in ("robust", "samples", "weight_ranges")}
-    result = engine.analyze_dataset(args.table, out_dir=args.out, **opts)
+    result = engine.analyze_dataset(args.table, out_dir=args.out, overwrite=args.overwrite,
+                                    **opts)
     if args.json:
         print(json.dumps(result.summary, indent=2))
     else:
@@ -278,7 +296,8 @@ def _cmd_mlperf(args) -> int:
         with progress.step("read"):
             res = run_mlperf_cli(args.paths, args.output, benchmark=args.benchmark,
                                  strict=args.strict, dedupe=args.dedupe,
-                                 published_scores=args.published_scores)
+                                 published_scores=args.published_scores,
+                                 overwrite=args.overwrite)
     finally:
         progress.close()
     meta = res.metadata()
@@ -295,7 +314,7 @@ def _cmd_study(args) -> int:
     from .study import run_study_cli
 
     res = run_study_cli(args.paths, args.output, published_scores=args.published_scores,
-                        seed=args.seed)
+                        seed=args.seed, overwrite=args.overwrite)
     _emit(args, {"output": args.output, "verdicts": res.verdicts()},
           "\n".join(res.summary_lines()))
     return 0
@@ -315,9 +334,12 @@ def _cmd_simulate(args) -> int:
                                    nodes=_split(args.nodes, int),
                                    providers=_split(args.providers),
                                    row_group_rows=args.row_group_rows,
-                                   partitioned=args.partitioned)
+                                   partitioned=args.partitioned, overwrite=args.overwrite)
     finally:
         progress.close()
+    for note in out.get("notes", ()):
+        if not args.json:
+            print(f"note: {note}", file=sys.stderr)
     _emit(args, out, f"wrote {out['path']}: {out['rows']:,} configurations "
                      f"({out['excluded']:,} impossible grid points excluded) in "
                      f"{out['seconds']:.1f} s")
@@ -327,7 +349,7 @@ def _cmd_simulate(args) -> int:
 def _cmd_calibrate(args) -> int:
     from .sources.calibrate import run_calibrate_cli
 
-    model = run_calibrate_cli(args.table, args.output)
+    model = run_calibrate_cli(args.table, args.output, overwrite=args.overwrite)
     _emit(args, {"output": args.output, "model": model.to_dict()},
           f"wrote {args.output}")
     return 0
@@ -336,7 +358,7 @@ def _cmd_calibrate(args) -> int:
 def _cmd_predict(args) -> int:
     from .sources.calibrate import run_predict_cli
 
-    res = run_predict_cli(args.table, args.model, args.output)
+    res = run_predict_cli(args.table, args.model, args.output, overwrite=args.overwrite)
     _emit(args, {"output": args.output, "rows": len(res)},
           f"wrote {args.output}: {len(res):,} configurations with predicted_ columns")
     return 0
@@ -345,7 +367,7 @@ def _cmd_predict(args) -> int:
 def _cmd_report(args) -> int:
     from .report import rebuild_report
 
-    path = rebuild_report(args.ranking, args.out)
+    path = rebuild_report(args.ranking, args.out, overwrite=args.overwrite)
     _emit(args, {"output": str(path)}, f"wrote {path}")
     return 0
 

@@ -23,12 +23,11 @@ Algorithms (P partitions of ~n rows, N rows, m criteria): see ``docs/distributed
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import operator
 import os
-import shutil
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataError, GpurankError, UsageError
+from .outputs import check_target, publish_folder
 from .spec import AnalysisSpec, default_criteria, limit_notes, normalize_weights
 
 __all__ = [
@@ -665,7 +665,7 @@ def _read(path, backend_name):
 
 
 def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="cpu",
-                    out_dir=None, _fault=None) -> DistributedResult:
+                    out_dir=None, overwrite=False, _fault=None) -> DistributedResult:
     """Run the whole analysis on Dask; results equal ``Engine(backend=...).analyze``.
 
     Parameters
@@ -700,8 +700,8 @@ def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="
     timings, notes = {}, list(spec.notes)
     wanted = spec.accelerator_type
     out = Path(out_dir) if out_dir is not None else None
-    if out is not None and out.exists() and not out.is_dir():
-        raise UsageError(f"--out '{out}' exists and is not a folder")
+    if out is not None:
+        check_target(out, name="--out", overwrite=overwrite, folder=True)
     t_all = time.perf_counter()
 
     def tick(name, t0):
@@ -913,59 +913,59 @@ def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="
         metadata = {"criteria": [{"column": c.column, "sense": c.sense, "weight": wt}
                                  for c, wt in zip(criteria, weights)], "backend": backend_name}
         ranking_path = None
-        tmp_dir = None
+        # The whole set (ranking/ and summary.json) is staged beside out_dir and swapped in
+        # with one rename once it is complete (gpurank.engine.outputs).
+        stack = contextlib.ExitStack()
         if out is not None:
-            out.mkdir(parents=True, exist_ok=True)
-            tmp_dir = out / f".ranking.{uuid.uuid4().hex[:8]}.tmp"
-            tmp_dir.mkdir()
+            pub = stack.enter_context(publish_folder(out, kind="analysis-dataset",
+                                                     overwrite=overwrite))
+            part_dir = pub.path / "ranking"
+            part_dir.mkdir()
+            metadata["run_id"] = pub.run_id
         else:
             import tempfile
 
-            tmp_dir = Path(tempfile.mkdtemp(prefix="gpurank-dask-"))
-        try:
+            part_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(
+                prefix="gpurank-dask-")))
+        with stack:
             results = client.gather(client.compute([
                 delayed(_write_part)(p, wanted, ref, criteria, backend_name, int(offsets[i]),
                                      counts[i], states[i], scores[i], ranks[i], cluster_fit,
-                                     str(tmp_dir), i, metadata, k, _fault)
+                                     str(part_dir), i, metadata, k, _fault)
                 for i, p in enumerate(parts)]))
             if out is not None:
-                (tmp_dir / _SUCCESS).write_text("")
-                ranking_path = out / "ranking"
-                if ranking_path.exists():
-                    old = out / f".ranking.old.{uuid.uuid4().hex[:8]}"
-                    os.replace(ranking_path, old)
-                    shutil.rmtree(old, ignore_errors=True)
-                os.replace(tmp_dir, ranking_path)
-                tmp_dir = None
-        finally:
-            if tmp_dir is not None:
-                shutil.rmtree(tmp_dir, ignore_errors=True)
-        tick("write", t0)
+                (part_dir / _SUCCESS).write_text("")
+            tick("write", t0)
 
-        top = pd.concat([r_["top"] for r_ in results if len(r_["top"])], ignore_index=True)
-        top = top.sort_values("rank", kind="stable").reset_index(drop=True)
-        if cl_result is not None:
-            cl_result = _global_sizes(cl_result, results)
-        timings["total"] = round(time.perf_counter() - t_all, 4)
-        if spec.count_cap is None:
-            how_counts = (f"counts: {pairs} block pairs compared, {pruned} settled by bounding "
-                          "boxes")
-        else:
-            how_counts = (f"counts capped at {spec.count_cap}: {n_count_cand:,} candidate rows "
-                          "merged")
-        if spec.rank_depth is None:
-            how_ranks = f"ranks: {n_fronts} Pareto fronts over {cross_pairs} block pairs"
-        else:
-            how_ranks = (f"ranks to depth {spec.rank_depth}: {n_rank_cand:,} candidate rows "
-                         "merged")
-        notes.extend(limit_notes(spec))
-        blocks_note = f", {n_blocks} key blocks" if exact else ""
-        notes.append(f"Dask: {P} partitions{blocks_note}; {how_counts}; {how_ranks}; final "
-                     f"rank: sample sort in {n_buckets} bucket{'s' if n_buckets > 1 else ''}")
-        summary = _summary(spec, criteria, weights, backend_name, be, N, importance, cl_result,
-                           len(front_rows), ideal, anti, top, timings, notes)
-        if out is not None:
-            write_json(summary, out / "summary.json")
+            top = pd.concat([r_["top"] for r_ in results if len(r_["top"])], ignore_index=True)
+            top = top.sort_values("rank", kind="stable").reset_index(drop=True)
+            if cl_result is not None:
+                cl_result = _global_sizes(cl_result, results)
+            timings["total"] = round(time.perf_counter() - t_all, 4)
+            if spec.count_cap is None:
+                how_counts = (f"counts: {pairs} block pairs compared, {pruned} settled by bounding "
+                              "boxes")
+            else:
+                how_counts = (f"counts capped at {spec.count_cap}: {n_count_cand:,} candidate rows "
+                              "merged")
+            if spec.rank_depth is None:
+                how_ranks = f"ranks: {n_fronts} Pareto fronts over {cross_pairs} block pairs"
+            else:
+                how_ranks = (f"ranks to depth {spec.rank_depth}: {n_rank_cand:,} candidate rows "
+                             "merged")
+            notes.extend(limit_notes(spec))
+            blocks_note = f", {n_blocks} key blocks" if exact else ""
+            notes.append(f"Dask: {P} partitions{blocks_note}; {how_counts}; {how_ranks}; final "
+                         f"rank: sample sort in {n_buckets} bucket{'s' if n_buckets > 1 else ''}")
+            summary = _summary(spec, criteria, weights, backend_name, be, N, importance, cl_result,
+                               len(front_rows), ideal, anti, top, timings, notes)
+            if out is not None:
+                summary["run_id"] = pub.run_id
+                pub.manifest.update(rows=N, seed=spec.seed, criteria=summary["criteria"])
+                write_json(summary, pub.path / "summary.json")
+        if out is not None:  # the set is in place now
+            ranking_path = out / "ranking"
+            summary["notes"] = list(summary["notes"]) + [f"output: {n}" for n in pub.notes]
 
         def frame():
             import pyarrow.parquet as pq  # noqa: F401

@@ -1,21 +1,20 @@
 """Reading configuration tables and writing results, atomically.
 
-Readers go through pyarrow (Parquet: one file or a folder of files; CSV). Writers always write
-to a temporary file beside the target and rename it into place, so a failure never leaves a
-half-written output where a complete one is expected.
+Readers go through pyarrow (Parquet: one file or a folder of files; CSV). Writers go through
+:func:`gpurank.engine.outputs.publish_file`: a temporary file beside the target renamed into
+place, so a failure never leaves a half-written output where a complete one is expected, and
+an existing file is replaced only when gpurank wrote it (or ``overwrite=True``).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
 
 from .errors import DataError, UsageError
+from .outputs import publish_file
 
 __all__ = [
     "read_table",
@@ -23,7 +22,6 @@ __all__ = [
     "write_table",
     "write_json",
     "write_text",
-    "atomic_path",
     "to_jsonable",
 ]
 
@@ -71,26 +69,7 @@ def read_table(path, *, backend=None) -> pd.DataFrame:
     )
 
 
-@contextmanager
-def atomic_path(path):
-    """Yield a temporary path beside ``path``; rename it onto ``path`` only on success."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        # mkstemp creates the file for its owner only; give the output the usual permissions.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_table(df, path, *, metadata=None) -> Path:
+def write_table(df, path, *, metadata=None, overwrite=False, name="path") -> Path:
     """Write ``df`` to Parquet atomically.
 
     Parameters
@@ -98,7 +77,12 @@ def write_table(df, path, *, metadata=None) -> Path:
     df : pandas.DataFrame
     path : str or Path
     metadata : dict, optional
-        Stored as JSON under the ``gpurank`` key of the Parquet key-value metadata.
+        Stored as JSON under the ``gpurank`` key of the Parquet key-value metadata (which
+        also marks the file as gpurank's, so a later run may replace it).
+    overwrite : bool
+        Replace an existing file that gpurank did not write.
+    name : str
+        The parameter that named ``path``, for messages.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -106,12 +90,11 @@ def write_table(df, path, *, metadata=None) -> Path:
     if not isinstance(df, pd.DataFrame):
         raise UsageError(f"write_table expects a pandas DataFrame; got {type(df).__name__}")
     table = pa.Table.from_pandas(df, preserve_index=False)
-    if metadata:
-        meta = dict(table.schema.metadata or {})
-        meta[b"gpurank"] = json.dumps(metadata, default=str).encode()
-        table = table.replace_schema_metadata(meta)
-    with atomic_path(path) as tmp:
-        pq.write_table(table, tmp)
+    meta = dict(table.schema.metadata or {})
+    meta[b"gpurank"] = json.dumps(metadata or {}, default=str).encode()
+    table = table.replace_schema_metadata(meta)
+    with publish_file(path, name=name, overwrite=overwrite) as pub:
+        pq.write_table(table, pub.path)
     return Path(path)
 
 
@@ -124,16 +107,18 @@ def read_metadata(path) -> dict:
     return json.loads(raw) if raw else {}
 
 
-def write_json(obj, path) -> Path:
-    """Write ``obj`` as indented JSON atomically."""
+def write_json(obj, path, *, overwrite=False, name="path") -> Path:
+    """Write ``obj`` as indented JSON atomically (see :func:`write_text`)."""
     text = json.dumps(to_jsonable(obj), indent=2, allow_nan=False)
-    return write_text(text + "\n", path)
+    return write_text(text + "\n", path, overwrite=overwrite, name=name)
 
 
-def write_text(text, path) -> Path:
-    """Write ``text`` (UTF-8) atomically."""
-    with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+def write_text(text, path, *, overwrite=False, name="path") -> Path:
+    """Write ``text`` (UTF-8) atomically; an existing file is replaced only when it carries
+    gpurank's marker (see :func:`gpurank.engine.outputs.is_gpurank_output`) or
+    ``overwrite=True``."""
+    with publish_file(path, name=name, overwrite=overwrite) as pub:
+        pub.path.write_text(text, encoding="utf-8")
     return Path(path)
 
 

@@ -77,8 +77,9 @@ def test_failed_write_leaves_no_partial_file(tmp_path, result, monkeypatch):
     with pytest.raises(OSError, match="disk full"):
         Engine(backend="cpu").write(result, out)
     assert (out / "ranking.parquet").read_bytes() == before
-    assert sorted(p.name for p in out.iterdir()) == ["ranking.parquet", "report.html",
-                                                     "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["_gpurank_manifest.json", "ranking.parquet",
+                                                     "report.html", "summary.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging left behind
 
 
 def test_rows_with_missing_criteria_stop_by_default_and_drop_on_request():

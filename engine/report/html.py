@@ -563,6 +563,7 @@ def build_report(table: pd.DataFrame, summary: dict, *, max_points: int = 20_000
     return template.substitute(
         title="gpurank report",
         generator=_e(f"gpurank {version}"),
+        run_id=_e(str(summary.get("run_id", ""))),
         subtitle=_e(subtitle),
         nav=nav,
         body="\n".join(sections),
@@ -571,16 +572,23 @@ def build_report(table: pd.DataFrame, summary: dict, *, max_points: int = 20_000
     )
 
 
-def write_report(table: pd.DataFrame, summary: dict, path, **options) -> Path:
+def write_report(table: pd.DataFrame, summary: dict, path, *, overwrite=False,
+                 **options) -> Path:
     """Build the report and write it to ``path`` atomically; returns the path.
 
-    ``options`` (``max_points``, ``seed``) go to :func:`build_report`.
+    ``options`` (``max_points``, ``seed``) go to :func:`build_report`. An existing file is
+    replaced only when it is a gpurank report or ``overwrite``.
     """
-    return write_text(build_report(table, summary, **options), path)
+    return write_text(build_report(table, summary, **options), path, overwrite=overwrite,
+                      name="--out")
 
 
-def rebuild_report(ranking_parquet_path, output=None, **options) -> Path:
+def rebuild_report(ranking_parquet_path, output=None, *, overwrite=False, **options) -> Path:
     """Rebuild ``report.html`` from ``ranking.parquet`` and the ``summary.json`` beside it.
+
+    The two must belong to one run: the run id in the Parquet metadata, in the summary and
+    in the folder's manifest must agree. The report is drawn with the seed the analysis
+    used (from the summary), so its figures equal the ones ``analyze`` drew.
 
     Parameters
     ----------
@@ -588,28 +596,89 @@ def rebuild_report(ranking_parquet_path, output=None, **options) -> Path:
         ``ranking.parquet`` written by ``gpurank analyze`` / ``demo``.
     output : str or Path, optional
         Where to write; ``report.html`` in the parquet's folder by default.
+    overwrite : bool, keyword-only
+        Replace an existing ``output`` that is not a gpurank report.
 
     Raises
     ------
     DataError
-        The parquet file or the ``summary.json`` beside it is missing or unreadable.
+        The parquet file or the ``summary.json`` beside it is missing, unreadable, has
+        fields of the wrong type, or the two belong to different runs.
     """
+    from ..io import read_metadata
+    from ..outputs import MANIFEST_NAME, check_target, read_manifest
+
     src = Path(ranking_parquet_path)
     summary_path = src.parent / "summary.json"
     if not src.exists():
         raise DataError(f"ranking file '{src}' does not exist; run gpurank analyze or "
                         "gpurank demo first")
+    if not src.is_file():
+        raise DataError(f"ranking file '{src}' is not a file; give the ranking.parquet that "
+                        "gpurank analyze wrote")
     if not summary_path.is_file():
         raise DataError(f"summary file '{summary_path}' does not exist; the report needs the "
                         f"summary.json written beside '{src.name}' by gpurank analyze")
     try:
+        if summary_path.stat().st_size > 256 << 20:
+            raise DataError(f"summary file '{summary_path}' is larger than 256 MB; it is not "
+                            "a summary gpurank wrote")
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"cannot read summary file '{summary_path}': {exc}") from exc
-    if not isinstance(summary, dict):
-        raise DataError(f"summary file '{summary_path}' does not hold a JSON object")
-    table = read_table(src)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise DataError(f"cannot read summary file '{summary_path}': "
+                        f"{type(exc).__name__}: {_one_line(exc)}") from None
+    _check_summary(summary, summary_path)
     out = Path(output) if output is not None else src.parent / "report.html"
     if out.is_dir():
         out = out / "report.html"
-    return write_report(table, summary, out, **options)
+    check_target(out, name="--out", overwrite=overwrite)
+    try:
+        meta = read_metadata(src)
+    except Exception as exc:  # noqa: BLE001 - any parser failure is a data problem
+        raise DataError(f"cannot read ranking file '{src}': {type(exc).__name__}: "
+                        f"{_one_line(exc)}") from None
+    manifest = read_manifest(src.parent)
+    ids = {"ranking.parquet": meta.get("run_id"), "summary.json": summary.get("run_id")}
+    if manifest is not None:
+        ids[MANIFEST_NAME] = manifest.get("run_id")
+    if len({v for v in ids.values()}) > 1:
+        shown = ", ".join(f"{k} has run {v or 'none'}" for k, v in ids.items())
+        raise DataError(f"'{src}' and '{summary_path}' do not belong to the same analysis "
+                        f"({shown}); rebuild from one output folder of gpurank analyze")
+    table = read_table(src)
+    if "rows" in summary and int(summary["rows"]) != len(table):
+        raise DataError(f"summary file '{summary_path}' describes {summary['rows']} rows but "
+                        f"'{src}' holds {len(table)}; they do not belong to the same analysis")
+    options.setdefault("seed", int((summary.get("settings") or {}).get("seed", 0)))
+    return write_report(table, summary, out, overwrite=overwrite, **options)
+
+
+#: Fields of summary.json the report reads, and the JSON types they must have.
+_SUMMARY_TYPES = {
+    "rows": int, "backend": str, "criteria": list, "settings": dict, "notes": list,
+    "top": list, "timings_s": dict, "pareto_front_size": int, "ideal": dict, "anti_ideal": dict,
+}
+
+
+def _check_summary(summary, path) -> None:
+    if not isinstance(summary, dict):
+        raise DataError(f"summary file '{path}' does not hold a JSON object")
+    for key, kind in _SUMMARY_TYPES.items():
+        if key in summary and summary[key] is not None and (
+                not isinstance(summary[key], kind) or isinstance(summary[key], bool)):
+            raise DataError(f"summary file '{path}': field '{key}' must be a JSON "
+                            f"{'number' if kind is int else kind.__name__}; it holds "
+                            f"{type(summary[key]).__name__}")
+    for i, c in enumerate(summary.get("criteria") or []):
+        if not isinstance(c, dict) or not isinstance(c.get("column"), str):
+            raise DataError(f"summary file '{path}': criteria[{i}] must be an object with a "
+                            "'column' string")
+    seed = (summary.get("settings") or {}).get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise DataError(f"summary file '{path}': settings.seed must be a non-negative "
+                        f"integer; it holds {seed!r}")
+
+
+def _one_line(exc) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 300 else text[:297] + "..."

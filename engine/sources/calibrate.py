@@ -26,7 +26,8 @@ import pandas as pd
 
 from .. import catalog as _cat
 from ..errors import DataError, UsageError
-from ..io import atomic_path, read_table, write_table
+from ..io import read_table, write_table
+from ..outputs import check_target, publish_file
 from .perfmodel import DEFAULT_MODEL, CalibratedModel, Workload, evaluate, resnet50
 
 __all__ = [
@@ -529,25 +530,30 @@ def calibrate(mlperf_table, *, train_rounds=None, test_rounds=None, base: Calibr
 # --------------------------------------------------------------------------------------
 # CLI helpers
 # --------------------------------------------------------------------------------------
-def _write_table(df: pd.DataFrame, path) -> Path:
+def _write_table(df: pd.DataFrame, path, *, overwrite=False) -> Path:
     p = Path(path)
     if p.suffix.lower() == ".csv":
-        with atomic_path(p) as tmp:
-            df.to_csv(tmp, index=False)
+        with publish_file(p, name="--output", overwrite=overwrite) as pub:
+            df.to_csv(pub.path, index=False)
         return p
-    return write_table(df, p)
+    return write_table(df, p, metadata={"predicted": True}, overwrite=overwrite,
+                       name="--output")
 
 
-def run_calibrate_cli(table_path, output, *, train_rounds=None, test_rounds=None) -> CalibratedModel:
+def run_calibrate_cli(table_path, output, *, train_rounds=None, test_rounds=None,
+                      overwrite=False) -> CalibratedModel:
     """CLI entry: ``gpurank calibrate MLPERF_TABLE -o model.json``."""
+    check_target(output, name="--output", overwrite=overwrite)
     model = calibrate(read_table(table_path), train_rounds=train_rounds, test_rounds=test_rounds)
-    model.to_json(output)
+    model.to_json(output, overwrite=overwrite)
     return model
 
 
-def run_predict_cli(table_path, model_path, output, *, use_table_epochs=True) -> pd.DataFrame:
+def run_predict_cli(table_path, model_path, output, *, use_table_epochs=True,
+                    overwrite=False) -> pd.DataFrame:
     """CLI entry: ``gpurank predict TABLE --model model.json -o predicted.parquet``."""
+    check_target(output, name="--output", overwrite=overwrite)
     model = CalibratedModel.from_json(model_path) if model_path is not None else None
     res = predict(read_table(table_path), model, use_table_epochs=use_table_epochs)
-    _write_table(res, output)
+    _write_table(res, output, overwrite=overwrite)
     return res

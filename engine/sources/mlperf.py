@@ -31,6 +31,7 @@ import pandas as pd
 from gpurank.engine.catalog import accelerator_catalog
 from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.io import write_table
+from gpurank.engine.outputs import check_target
 from gpurank.engine.sources.accelerators import accelerator_aliases, normalize_accelerator
 from gpurank.engine.sources.mlperf_logs import IMAGENET_TRAIN_SAMPLES, RunLog, parse_result_log
 from gpurank.engine.sources.mlperf_systems import parse_system_description
@@ -651,7 +652,7 @@ def _fill_published(row: dict, vals: dict) -> None:
 
 
 def run_mlperf_cli(paths, output, *, benchmark: str = "resnet", strict: bool = False, dedupe: bool = False,
-                   published_scores=None, published_runs=None) -> MlperfReadResult:
+                   published_scores=None, published_runs=None, overwrite=False) -> MlperfReadResult:
     """``gpurank mlperf PATH [PATH ...] -o table.parquet``: read, write Parquet atomically, return.
 
     The warnings (and dropped duplicates) are stored as JSON under the ``gpurank`` key of the
@@ -664,10 +665,11 @@ def run_mlperf_cli(paths, output, *, benchmark: str = "resnet", strict: bool = F
         raise UsageError(f"output {str(out)!r} must end in .parquet")
     if not out.parent.exists():
         raise UsageError(f"output folder {str(out.parent)!r} does not exist")
+    check_target(out, name="--output", overwrite=overwrite)
     result = read_mlperf(paths, benchmark=benchmark, strict=strict, dedupe=dedupe,
                          published_scores=published_scores, published_runs=published_runs)
     meta = result.metadata()
     meta["paths"] = [str(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
     meta["dedupe"] = bool(dedupe)
-    write_table(result.table, out, metadata=meta)
+    write_table(result.table, out, metadata=meta, overwrite=overwrite, name="--output")
     return result

@@ -199,12 +199,13 @@ class CalibratedModel:
     def to_dict(self) -> dict:
         return {"format": "gpurank.CalibratedModel", "version": 1, **asdict(self)}
 
-    def to_json(self, path) -> Path:
-        """Write the model as JSON atomically (temp file in the same folder, then rename)."""
+    def to_json(self, path, *, overwrite=False) -> Path:
+        """Write the model as JSON atomically (temp file in the same folder, then rename);
+        an existing file is replaced only when it is a gpurank model or ``overwrite``."""
         from gpurank.engine.io import write_text
 
         text = json.dumps(self.to_dict(), indent=2, sort_keys=True, allow_nan=True) + "\n"
-        return write_text(text, path)
+        return write_text(text, path, overwrite=overwrite, name="--output")
 
     @classmethod
     def from_json(cls, path) -> "CalibratedModel":

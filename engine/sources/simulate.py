@@ -20,9 +20,6 @@ same numbers in the Parquet file's key-value metadata (``gpurank.excluded``).
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +29,7 @@ import pandas as pd
 
 from .. import catalog as _cat
 from ..errors import UsageError
-from ..io import atomic_path
+from ..outputs import publish_file, publish_folder
 from .perfmodel import DEFAULT_MODEL, CalibratedModel, Workload, evaluate, resnet50
 
 __all__ = [
@@ -475,7 +472,8 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
                         nodes=None, providers=None, local_batch=None, workload=None,
                         accelerator_table=None, price_table=None, host_cpu_table=None,
                         interconnect_table=None, row_group_rows=1_000_000,
-                        partitioned=False, compression="snappy") -> dict:
+                        partitioned=False, compression="snappy", overwrite=False,
+                        name="path") -> dict:
     """Stream ``simulate`` rows to Parquet with bounded memory.
 
     ``partitioned=False`` writes one file with row groups of ``row_group_rows`` rows;
@@ -483,7 +481,12 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
     ``row_group_rows`` rows), a dataset Dask/pyarrow read as one table. Writes are atomic
     (a temporary sibling renamed at the end). Rows equal ``simulate`` with the same arguments.
 
-    Returns a dict: ``path, rows, excluded, excluded_by_reason, seconds, row_groups``.
+    An existing ``path`` is replaced only when gpurank wrote it (``overwrite=True`` replaces
+    anything); the old output stays in place until the new one is complete (see
+    :mod:`gpurank.engine.outputs`). ``name`` is the parameter named in messages.
+
+    Returns a dict: ``path, rows, excluded, excluded_by_reason, seconds, row_groups, notes``
+    (``notes``: leftovers of interrupted runs that were cleaned).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -496,10 +499,7 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
                     accelerator_table=accelerator_table, price_table=price_table,
                     host_cpu_table=host_cpu_table, interconnect_table=interconnect_table)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    target = tmp / "part" if not partitioned else tmp
     writer = None
     schema = None
     rows_written = 0
@@ -514,7 +514,7 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
             "excluded_by_reason": exc, "logical_chunk": LOGICAL_CHUNK,
         }).encode()}
 
-    def flush(final=False):
+    def flush(target, final=False):
         nonlocal writer, schema, rows_written, groups, buf, buffered
         while buffered >= row_group_rows or (final and buffered > 0):
             df = pd.concat(buf, ignore_index=True) if len(buf) > 1 else buf[0]
@@ -536,42 +536,41 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
             buf = [rest.reset_index(drop=True)] if len(rest) else []
             buffered = len(rest)
 
-    try:
-        for df, excluded in _iter_chunks(plan, int(n), seed):
-            if len(df):
-                buf.append(df)
-                buffered += len(df)
-            flush()
-        flush(final=True)
-        if rows_written == 0:
-            raise _no_rows_error(n, excluded)
-        if partitioned:
-            (tmp / "_gpurank_simulate.json").write_text(meta(excluded)[b"gpurank.simulate"].decode())
-        else:
-            writer.add_key_value_metadata(meta(excluded))
-            writer.close()
-            writer = None
-        final_src = tmp if partitioned else target
-        if path.exists():
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
+    # The whole output is written into a staging path beside the target and renamed into
+    # place when complete; an existing target is replaced only when gpurank wrote it.
+    publish = (publish_folder(path, kind="dataset", name=name, overwrite=overwrite)
+               if partitioned else publish_file(path, name=name, overwrite=overwrite))
+    with publish as pub:
+        try:
+            for df, excluded in _iter_chunks(plan, int(n), seed):
+                if len(df):
+                    buf.append(df)
+                    buffered += len(df)
+                flush(pub.path)
+            flush(pub.path, final=True)
+            if rows_written == 0:
+                raise _no_rows_error(n, excluded)
+            if partitioned:
+                (pub.path / "_gpurank_simulate.json").write_text(
+                    meta(excluded)[b"gpurank.simulate"].decode())
+                pub.manifest.update(rows=rows_written, seed=int(seed))
             else:
-                path.unlink()
-        os.replace(final_src, path)
-    finally:
-        if writer is not None:
-            writer.close()
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+                writer.add_key_value_metadata(meta(excluded))
+                writer.close()
+                writer = None
+        finally:
+            if writer is not None:
+                writer.close()
     return {
         "path": str(path), "rows": rows_written, "excluded": int(sum(excluded.values())),
         "excluded_by_reason": dict(excluded), "seconds": time.perf_counter() - t0,
-        "row_groups": groups,
+        "row_groups": groups, "notes": list(pub.notes),
     }
 
 
 def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, counts=None,
-                     nodes=None, providers=None, row_group_rows=1_000_000, partitioned=False):
+                     nodes=None, providers=None, row_group_rows=1_000_000, partitioned=False,
+                     overwrite=False):
     """CLI entry: ``gpurank simulate --n N --seed S [--model model.json] -o sweep.parquet``.
 
     Writes Parquet (file, or folder of parts with ``partitioned``) or, when ``output`` ends
@@ -582,12 +581,16 @@ def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, c
     kw = dict(seed=seed, model=model, accelerators=accelerators, counts=counts, nodes=nodes,
               providers=providers)
     if output.suffix.lower() == ".csv":
+        if partitioned:
+            raise UsageError(f"--output '{output}' ends in .csv; --partitioned writes a folder "
+                             "of Parquet files: name a folder")
         t0 = time.perf_counter()
-        df = simulate(n, **kw)
-        with atomic_path(output) as tmp:
-            df.to_csv(tmp, index=False)
+        with publish_file(output, name="--output", overwrite=overwrite) as pub:
+            df = simulate(n, **kw)
+            df.to_csv(pub.path, index=False)
         return {"path": str(output), "rows": len(df), "excluded": df.attrs["excluded"],
                 "excluded_by_reason": df.attrs["excluded_by_reason"],
-                "seconds": time.perf_counter() - t0, "row_groups": 0}
+                "seconds": time.perf_counter() - t0, "row_groups": 0, "notes": pub.notes}
     return simulate_to_parquet(output, n, row_group_rows=row_group_rows,
-                               partitioned=partitioned, **kw)
+                               partitioned=partitioned, overwrite=overwrite, name="--output",
+                               **kw)
