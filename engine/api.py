@@ -8,29 +8,40 @@
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import contextmanager
+from dataclasses import fields, replace
 
 import numpy as np
-import pandas as pd
 
 from .backend import resolve_backend
-from .clustering import cluster_configurations
+from .clustering import cluster_configurations, profile_clusters
 from .errors import DataError, DeviceMemoryError, UnsupportedOnGPU, UsageError
 from .importance import feature_importance
 from .io import read_table, write_json, write_table
-from .outputs import publish_folder
 from .metrics import derive_metrics
-from .ranking import check_criteria_values, criteria_matrix, rank_configurations
-from .results import AnalysisResult
-from .schema import invalid_rows, require_columns
-from .spec import AnalysisSpec, default_criteria, limit_notes, parse_criteria
+from .outputs import publish_folder
+from .params import Options, check_param
+from .pipeline import (
+    check_target_column,
+    cluster_step,
+    importance_step,
+    rank_step,
+    resolve_criteria,
+    resolve_target,
+    robust_step,
+    with_criteria,
+)
+from .prepare import describe_preparation, prepare_rows, raise_or_note
 from .progress import SILENT
+from .ranking import rank_configurations
+from .results import AnalysisResult, ClusterResult, PreparationResult
+from .robust import ROBUST_COLUMNS
+from .spec import NORMS, AnalysisSpec, default_criteria, limit_notes, parse_criteria
 from .summary import build_summary
 
 __all__ = ["Engine", "analyze"]
-
-RESULT_COLUMNS = ("cluster", "pareto_rank", "domination_count", "topsis_score", "rank")
 
 
 class Engine:
@@ -56,38 +67,46 @@ class Engine:
         return f"Engine(backend={self.backend.name!r})"
 
     # -- single steps -------------------------------------------------------------------
-    def load(self, path, /) -> pd.DataFrame:
+    def load(self, path, /):
         """Read a configuration table (Parquet file or folder, or CSV) into the backend's frame."""
         return read_table(path, backend=self.backend)
 
-    def derive(self, df, /) -> pd.DataFrame:
-        """Add the derived metrics (see :mod:`gpurank.engine.metrics`)."""
-        return derive_metrics(df)
+    def derive(self, df, /):
+        """Add the derived metrics its columns allow (see :mod:`gpurank.engine.metrics`)."""
+        return derive_metrics(self.backend.as_frame(df))
 
     def importance(self, df, /, *, target="throughput_per_accelerator", features=None,
                    sample_rows=20_000, seed=0, n_estimators=100):
         """Random-forest importance of configuration variables for ``target``."""
-        return feature_importance(df, target=target, backend=self.backend, features=features,
+        return feature_importance(self.backend.as_frame(df), target=target,
+                                  backend=self.backend, features=features,
                                   sample_rows=sample_rows, seed=seed, n_estimators=n_estimators)
 
     def cluster(self, df, /, *, k=5, features=None, k_range=(2, 10), seed=0):
         """KMeans groups and their profiles."""
-        return cluster_configurations(df, k=k, backend=self.backend, features=features,
-                                      k_range=k_range, seed=seed)
+        return cluster_configurations(self.backend.as_frame(df), k=k, backend=self.backend,
+                                      features=features, k_range=k_range, seed=seed)
 
     def rank(self, df, /, criteria=None, *, norm="vector"):
         """Pareto ranks, domination counts and TOPSIS scores."""
-        criteria = _as_criteria(criteria, df.columns)
-        return rank_configurations(df, criteria, backend=self.backend, norm=norm)
+        frame = self.backend.as_frame(df)
+        criteria = _as_criteria(criteria, frame.columns)
+        check_param("norm", norm, Options(NORMS))
+        return rank_configurations(frame, criteria, backend=self.backend, norm=norm)
 
     # -- the whole analysis ---------------------------------------------------------------
     def analyze(self, data, /, spec: AnalysisSpec | None = None, **options) -> AnalysisResult:
         """Evaluate, group and rank the configurations in ``data``.
 
+        The steps of :mod:`gpurank.engine.pipeline` on one table: prepare the rows (filter,
+        checks, derived metrics, constraints), importance, clusters, ranking, and the robust
+        ranking when asked for.
+
         Parameters
         ----------
         data : DataFrame or path
-            The configuration table, or a Parquet/CSV path.
+            The configuration table (pandas, or the backend's own frame), or a Parquet/CSV
+            path.
         spec : AnalysisSpec, optional
             All settings; alternatively pass them as keyword options (``criteria`` may be a
             string such as ``"time_to_train_min:min,cost_usd:min:2"``).
@@ -100,62 +119,40 @@ class Engine:
         timings, notes = {}, list(spec.notes)
         step = self._step_timer(timings)
         with step("load"):
-            df = data if isinstance(data, pd.DataFrame) else self.load(data)
-            if self.backend.on_device and isinstance(df, pd.DataFrame):
-                df = self.backend.xdf.from_pandas(df)
+            df = self._frame(data)
             if len(df) == 0:
                 raise DataError("the table is empty; at least one configuration row is needed")
-            if spec.accelerator_type is not None:
-                df = _filter_accelerator_type(df, spec.accelerator_type, notes)
         with step("derive", len(df)):
-            df = derive_metrics(df)
-            criteria = spec.criteria or default_criteria(df.columns)
-            costs = criteria_matrix(df, criteria, backend=self.backend)
-            bad = invalid_rows(costs)
-            if bool(bad.any()):
-                if not spec.drop_invalid:
-                    check_criteria_values(costs, criteria)
-                notes.append(f"{int(bad.sum())} rows with missing or infinite criteria dropped "
-                             "(--drop-invalid)")
-                df = df.loc[~bad].reset_index(drop=True)
-                costs = costs[~bad]
-                if len(df) == 0:
-                    raise DataError("every row has missing or infinite criteria; nothing to rank")
+            check_target_column(spec, df.columns)
+            criteria = resolve_criteria(spec, df.columns)
+            prepared = prepare_rows(df, spec, criteria, backend=self.backend)
+            raise_or_note(prepared.report, spec, notes)
+            notes.extend(describe_preparation(prepared))
+            frame, costs = prepared.frame, prepared.costs
+        target = resolve_target(spec, frame.columns)
+        spec = replace(with_criteria(spec, criteria), target=target)
 
-        n = len(df)
-        importance = None
+        n = len(frame)
         with step("importance", min(n, spec.sample_rows)):
-            if n < 10:
-                notes.append(f"importance skipped: {n} rows are too few to fit a forest (need 10)")
-            else:
-                importance = feature_importance(
-                    df, target=spec.target, backend=self.backend, features=spec.features,
-                    sample_rows=spec.sample_rows, seed=spec.seed, n_estimators=spec.n_estimators)
-                if importance.note:
-                    notes.append(f"importance: {importance.note}")
-
+            importance = importance_step(frame, spec, target, backend=self.backend, notes=notes)
         clusters = None
         with step("cluster", n):
-            if n < 2:
-                notes.append("clustering skipped: a table of one row has nothing to group")
-            else:
-                clusters = cluster_configurations(df, k=spec.clusters, backend=self.backend,
-                                                  k_range=spec.k_range, seed=spec.seed)
-                if clusters.note:
-                    notes.append(f"clusters: {clusters.note}")
+            model = cluster_step(frame, spec, criteria, backend=self.backend, notes=notes)
+            if model is not None:
+                labels = model.predict(frame, backend=self.backend)
+                clusters = ClusterResult(
+                    labels=labels, k=model.k, features=model.names,
+                    profiles=profile_clusters(frame, labels, backend=self.backend),
+                    silhouette=model.silhouette, note=model.note)
 
         fallbacks = [self.backend.reason] if self.backend.reason else []
         with step("rank", n):
             ranking = self._on_backend(
-                lambda b, frame: rank_configurations(
-                    frame, criteria, backend=b, norm=spec.norm,
-                    costs=costs if b is self.backend else None, rank_depth=spec.rank_depth,
-                    count_cap=spec.count_cap),
-                df, "rank", fallbacks)
-
+                lambda b, fr, c: rank_step(fr, c, criteria, spec, backend=b),
+                frame, costs, "rank", fallbacks)
         notes.extend(limit_notes(spec))
         # The one crossing of the table to the host, with the results beside it.
-        table = self.backend.to_host(df).copy()
+        table = self.backend.to_host(frame).copy()
         table["cluster"] = clusters.labels if clusters is not None else np.full(n, -1, np.int32)
         table["pareto_rank"] = ranking.pareto_rank
         table["domination_count"] = ranking.domination_count
@@ -163,13 +160,10 @@ class Engine:
         table["rank"] = ranking.rank
         robust = None
         if spec.robust:
-            from .robust import ROBUST_COLUMNS, robust_ranking
-
             with step("robust", n):
                 robust = self._on_backend(
-                    lambda b, frame: robust_ranking(frame, criteria, ranking, spec=spec,
-                                                    backend=b),
-                    df, "robust", fallbacks)
+                    lambda b, fr, c: robust_step(c, criteria, ranking, spec, backend=b),
+                    frame, costs, "robust", fallbacks)
             for col in ROBUST_COLUMNS:
                 table[col] = robust.column(col)
         return AnalysisResult(
@@ -177,13 +171,21 @@ class Engine:
             importance=importance,
             clusters=clusters,
             ranking=ranking,
-            spec=spec if spec.criteria else _replace_criteria(spec, criteria),
+            spec=spec,
             backend=self.backend.name,
             timings=timings,
             notes=tuple(notes),
             fallbacks=tuple(fallbacks),
             robust=robust,
+            preparation=PreparationResult.from_report(prepared.report, prepared.derived,
+                                                      prepared.skipped, prepared.replaced),
         )
+
+    def _frame(self, data):
+        """``data`` as the backend's frame: a path is read, a host table is moved once."""
+        if isinstance(data, (str, os.PathLike)):
+            return self.load(data)
+        return self.backend.as_frame(data)
 
     def analyze_dataset(self, path, /, *, out_dir=None, overwrite=False,
                         spec: AnalysisSpec | None = None, **options):
@@ -196,13 +198,14 @@ class Engine:
         -------
         gpurank.engine.distributed.DistributedResult
         """
-        from .distributed import analyze_dataset, start_dask
+        from .distributed import analyze_dataset, check_dask_available, start_dask
 
         if self.dask is None:
             raise UsageError("analyze_dataset needs Engine(dask='local[:N]' | 'tcp://...' | client)")
         spec = _as_spec(spec, options)
+        check_dask_available()
         owned = isinstance(self.dask, str)
-        client = start_dask(self.dask, backend_name=self.backend.name) if owned else self.dask
+        client = start_dask(self.dask) if owned else self.dask
         try:
             return analyze_dataset(path, client=client, spec=spec, backend=self.backend,
                                    out_dir=out_dir, overwrite=overwrite)
@@ -213,16 +216,17 @@ class Engine:
                 if cluster is not None:
                     cluster.close()
 
-    def _on_backend(self, fn, df, step, fallbacks):
-        """Run ``fn(backend, df)``; with ``backend="auto"``, fall back to the CPU for this step
-        only on :class:`UnsupportedOnGPU`, recording why."""
+    def _on_backend(self, fn, frame, costs, step, fallbacks):
+        """Run ``fn(backend, frame, costs)``; with ``backend="auto"``, fall back to the CPU
+        for this step only on :class:`UnsupportedOnGPU`, recording why."""
         try:
-            return fn(self.backend, df)
+            return fn(self.backend, frame, costs)
         except UnsupportedOnGPU as exc:
             if self.backend.requested != "auto":
                 raise
             fallbacks.append(f"{step} ran on the CPU: {exc}")
-            return fn(resolve_backend("cpu"), self.backend.to_host(df))
+            return fn(resolve_backend("cpu"), self.backend.to_host(frame),
+                      np.ascontiguousarray(self.backend.to_host(costs)))
 
     def _step_timer(self, timings):
         """A context manager factory that times a step (after a device sync) and reports it."""
@@ -284,24 +288,8 @@ def analyze(data, /, *, backend="auto", **options) -> AnalysisResult:
     return Engine(backend=backend).analyze(data, **options)
 
 
-def _filter_accelerator_type(df, wanted, notes):
-    require_columns(df, ["accelerator_type"], role="--accelerator-type")
-    keep = (df["accelerator_type"].astype("str") == wanted).fillna(False)
-    if not bool(keep.any()):
-        types = df["accelerator_type"].dropna().astype("str").unique()
-        present = sorted(map(str, pd.Series(types.to_pandas() if hasattr(types, "to_pandas")
-                                            else types)))
-        raise DataError(
-            f"--accelerator-type {wanted!r} matches no row; the table has: {', '.join(present)}"
-        )
-    if not bool(keep.all()):
-        notes.append(f"{int((~keep).sum())} rows with accelerator_type other than {wanted!r} "
-                     "left out (--accelerator-type)")
-    return df.loc[keep].reset_index(drop=True)
-
-
 def _as_criteria(criteria, columns):
-    if criteria is None or criteria == "" or criteria == ():
+    if criteria is None or criteria == ():
         return default_criteria(columns)
     if isinstance(criteria, str):
         return parse_criteria(criteria)
@@ -314,19 +302,15 @@ def _as_spec(spec, options) -> AnalysisSpec:
     if spec is not None:
         return spec
     opts = dict(options)
-    if isinstance(opts.get("criteria"), str):
-        opts["criteria"] = parse_criteria(opts["criteria"])
-    elif opts.get("criteria") is None:
+    if opts.get("criteria") is None:
         opts.pop("criteria", None)
-    try:
-        return AnalysisSpec(**opts)
-    except TypeError as exc:
-        raise UsageError(f"unknown analysis option: {exc}") from None
+    known = {f.name for f in fields(AnalysisSpec)}
+    unknown = sorted(set(opts) - known)
+    if unknown:
+        raise UsageError(f"unknown analysis option {unknown[0]!r}; options are: "
+                         f"{', '.join(sorted(known - {'notes'}))}")
+    return AnalysisSpec(**opts)
 
 
-def _replace_criteria(spec, criteria):
-    from dataclasses import replace
-
-    return replace(spec, criteria=tuple(criteria))
 
 

@@ -13,7 +13,7 @@ from types import ModuleType
 
 import numpy as np
 
-from .errors import BackendUnavailableError, DataError, UsageError
+from .errors import BackendUnavailableError, DataError, UnsupportedOnGPU, UsageError
 
 __all__ = [
     "Backend",
@@ -63,6 +63,14 @@ class Backend:
         """True when arrays live in GPU memory (CuPy), False for NumPy."""
         return self.xp is not np
 
+    def check_supported(self, op: str, m: int) -> None:
+        """Raise :class:`UnsupportedOnGPU` when this backend's kernels cannot run ``op`` on
+        ``m`` criteria (the CUDA kernels keep a row's criteria in registers, so ``m`` is
+        bounded there); the CPU kernels take any ``m``."""
+        limit = getattr(self.kernels, "MAX_M", None)
+        if limit is not None and m > limit:
+            raise UnsupportedOnGPU(f"{m} criteria exceed the GPU kernels' limit of {limit}")
+
     def random_forest(self, **params):
         """A random-forest regressor; ``params`` use scikit-learn's names, all set explicitly."""
         return self._ml["random_forest"](**params)
@@ -92,6 +100,31 @@ class Backend:
     def asarray(self, x):
         """Return ``x`` as an array of this backend."""
         return self.xp.asarray(x)
+
+    def as_frame(self, df):
+        """``df`` as this backend's DataFrame: the one place a host table moves to the device.
+
+        A pandas DataFrame is copied to the device once (``cudf.DataFrame.from_pandas``); a
+        frame of this backend is returned as is; another library's frame with
+        ``to_pandas`` (a cuDF frame on the CPU backend) comes to the host first.
+
+        Raises
+        ------
+        UsageError
+            ``df`` is not a DataFrame.
+        """
+        import pandas as pd
+
+        if isinstance(df, self.xdf.DataFrame):
+            return df
+        if not isinstance(df, pd.DataFrame) and hasattr(df, "to_pandas"):
+            df = df.to_pandas()
+        if not isinstance(df, pd.DataFrame):
+            raise UsageError(f"expected a DataFrame or a path to a table; got "
+                             f"{type(df).__name__}")
+        if self.xdf is pd:
+            return df
+        return self.xdf.from_pandas(df)
 
     def values(self, df, column, *, role):
         """``df[column]`` as a float64 array of this backend, NaN where a value is missing.

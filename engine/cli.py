@@ -13,15 +13,38 @@ import traceback
 from pathlib import Path
 
 from .errors import GpurankError, UsageError
+from .outputs import check_target
+from .params import ParamError
 
 __all__ = ["main", "build_parser"]
 
 
-def _positive_int(text):
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors as one line (no usage block) and exit code 2."""
+
+    def error(self, message):
+        raise UsageError(" ".join(str(message).split()))
+
+
+def _integer(text):
+    """An integer as typed: ``1000``, ``1_000`` or ``1e6``; the range is checked by the
+    parameter's declared constraint, which names it."""
+    t = str(text).strip().replace("_", "")
     try:
-        v = int(str(text).replace("_", ""))
+        return int(t)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+        pass
+    try:
+        f = float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not f.is_integer():
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    return int(f)
+
+
+def _positive_int(text):
+    v = _integer(text)
     if v <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return v
@@ -31,13 +54,25 @@ def _clusters(text):
     if text == "auto":
         return "auto"
     try:
-        v = int(text)
-    except ValueError:
+        return _integer(text)
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(
             f"expected a positive integer or 'auto', got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}")
-    return v
+
+
+def _nonempty(text):
+    if not str(text).strip():
+        raise argparse.ArgumentTypeError("expected a value, got an empty string")
+    return text
+
+
+#: Parameters whose command-line flag is not ``--`` + the name with dashes.
+_FLAGS = {"weight_ranges": "--weights-range", "constraints": "--require",
+          "out_dir": "--out", "k": "--clusters"}
+
+
+def _flag(param: str) -> str:
+    return _FLAGS.get(param, "--" + param.replace("_", "-"))
 
 
 def _overwrite(p):
@@ -52,33 +87,41 @@ def _common(p, *, out_default):
     p.add_argument("--out", default=out_default, help=f"output folder (default: {out_default})")
     _overwrite(p)
     p.add_argument("--criteria", default=None,
-                   help="comma-separated column:min|max[:weight] (default: time_to_train_min:min,"
-                        "throughput_per_accelerator:max,scaling_efficiency:max,cost_usd:min)")
-    p.add_argument("--target", default="throughput_per_accelerator",
-                   help="column whose drivers the random forest measures")
+                   help="comma-separated column:min|max[:weight]; quote a column name that "
+                        "holds ':' or ',' (default: time_to_train_min:min,"
+                        "throughput_per_accelerator:max,scaling_efficiency:max,cost_usd:min, "
+                        "each when the table has it)")
+    p.add_argument("--require", default=None, metavar="LIMITS",
+                   help="limits a configuration must meet before it is ranked, e.g. "
+                        "'time_to_train_min<=120,cost_usd<=500,provider in {AWS, Azure}'")
+    p.add_argument("--target", default=None,
+                   help="column whose drivers the random forest measures (default: "
+                        "throughput_per_accelerator, or time_to_train_min without throughput)")
     p.add_argument("--clusters", type=_clusters, default=5, help="k for KMeans, or 'auto'")
-    p.add_argument("--top", type=_positive_int, default=10, help="how many top rows to report")
-    p.add_argument("--sample-rows", type=_positive_int, default=20_000,
+    p.add_argument("--top", type=_integer, default=10, help="how many top rows to report")
+    p.add_argument("--sample-rows", type=_integer, default=20_000,
                    help="rows the random forest is fitted on at most (seeded sample)")
-    p.add_argument("--norm", choices=("vector", "minmax"), default="vector",
-                   help="TOPSIS normalization")
-    p.add_argument("--seed", type=int, default=0, help="seed of every random choice")
+    p.add_argument("--norm", default="vector",
+                   help="TOPSIS normalization: vector, minmax, or log (log10 then min-max, for "
+                        "criteria spanning orders of magnitude; see docs/ranking.md)")
+    p.add_argument("--seed", type=_integer, default=0, help="seed of every random choice")
     p.add_argument("--drop-invalid", action="store_true",
-                   help="drop rows with missing or infinite criteria instead of stopping")
-    p.add_argument("--accelerator-type", default=None,
+                   help="drop invalid rows (missing criteria, values out of range) and report "
+                        "each reason, instead of stopping")
+    p.add_argument("--accelerator-type", default=None, type=_nonempty,
                    help="keep only rows of this accelerator_type (e.g. gpu)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--no-report", action="store_true", help="do not write report.html")
-    p.add_argument("--rank-depth", type=_positive_int, default=None, metavar="D",
+    p.add_argument("--rank-depth", type=_integer, default=None, metavar="D",
                    help="Pareto ranks exact up to front D, later rows get D (default: every "
                         "front; on Dask a large speed-up for tens of millions of rows)")
-    p.add_argument("--count-cap", type=_positive_int, default=None, metavar="C",
+    p.add_argument("--count-cap", type=_integer, default=None, metavar="C",
                    help="report domination counts capped at C (exact below it; default: exact)")
     p.add_argument("--robust", action="store_true",
                    help="robust ranking: SMAA over TOPSIS weights (p_top1, p_topk, expected "
                         "rank, central weights)")
-    p.add_argument("--samples", type=_positive_int, default=10_000,
+    p.add_argument("--samples", type=_integer, default=10_000,
                    help="weight samples for --robust (default: 10,000); SE ~ 1/sqrt(samples)")
     p.add_argument("--weights-range", action="append", default=None, metavar="COL=LOW:HIGH",
                    help="bounds on a criterion's normalized weight for --robust, e.g. "
@@ -86,7 +129,7 @@ def _common(p, *, out_default):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="gpurank",
         description="Evaluate, group and rank deep-learning training configurations.",
     )
@@ -100,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     an = sub.add_parser("analyze", help="analyze a configuration table (Parquet or CSV)")
     an.add_argument("table", help="a .parquet file, a folder of .parquet files, or a .csv file")
-    an.add_argument("--dask", default=None, metavar="local[:N]|tcp://HOST:PORT",
+    an.add_argument("--dask", default=None, metavar="local[:N]|tcp://HOST:PORT", type=_nonempty,
                     help="run on Dask: a local cluster of N worker processes, or a scheduler")
     _common(an, out_default="gpurank-out")
 
@@ -171,7 +214,8 @@ def _spec_options(args) -> dict:
     from .spec import parse_criteria
 
     return dict(
-        criteria=parse_criteria(args.criteria) if args.criteria else None,
+        criteria=parse_criteria(args.criteria) if args.criteria is not None else None,
+        constraints=args.require if args.require is not None else (),
         target=args.target,
         clusters=args.clusters,
         top=args.top,
@@ -193,11 +237,12 @@ def _run_analysis(args, data, *, simulate_rows=None) -> int:
     from .api import Engine
     from .console import make_console, print_summary
 
-    from .outputs import check_target
+    from .spec import AnalysisSpec
 
-    if args.seed < 0:
-        raise UsageError(f"--seed must be a non-negative integer; got {args.seed}")
+    spec = AnalysisSpec(**_spec_options(args))  # every option checked before any work
     check_target(args.out, name="--out", overwrite=args.overwrite, folder=True)
+    if simulate_rows is None:
+        _check_input(args.table)
     progress = _progress(args)
     try:
         engine = Engine(backend=args.backend, progress=progress)
@@ -206,7 +251,7 @@ def _run_analysis(args, data, *, simulate_rows=None) -> int:
 
             with progress.step("simulate", simulate_rows):
                 data = simulate(simulate_rows, seed=args.seed)
-        result = engine.analyze(data, **_spec_options(args))
+        result = engine.analyze(data, spec)
         with progress.step("write", len(result.table)):
             summary = engine.write(result, args.out, report=not args.no_report,
                                    overwrite=args.overwrite)
@@ -244,14 +289,16 @@ def _cmd_analyze(args) -> int:
 def _run_distributed(args) -> int:
     from .api import Engine
     from .console import make_console, print_summary
+    from .distributed import check_dask_available
+    from .spec import AnalysisSpec
 
-    if args.robust:
-        raise UsageError("--robust is not available with --dask yet; run it in memory")
+    spec = AnalysisSpec(**_spec_options(args))
+    check_dask_available()
+    check_target(args.out, name="--out", overwrite=args.overwrite, folder=True)
+    _check_input(args.table)
     engine = Engine(backend=args.backend, dask=args.dask)
-    opts = {k: v for k, v in _spec_options(args).items()
-            if k not in ("robust", "samples", "weight_ranges")}
     result = engine.analyze_dataset(args.table, out_dir=args.out, overwrite=args.overwrite,
-                                    **opts)
+                                    spec=spec)
     if args.json:
         print(json.dumps(result.summary, indent=2))
     else:
@@ -260,6 +307,15 @@ def _run_distributed(args) -> int:
         console.print(f"wrote ranking/ (partitioned) and summary.json in {Path(args.out)}",
                       markup=False)
     return 0
+
+
+def _check_input(path) -> None:
+    """Refuse a missing input before any work (the reader says why a present one is bad)."""
+    from .errors import DataError
+
+    p = Path(path)
+    if not p.exists():
+        raise DataError(f"table '{p}' does not exist")
 
 
 def _cmd_info(args) -> int:
@@ -385,21 +441,34 @@ _COMMANDS = {
 }
 
 
+def _one_line(text) -> str:
+    """A message as one printable line: whitespace runs folded, control characters shown
+    as escapes (data can hold terminal control sequences)."""
+    text = " ".join(str(text).split())
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+                   for ch in text)
+
+
 def main(argv=None) -> int:
     """Entry point of the ``gpurank`` console script."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as exc:
+        print(f"gpurank: error: {_one_line(exc)}", file=sys.stderr)
+        return exc.exit_code
     try:
         return _COMMANDS[args.command](args)
     except GpurankError as exc:
         if args.verbose:
             traceback.print_exc()
-        print(f"gpurank: error: {exc}", file=sys.stderr)
+        message = exc.for_flag(_flag(exc.param)) if isinstance(exc, ParamError) else str(exc)
+        print(f"gpurank: error: {_one_line(message)}", file=sys.stderr)
         return exc.exit_code
     except (MemoryError, OSError) as exc:
         if args.verbose:
             traceback.print_exc()
-        print(f"gpurank: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"gpurank: error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("gpurank: interrupted", file=sys.stderr)

@@ -8,14 +8,25 @@ KMeans' random initialization.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
 from .errors import UsageError
+from .params import ParamError
 from .results import ClusterResult
-from .schema import numeric_values
 
-__all__ = ["cluster_configurations", "cluster_features", "profile_clusters", "DEFAULT_FEATURES"]
+__all__ = [
+    "ClusterModel",
+    "fit_cluster_model",
+    "cluster_configurations",
+    "default_cluster_features",
+    "stable_order",
+    "relabel",
+    "profile_clusters",
+    "DEFAULT_FEATURES",
+]
 
 DEFAULT_FEATURES = (
     "n_accelerators",
@@ -40,51 +51,6 @@ N_INIT = 4
 #: Restarts per k in the silhouette scan: the curve is a guide to k, not the final model.
 SCAN_N_INIT = 2
 LOG_SPAN = 100.0
-
-
-def cluster_features(df, features, *, backend=None):
-    """Standardized feature matrix for clustering, with rows that have missing values masked.
-
-    A feature is log10-transformed when all its values are positive and its largest value is
-    more than ``LOG_SPAN`` times its smallest.
-
-    Parameters
-    ----------
-    df : DataFrame
-    features : sequence of str
-    backend : Backend, optional
-        Where the arrays live; NumPy on the host when omitted.
-
-    Returns
-    -------
-    Z : array of float64, shape (n, k)
-        Standardized features (garbage in masked rows).
-    valid : array of bool, shape (n,)
-    names : tuple of str
-        Feature names, as ``log10(name)`` where a log was taken.
-    """
-    xp = backend.xp if backend is not None else np
-    cols, names = [], []
-    for f in features:
-        if backend is not None:
-            v = backend.values(df, f, role="cluster feature")
-        else:
-            v = numeric_values(df, f, role="cluster feature")
-        fin = v[xp.isfinite(v)]
-        if fin.size and float(fin.min()) > 0 and float(fin.max()) > LOG_SPAN * float(fin.min()):
-            v = xp.log10(xp.where(v > 0, v, xp.nan))
-            names.append(f"log10({f})")
-        else:
-            names.append(f)
-        cols.append(v)
-    X = xp.stack(cols, axis=1) if cols else xp.empty((len(df), 0))
-    valid = xp.isfinite(X).all(axis=1)
-    if bool(valid.any()):
-        mu, sd = X[valid].mean(axis=0), X[valid].std(axis=0)
-    else:
-        mu, sd = xp.zeros(X.shape[1]), xp.ones(X.shape[1])
-    sd = xp.where(sd > 0, sd, 1.0)  # a constant feature carries no distance, not a NaN
-    return (X - mu) / sd, valid, tuple(names)
 
 
 def _fit_kmeans(backend, Z, k, seed, n_init=N_INIT):
@@ -119,33 +85,151 @@ def _silhouette_scan(backend, Z, idx, k_range, seed):
     return out
 
 
-def cluster_configurations(df, *, k=5, backend, features=None, k_range=(2, 10), seed=0
-                           ) -> ClusterResult:
-    """Group configurations with KMeans and profile each group.
+@dataclass(frozen=True)
+class ClusterModel:
+    """A fitted grouping: how to turn rows into features, the KMeans model, and the order
+    that numbers its clusters stably. ``predict`` labels any table with the same columns
+    (the Dask driver fits on a sample and predicts each partition).
+
+    Attributes
+    ----------
+    features : tuple of str
+        Input columns.
+    logs : tuple of bool
+        Whether each feature is clustered on a log10 scale.
+    mean, std : ndarray of float64
+        Standardization of the (logged) features, from the rows the model was fitted on.
+    kmeans : estimator
+        The backend's fitted KMeans (scikit-learn or cuML).
+    order : ndarray of int32, shape (k,)
+        Stable label of each KMeans label: by median accelerator count, then median time to
+        train, over the rows the model was fitted on.
+    k : int
+    silhouette : dict
+        Silhouette score for each k of ``k_range`` (see :class:`ClusterResult`).
+    note : str
+    """
+
+    features: tuple
+    logs: tuple
+    mean: np.ndarray
+    std: np.ndarray
+    kmeans: object
+    order: np.ndarray
+    k: int
+    silhouette: dict
+    note: str = ""
+
+    @property
+    def names(self) -> tuple:
+        """Feature names as reported, ``log10(name)`` where a log is taken."""
+        return tuple(f"log10({f})" if lg else f for f, lg in zip(self.features, self.logs))
+
+    def transform(self, df, *, backend):
+        """Standardized features of ``df`` on the backend, and the mask of rows that have
+        every feature (the others get label -1)."""
+        X = _feature_matrix(df, self.features, self.logs, backend)
+        xp = backend.xp
+        valid = xp.isfinite(X).all(axis=1)
+        return (X - xp.asarray(self.mean)) / xp.asarray(self.std), valid
+
+    def predict_raw(self, df, *, backend):
+        """KMeans labels of ``df`` (unordered), -1 where a feature is missing; on the backend."""
+        xp = backend.xp
+        Z, valid = self.transform(df, backend=backend)
+        idx = xp.flatnonzero(valid)
+        raw = xp.full(len(df), -1, dtype=np.int32)
+        if int(idx.size):
+            raw[idx] = self.kmeans.predict(xp.ascontiguousarray(Z[idx]))
+        return raw
+
+    def predict(self, df, *, backend) -> np.ndarray:
+        """Stable cluster labels of ``df`` (int32, -1 where a feature is missing), on the host."""
+        raw = np.asarray(backend.to_host(self.predict_raw(df, backend=backend)), dtype=np.int32)
+        return relabel(raw, self.order)
+
+
+def relabel(raw, order) -> np.ndarray:
+    """Map KMeans labels to stable labels; -1 stays -1."""
+    out = np.full(raw.shape, -1, dtype=np.int32)
+    ok = raw >= 0
+    out[ok] = order[raw[ok]]
+    return out
+
+
+def _log_flags(df, features, backend):
+    """Which features span more than ``LOG_SPAN`` with positive values (clustered on log10)."""
+    xp = backend.xp
+    flags = []
+    for f in features:
+        v = backend.values(df, f, role="cluster feature")
+        fin = v[xp.isfinite(v)]
+        flags.append(bool(fin.size and float(fin.min()) > 0
+                          and float(fin.max()) > LOG_SPAN * float(fin.min())))
+    return tuple(flags)
+
+
+def _feature_matrix(df, features, logs, backend):
+    xp = backend.xp
+    cols = []
+    for f, lg in zip(features, logs):
+        v = backend.values(df, f, role="cluster feature")
+        if lg:
+            v = xp.log10(xp.where(v > 0, v, xp.nan))
+        cols.append(v)
+    return xp.stack(cols, axis=1) if cols else xp.empty((len(df), 0))
+
+
+def default_cluster_features(columns, criteria=()) -> tuple[str, ...]:
+    """:data:`DEFAULT_FEATURES` present in ``columns``; a table with none of them (measured
+    runs with only time, cost and energy, say) is grouped on its criteria columns."""
+    cols = set(columns)
+    feats = tuple(f for f in DEFAULT_FEATURES if f in cols)
+    if not feats:
+        feats = tuple(c.column for c in criteria if c.column in cols)
+    return feats
+
+
+def fit_cluster_model(df, *, k=5, backend, features=None, k_range=(2, 10), seed=0,
+                      criteria=()) -> ClusterModel:
+    """Fit the grouping on ``df``: log scales and standardization from its rows, KMeans on a
+    seeded sample of at most ``FIT_ROWS`` of them, stable cluster numbers from its medians.
 
     Parameters
     ----------
     df : DataFrame
-        Configuration table with derived metrics.
+        Configuration table with derived metrics (the whole table in memory, a seeded sample
+        of the dataset on Dask), on the backend.
     k : int or "auto"
-        Number of clusters, or "auto" to choose k in ``k_range`` by silhouette score.
     backend : Backend
     features : sequence of str, optional
-        Numeric columns to cluster on; :data:`DEFAULT_FEATURES` present in ``df`` by default.
+        Numeric columns to cluster on; :func:`default_cluster_features` by default.
     k_range : (int, int)
     seed : int
+    criteria : tuple of Criterion
+        Used only to choose features for a table without the default ones.
 
     Returns
     -------
-    ClusterResult
+    ClusterModel
     """
-    features = tuple(features) if features else tuple(f for f in DEFAULT_FEATURES if f in df)
+    features = tuple(features) if features else default_cluster_features(df.columns, criteria)
     if not features:
         raise UsageError(
             f"no cluster feature is in the table; expected some of: {', '.join(DEFAULT_FEATURES)}"
         )
     xp = backend.xp
-    Z, valid, names = cluster_features(df, features, backend=backend)
+    logs = _log_flags(df, features, backend)
+    X = _feature_matrix(df, features, logs, backend)
+    valid = xp.isfinite(X).all(axis=1)
+    if bool(valid.any()):
+        mu, sd = X[valid].mean(axis=0), X[valid].std(axis=0)
+    else:
+        mu, sd = xp.zeros(X.shape[1]), xp.ones(X.shape[1])
+    sd = xp.where(sd > 0, sd, 1.0)  # a constant feature carries no distance, not a NaN
+    mean = np.asarray(backend.to_host(mu), dtype=np.float64)
+    std = np.asarray(backend.to_host(sd), dtype=np.float64)
+    Z = (X - mu) / sd
     # Row ids stay where the features are; only counts and host-drawn positions cross.
     idx = xp.flatnonzero(valid)
     n_valid = int(idx.size)
@@ -161,82 +245,101 @@ def cluster_configurations(df, *, k=5, backend, features=None, k_range=(2, 10), 
     Zfit = xp.ascontiguousarray(Z[xp.asarray(fit_idx)])
 
     if k != "auto" and k > fit_idx.size:
-        raise UsageError(
-            f"--clusters {k} is larger than the number of rows that can be clustered "
-            f"({fit_idx.size}); use a smaller k or --clusters auto"
-        )
+        raise ParamError("clusters", f"is {k}, more than the rows that can be clustered "
+                         f"({fit_idx.size}); use a smaller k or 'auto'")
     silhouette = _silhouette_scan(backend, Z, idx, k_range, seed)
     if k == "auto":
         if not silhouette:
-            raise UsageError(
-                f"--clusters auto needs at least {k_range[0] + 1} rows with cluster features; "
-                f"the table has {idx.size}"
-            )
+            raise ParamError("clusters", f"'auto' needs at least {k_range[0] + 1} rows with "
+                             f"cluster features; the table has {idx.size}")
         k = max(silhouette, key=lambda kk: (np.nan_to_num(silhouette[kk], nan=-2.0), -kk))
         notes.append(f"k = {k} chosen by silhouette over {min(silhouette)}..{max(silhouette)}")
-    model = _fit_kmeans(backend, Zfit, k, seed)
-
+    kmeans = _fit_kmeans(backend, Zfit, k, seed)
     raw = xp.full(len(df), -1, dtype=np.int32)
-    raw[idx] = model.predict(xp.ascontiguousarray(Z[idx]))
-    if backend.name == "cpu":
-        raw = np.asarray(raw, dtype=np.int32)
-        labels = _stable_order(df, raw, k)
-        profiles = profile_clusters(df, labels)
-    else:
-        # The profile columns stay on the device: grouped medians, quartiles and counts are
-        # computed there and only those k-row summaries (and the labels) come back.
-        labels, profiles = _profiles_on_backend(df, raw, k, backend)
-    return ClusterResult(labels=labels, k=int(k), features=names, profiles=profiles,
-                         silhouette=silhouette, note="; ".join(notes))
+    if n_valid:
+        raw[idx] = kmeans.predict(xp.ascontiguousarray(Z[idx]))
+    order = stable_order(df, raw, k, backend=backend)
+    return ClusterModel(features=features, logs=logs, mean=mean, std=std, kmeans=kmeans,
+                        order=order, k=int(k), silhouette=silhouette, note="; ".join(notes))
 
 
-def _stable_order(df, raw, k):
-    # Number clusters by median accelerator count, then median time to train.
+def cluster_configurations(df, *, k=5, backend, features=None, k_range=(2, 10), seed=0,
+                           criteria=()) -> ClusterResult:
+    """Group configurations with KMeans and profile each group.
+
+    :func:`fit_cluster_model` on ``df``, its labels for every row and the profiles.
+
+    Returns
+    -------
+    ClusterResult
+    """
+    model = fit_cluster_model(df, k=k, backend=backend, features=features, k_range=k_range,
+                              seed=seed, criteria=criteria)
+    labels = model.predict(df, backend=backend)
+    profiles = profile_clusters(df, labels, backend=backend)
+    return ClusterResult(labels=labels, k=model.k, features=model.names, profiles=profiles,
+                         silhouette=model.silhouette, note=model.note)
+
+
+def stable_order(df, raw, k, *, backend) -> np.ndarray:
+    """Stable label of each KMeans label (int32, length k): clusters numbered by median
+    accelerator count, then median time to train (missing values skipped), ties by KMeans
+    label; the medians are grouped aggregations on the backend's frame."""
+    cols = [c for c in ("n_accelerators", "time_to_train_min") if c in df.columns]
+    med = None
+    if cols:
+        frame = df[cols].astype("float64")
+        if hasattr(frame, "nans_to_nulls"):  # cuDF keeps NaN as a value; medians skip it
+            frame = frame.nans_to_nulls()
+        frame["_cluster"] = raw
+        frame = frame[frame["_cluster"] >= 0]
+        med = backend.to_host(frame.groupby("_cluster", sort=True)[cols].median())
     keys = []
-    n_acc = df["n_accelerators"].to_numpy(dtype=float) if "n_accelerators" in df else None
-    ttt = df["time_to_train_min"].to_numpy(dtype=float) if "time_to_train_min" in df else None
     for c in range(k):
-        m = raw == c
-        a = float(np.nanmedian(n_acc[m])) if n_acc is not None and m.any() else 0.0
-        t = float(np.nanmedian(ttt[m])) if ttt is not None and m.any() else 0.0
+        present = med is not None and c in med.index
+        a = float(med.loc[c, "n_accelerators"]) if present and "n_accelerators" in cols else 0.0
+        t = (float(med.loc[c, "time_to_train_min"])
+             if present and "time_to_train_min" in cols else 0.0)
         keys.append((a, t, c))
-    new_of_old = {old: new for new, (_, _, old) in enumerate(sorted(keys))}
-    out = np.full_like(raw, -1)
-    for old, new in new_of_old.items():
-        out[raw == old] = new
-    return out
+    order = np.empty(k, dtype=np.int32)
+    for new, (_, _, old) in enumerate(sorted(keys)):
+        order[old] = new
+    return order
 
 
-def _profiles_on_backend(df, raw, k, backend):
-    """:func:`_stable_order` and :func:`profile_clusters` computed with grouped aggregations
-    on the backend's frame (cuDF on the GPU), so that only per-cluster summaries cross to the
-    host.
+def profile_clusters(df, labels, *, backend=None) -> pd.DataFrame:
+    """One row per cluster: size, share, medians, dominant accelerators and a short label.
 
-    The summaries are the ones the host functions compute: medians skipping missing values,
-    linear 25th/75th percentiles of the accelerator count, and accelerator shares ordered as
+    Computed with grouped aggregations on the backend's frame (cuDF on the GPU), so that only
+    per-cluster summaries cross to the host: medians skipping missing values, linear
+    25th/75th percentiles of the accelerator count, and accelerator shares ordered as
     ``value_counts`` orders them (by count, ties by first appearance in the cluster).
 
     Parameters
     ----------
     df : DataFrame
         The backend's frame (cuDF or pandas).
-    raw : array of int32, shape (n,)
-        KMeans labels on the backend, -1 for rows without cluster features.
-    k : int
-    backend : Backend
+    labels : ndarray of int32, shape (n,)
+        Stable cluster labels (host), -1 for rows without cluster features.
+    backend : Backend, optional
+        The CPU backend when omitted.
 
     Returns
     -------
-    labels : ndarray of int32, shape (n,)
-        Stable cluster labels on the host.
-    profiles : pandas.DataFrame
+    DataFrame
     """
+    if backend is None:
+        from .backend import resolve_backend
+
+        backend = resolve_backend("cpu")
     host = backend.to_host
+    xp = backend.xp
+    lab = xp.asarray(np.asarray(labels, dtype=np.int32))
     numeric = [c for c in PROFILE_COLUMNS if c in df.columns]
     frame = df[numeric].astype("float64")
     if hasattr(frame, "nans_to_nulls"):  # cuDF keeps NaN as a value; medians must skip it
         frame = frame.nans_to_nulls()
-    frame["_cluster"] = raw
+    frame["_cluster"] = lab
     frame = frame[frame["_cluster"] >= 0]
     grouped = frame.groupby("_cluster", sort=True)
     size = host(grouped.size())
@@ -251,8 +354,8 @@ def _profiles_on_backend(df, raw, k, backend):
         # pandas' "string" and cuDF's "str" both keep missing values missing, and groupby
         # drops them, as value_counts does.
         acc = acc.astype("string") if isinstance(acc, pd.Series) else acc.astype("str")
-        a = backend.xdf.DataFrame({"_cluster": raw, "accelerator": acc,
-                                   "_row": backend.xp.arange(len(df))})
+        a = backend.xdf.DataFrame({"_cluster": lab, "accelerator": acc,
+                                   "_row": xp.arange(len(df))})
         a = a[a["_cluster"] >= 0]
         g = a.groupby(["_cluster", "accelerator"], sort=False)["_row"]
         t = pd.DataFrame({"n": host(g.count()), "first": host(g.min())}).reset_index()
@@ -260,47 +363,25 @@ def _profiles_on_backend(df, raw, k, backend):
             counts = pd.Series(part["n"].to_numpy(), index=pd.Index(part["accelerator"]))
             counts = counts.sort_values(ascending=False, kind="stable")
             shares[int(c)] = counts / counts.sum()
-
-    present = {int(c) for c in size.index}
-
-    def median(col, c):
-        return float(med.loc[c, col])
-
-    keys = []
-    for c in range(k):
-        a_ = median("n_accelerators", c) if "n_accelerators" in numeric and c in present else 0.0
-        t_ = (median("time_to_train_min", c)
-              if "time_to_train_min" in numeric and c in present else 0.0)
-        keys.append((a_, t_, c))
-    new_of_old = {old: new for new, (_, _, old) in enumerate(sorted(keys))}
-    raw_host = np.asarray(host(raw), dtype=np.int32)  # the labels: a result
-    labels = np.full_like(raw_host, -1)
-    for old, new in new_of_old.items():
-        labels[raw_host == old] = new
+    labels = np.asarray(labels)
     total = int((labels >= 0).sum())
     rows = []
-    for new in sorted(set(labels.tolist()) - {-1}):
-        old = next(o for o, nw in new_of_old.items() if nw == new)
-        n_c = int(size.loc[old])
-        row = {"cluster": new, "size": n_c, "share": float(n_c / max(total, 1))}
+    for c in sorted(int(v) for v in size.index):
+        n_c = int(size.loc[c])
+        row = {"cluster": c, "size": n_c, "share": float(n_c / max(total, 1))}
         for col in numeric:
-            row[f"median_{col}"] = median(col, old)
+            row[f"median_{col}"] = float(med.loc[c, col])
         if "accelerator" in df.columns:
-            row["accelerators"] = _accelerator_text(shares[old])
+            row["accelerators"] = _accelerator_text(shares[c]) if c in shares else ""
         if quart is not None:
-            row["n_accelerators_range"] = _range_text(quart[0].loc[old], quart[1].loc[old])
+            row["n_accelerators_range"] = _range_text(quart[0].loc[c], quart[1].loc[c])
         rows.append(row)
-    return labels, _profile_frame(rows)
+    return _profile_frame(rows)
 
 
 def _range_text(lo, hi):
     lo, hi = int(round(lo)), int(round(hi))
     return f"{lo}" if lo == hi else f"{lo}-{hi}"
-
-
-def _count_range(values):
-    lo, hi = np.nanpercentile(values, [25, 75])
-    return _range_text(lo, hi)
 
 
 def _accelerator_text(counts):
@@ -314,31 +395,6 @@ def _efficiency_word(e):
     if not np.isfinite(e):
         return ""
     return "high" if e >= 0.85 else "medium" if e >= 0.6 else "low"
-
-
-def profile_clusters(df, labels) -> pd.DataFrame:
-    """One row per cluster: size, share, medians, dominant accelerators and a short label.
-
-    The label reads like "4-16 x H100-SXM5-80GB, high efficiency" (the interquartile range
-    of the accelerator count, the dominant model, the median scaling efficiency), and marks
-    the cluster with the shortest median time to train as "fastest".
-    """
-    rows = []
-    numeric = [c for c in PROFILE_COLUMNS if c in df.columns]
-    total = int((labels >= 0).sum())
-    for c in sorted(set(labels.tolist()) - {-1}):
-        m = labels == c
-        part = df.loc[m]
-        row = {"cluster": c, "size": int(m.sum()), "share": float(m.sum() / max(total, 1))}
-        for col in numeric:
-            row[f"median_{col}"] = float(np.nanmedian(part[col].to_numpy(dtype=float)))
-        if "accelerator" in df.columns:
-            counts = part["accelerator"].astype("string").value_counts(normalize=True)
-            row["accelerators"] = _accelerator_text(counts)
-        if "n_accelerators" in df.columns:
-            row["n_accelerators_range"] = _count_range(part["n_accelerators"].to_numpy(float))
-        rows.append(row)
-    return _profile_frame(rows)
 
 
 def _profile_frame(rows):

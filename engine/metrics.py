@@ -29,7 +29,9 @@ __all__ = [
     "cost_usd",
     "energy_kwh",
     "derive_metrics",
+    "plan_metrics",
     "DERIVED_COLUMNS",
+    "METRIC_INPUTS",
 ]
 
 DERIVED_COLUMNS = (
@@ -60,20 +62,31 @@ def throughput_per_accelerator(df):
     return df["throughput"].astype("float64") / _accelerators(df)
 
 
+def _reference_rows(df):
+    """Rows that can be a reference configuration: a positive accelerator count and a
+    positive, finite time to train. A row with a missing or bad time is never a reference,
+    so one bad row cannot take every row of its model down with it."""
+    n = _accelerators(df)
+    t = df["time_to_train_min"].astype("float64")
+    return n.notna() & t.notna() & (t > 0) & (t < float("inf"))
+
+
 def reference_time(df, *, by="accelerator"):
     """Reference time to train and accelerator count of each row's group.
 
     The reference of a group (by default, one accelerator model) is its configuration with the
-    fewest accelerators; when several share that count, the fastest of them, so efficiency is
-    measured against the best small system rather than an unlucky one.
+    fewest accelerators among the rows with a valid time; when several share that count, the
+    fastest of them, so efficiency is measured against the best small system rather than an
+    unlucky one.
 
     Returns
     -------
     (t_ref, n_ref) : two Series aligned with ``df``.
     """
     require_columns(df, [by, "n_accelerators", "time_to_train_min"], role="metric input")
-    n = _accelerators(df)
-    t = df["time_to_train_min"].astype("float64")
+    ok = _reference_rows(df)
+    n = _accelerators(df).where(ok)
+    t = df["time_to_train_min"].astype("float64").where(ok)
     key = df[by]
     n_min = n.groupby(key, sort=False).transform("min")
     at_min = t.where(n == n_min)
@@ -85,14 +98,15 @@ def reference_table(df, *, by="accelerator"):
     """The reference of each group as a table: index ``by``, columns ``t_ref`` and ``n_ref``.
 
     The same references as :func:`reference_time`, in a form that can be computed once over
-    a whole dataset (e.g. reduced across Dask partitions) and passed to
-    :func:`derive_metrics` for each part.
+    a whole dataset (e.g. reduced across Dask partitions with :func:`merge_reference_tables`)
+    and passed to :func:`derive_metrics` for each part.
     """
     require_columns(df, [by, "n_accelerators", "time_to_train_min"], role="metric input")
-    n = _accelerators(df)
+    ok = _reference_rows(df)
+    n = _accelerators(df).where(ok)
     key = df[by]
     n_min = n.groupby(key, sort=True).min()
-    at_min = df["time_to_train_min"].astype("float64").where(n == key.map(n_min))
+    at_min = df["time_to_train_min"].astype("float64").where(ok & (n == key.map(n_min)))
     t_min = at_min.groupby(key, sort=True).min()
     return t_min.to_frame("t_ref").assign(n_ref=n_min)
 
@@ -134,40 +148,82 @@ def energy_kwh(df):
     return _accelerators(df) * df["power_w"].astype("float64") * hours / 1000.0
 
 
+#: The inputs of each derived metric (besides ``by`` for speedup and efficiency).
+METRIC_INPUTS = {
+    "accelerator_hours": ("n_accelerators", "time_to_train_min"),
+    "throughput_per_accelerator": ("throughput", "n_accelerators"),
+    "speedup": ("accelerator", "n_accelerators", "time_to_train_min"),
+    "scaling_efficiency": ("accelerator", "n_accelerators", "time_to_train_min"),
+    "cost_usd": ("price_per_accelerator_hour", "n_accelerators", "time_to_train_min"),
+    "energy_kwh": ("power_w", "n_accelerators", "time_to_train_min"),
+}
+#: Metrics a table may bring itself (a simulator's cost and energy are kept as they are).
+KEPT_WHEN_PRESENT = ("cost_usd", "energy_kwh")
+
+
+def plan_metrics(columns, *, by="accelerator") -> tuple[tuple[str, ...], dict]:
+    """Which derived metrics a table with ``columns`` gets, and why the others are skipped.
+
+    Returns
+    -------
+    derived : tuple of str
+        Metrics that will be computed, in :data:`DERIVED_COLUMNS` order.
+    skipped : dict
+        ``{metric: reason}`` for the others, e.g. ``"needs throughput"`` or ``"the table has
+        its own cost_usd"``.
+    """
+    cols = set(columns)
+    derived, skipped = [], {}
+    for metric in DERIVED_COLUMNS:
+        need = tuple(by if c == "accelerator" else c for c in METRIC_INPUTS[metric])
+        if metric in KEPT_WHEN_PRESENT and metric in cols:
+            skipped[metric] = f"the table has its own {metric}"
+            continue
+        missing = [c for c in need if c not in cols]
+        if missing:
+            skipped[metric] = f"needs {', '.join(missing)}"
+        else:
+            derived.append(metric)
+    return tuple(derived), skipped
+
+
 def derive_metrics(df, *, by="accelerator", reference=None):
     """Return a copy of ``df`` with every derived metric its columns allow.
 
-    ``reference`` (a :func:`reference_table`) fixes the reference configurations of speedup
-    and efficiency; by default they are found in ``df`` itself.
+    Each metric is computed when its inputs are in the table (see :func:`plan_metrics`) and
+    skipped otherwise; ``reference`` (a :func:`reference_table`) fixes the reference
+    configurations of speedup and efficiency, found in ``df`` itself by default. A table
+    that already holds ``cost_usd`` or ``energy_kwh`` (a simulator output) keeps its own.
 
-    ``cost_usd`` needs ``price_per_accelerator_hour`` and ``energy_kwh`` needs ``power_w``;
-    a table that already holds ``cost_usd`` or ``energy_kwh`` (a simulator output) keeps its
-    own values.
+    Raises
+    ------
+    DataError
+        A metric input is not numeric.
     """
-    require_columns(df, ["n_accelerators", "time_to_train_min", "throughput"], role="required")
-    if len(df) == 0:
-        raise DataError("the table is empty; at least one configuration row is needed")
-    for col in ("n_accelerators", "time_to_train_min", "throughput"):
+    derived, _ = plan_metrics(df.columns, by=by)
+    inputs = sorted({c for m in derived for c in METRIC_INPUTS[m] if c != "accelerator"})
+    for col in inputs:
         if not _is_numeric(df[col]):
-            raise DataError(
-                f"column '{col}' must be numeric; it has dtype {df[col].dtype} "
-                f"(first value {df[col].iloc[0]!r})"
-            )
+            raise DataError(f"column '{col}' must be numeric; it has dtype {df[col].dtype}"
+                            + (f" (row 0 holds {df[col].iloc[0]!r})" if len(df) else ""))
     out = df.copy()
-    out["accelerator_hours"] = accelerator_hours(df)
-    out["throughput_per_accelerator"] = throughput_per_accelerator(df)
-    if by in df.columns:
+    if "accelerator_hours" in derived:
+        out["accelerator_hours"] = accelerator_hours(df)
+    if "throughput_per_accelerator" in derived:
+        out["throughput_per_accelerator"] = throughput_per_accelerator(df)
+    if "speedup" in derived:
         if reference is None:
             t_ref, n_ref = reference_time(df, by=by)
         else:
-            t_ref = df[by].map(reference["t_ref"]).astype("float64")
-            n_ref = df[by].map(reference["n_ref"]).astype("float64")
+            # A dict, not a pandas Series: cuDF's Series.map takes a dict or a cuDF Series.
+            t_ref = df[by].map(reference["t_ref"].to_dict()).astype("float64")
+            n_ref = df[by].map(reference["n_ref"].to_dict()).astype("float64")
         s = t_ref / df["time_to_train_min"].astype("float64")
         out["speedup"] = s
         out["scaling_efficiency"] = s / (_accelerators(df) / n_ref)
-    if "cost_usd" not in df.columns and "price_per_accelerator_hour" in df.columns:
+    if "cost_usd" in derived:
         out["cost_usd"] = cost_usd(df)
-    if "energy_kwh" not in df.columns and "power_w" in df.columns:
+    if "energy_kwh" in derived:
         out["energy_kwh"] = energy_kwh(df)
     return out
 
@@ -175,4 +231,3 @@ def derive_metrics(df, *, by="accelerator", reference=None):
 def _is_numeric(s) -> bool:
     kind = getattr(s.dtype, "kind", "O")
     return kind in "iuf" or str(s.dtype) in ("Int64", "Int32", "Float64", "Float32")
-

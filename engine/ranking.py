@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import DataError, UnsupportedOnGPU
+from .errors import DataError
 from .results import RankResult
 from .schema import invalid_rows, require_columns
 from .spec import normalize_weights
 
-__all__ = ["criteria_matrix", "rank_configurations", "final_rank"]
+__all__ = ["criteria_matrix", "check_criteria_values", "topsis_input", "rank_configurations",
+           "final_rank"]
 
 
 def criteria_matrix(df, criteria, *, backend):
@@ -61,13 +62,53 @@ def _pareto_ranks(k, costs, depth, backend):
     where the sorted sweep costs the same either way)."""
     if depth is None:
         return k.pareto_rank(costs)
-    if hasattr(k, "pareto_rank_device"):
+    if backend.on_device or backend.name == "gpu-simulated":
         # The CUDA kernels return host ranks (a result), so they are clipped on the host;
         # xp.minimum would hand a NumPy array to CuPy, which refuses it.
         return np.minimum(k.pareto_rank(costs), depth)
     from gpurank.kernels.partition import pareto_rank_upto
 
     return pareto_rank_upto(costs, depth)
+
+
+def topsis_input(costs, criteria, norm, *, backend):
+    """The matrix and kernel normalization TOPSIS runs on.
+
+    ``norm="log"`` ranks ratio-scale criteria on a log scale: each column becomes
+    ``sign * log10(value)`` (``value`` the criterion as given, positive; ``sign`` -1 for a
+    "max" criterion) and is then min-max normalized, so a criterion spanning four orders of
+    magnitude spreads its rows over [0, 1] instead of crowding them next to the ideal. The
+    transform is monotone, so Pareto dominance is unchanged. ``prepare_rows`` has already
+    refused (or dropped) rows whose value is not positive.
+    """
+    if norm != "log":
+        return costs, norm
+    xp = backend.xp
+    sign = xp.asarray(np.array([-1.0 if c.sense == "max" else 1.0 for c in criteria]))
+    return xp.ascontiguousarray(sign * xp.log10(costs * sign)), "minmax"
+
+
+def topsis_params(lo, hi, ss, weights, norm):
+    """TOPSIS normalization and ideal points from column statistics merged over partitions
+    (every criterion a cost): the parameters :func:`closeness` scores rows with."""
+    from gpurank.kernels.cpu import _topsis_params
+
+    w = np.asarray(weights, dtype=np.float64)
+    w = w / w.sum()
+    scale, ideal, anti, offset = _topsis_params(lo, hi, ss, w, np.zeros(w.size, bool), norm)
+    return scale, offset, ideal, anti
+
+
+def closeness(matrix, params):
+    """TOPSIS closeness of the rows of ``matrix`` under :func:`topsis_params`."""
+    scale, offset, ideal, anti = params
+    if len(matrix) == 0:
+        return np.zeros(0, dtype=np.float64)
+    v = (matrix - offset) * scale
+    dp = np.sqrt(((v - ideal) ** 2).sum(axis=1))
+    dm = np.sqrt(((v - anti) ** 2).sum(axis=1))
+    tot = dp + dm
+    return np.divide(dm, tot, out=np.full(len(matrix), 0.5), where=tot > 0)
 
 
 def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, rank_depth=None,
@@ -81,8 +122,8 @@ def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, ran
     criteria : sequence of Criterion
     backend : Backend
         Supplies the kernels.
-    norm : {"vector", "minmax"}
-        TOPSIS normalization.
+    norm : {"vector", "minmax", "log"}
+        TOPSIS normalization (see :func:`topsis_input` for ``"log"``).
     costs : array, optional
         The :func:`criteria_matrix` of ``df`` on ``backend`` when the caller already built it.
     rank_depth, count_cap : int, optional
@@ -95,30 +136,34 @@ def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, ran
         costs = criteria_matrix(df, criteria, backend=backend)
     check_criteria_values(costs, criteria)
     host = backend.to_host
-    if len(df) >= 2:
+    n = costs.shape[0]
+    if n >= 2:
         # One m-vector crosses to the host, not one synchronizing scalar per column.
         constant = np.asarray(host((costs == costs[0]).all(axis=0)))
         for j, c in enumerate(criteria):
             if bool(constant[j]):
-                value = float(-costs[0, j] if c.sense == "max" else costs[0, j])
+                value = float(host(-costs[0, j] if c.sense == "max" else costs[0, j]))
                 raise DataError(
                     f"criterion column '{c.column}' is constant (every value is {value:g}); "
-                    "it cannot separate configurations: leave it out of --criteria"
+                    "it cannot separate configurations: leave it out of the criteria"
                 )
+    if norm == "log" and n:
+        positive = np.asarray(host(((costs * backend.xp.asarray(np.array(
+            [-1.0 if c.sense == "max" else 1.0 for c in criteria]))) > 0).all(axis=0)))
+        for j, c in enumerate(criteria):
+            if not bool(positive[j]):
+                raise DataError(f"norm 'log' needs positive values; criterion column "
+                                f"'{c.column}' has values <= 0: use norm 'vector' or 'minmax'")
+    backend.check_supported("rank", len(criteria))
     k = backend.kernels
-    limit = getattr(k, "MAX_M", None)
-    if limit is not None and len(criteria) > limit:
-        raise UnsupportedOnGPU(
-            f"{len(criteria)} criteria exceed the GPU kernels' limit of {limit}"
-        )
     pareto = np.asarray(host(_pareto_ranks(k, costs, rank_depth, backend)), dtype=np.int32)
     dom = np.asarray(host(k.domination_count(costs, cap=count_cap)), dtype=np.int64)
     benefit = np.zeros(len(criteria), dtype=bool)
+    matrix, kernel_norm = topsis_input(costs, criteria, norm, backend=backend)
     score = np.asarray(
-        host(k.topsis(costs, np.asarray(weights), benefit, norm=norm)), dtype=np.float64
+        host(k.topsis(matrix, np.asarray(weights), benefit, norm=kernel_norm)), dtype=np.float64
     )
     ideal, anti = {}, {}
-    n = costs.shape[0]
     lo = np.asarray(host(costs.min(axis=0))) if n else None  # m values each
     hi = np.asarray(host(costs.max(axis=0))) if n else None
     for j, c in enumerate(criteria):

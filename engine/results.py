@@ -13,7 +13,57 @@ import pandas as pd
 
 from .spec import AnalysisSpec, Criterion
 
-__all__ = ["ImportanceResult", "ClusterResult", "RankResult", "RobustResult", "AnalysisResult"]
+__all__ = ["PreparationResult", "ImportanceResult", "ClusterResult", "RankResult",
+           "RobustResult", "AnalysisResult"]
+
+
+@dataclass(frozen=True)
+class PreparationResult:
+    """What became of the table's rows and columns before the analysis proper.
+
+    Attributes
+    ----------
+    rows_in : int
+        Rows read.
+    rows_analyzed : int
+        Rows that were analyzed (after the filter, the constraints and dropped rows).
+    derived : tuple of str
+        Derived metrics computed.
+    skipped : dict
+        ``{metric: reason}`` of derived metrics not computed.
+    replaced : tuple of str
+        Input columns named like result columns, replaced by the analysis.
+    constraints : tuple of (str, int)
+        Each constraint and the rows it leaves out on its own.
+    invalid : dict
+        ``{reason: rows}`` of the invalid rows dropped (``drop_invalid``).
+    """
+
+    rows_in: int
+    rows_analyzed: int
+    derived: tuple = ()
+    skipped: dict = field(default_factory=dict)
+    replaced: tuple = ()
+    constraints: tuple = ()
+    invalid: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_report(cls, report, derived, skipped, replaced) -> "PreparationResult":
+        """From a :class:`gpurank.engine.prepare.RowReport` and the metric plan."""
+        return cls(rows_in=int(report.rows_in), rows_analyzed=int(report.kept),
+                   derived=tuple(derived), skipped=dict(skipped), replaced=tuple(replaced),
+                   constraints=tuple((str(c), int(n)) for c, n in
+                                     zip(report.constraints.constraints,
+                                         report.constraints.failing)),
+                   invalid={r: int(v[0]) for r, v in report.invalid.items()})
+
+    def as_dict(self) -> dict:
+        return {"rows_in": self.rows_in, "rows_analyzed": self.rows_analyzed,
+                "derived": list(self.derived), "skipped": dict(self.skipped),
+                "replaced_columns": list(self.replaced),
+                "constraints": [{"constraint": c, "rows_left_out": n}
+                                for c, n in self.constraints],
+                "invalid_rows_dropped": dict(self.invalid)}
 
 
 @dataclass(frozen=True)
@@ -189,6 +239,11 @@ class AnalysisResult:
         Seconds per step.
     notes : tuple of str
         What the user should know: samples, dropped rows, fallbacks.
+    fallbacks : tuple of str
+        Steps that ran on the CPU instead of the GPU, and why.
+    robust : RobustResult, optional
+    preparation : PreparationResult, optional
+        Rows read and analyzed, derived metrics computed and skipped, constraints.
     """
 
     table: pd.DataFrame
@@ -201,6 +256,7 @@ class AnalysisResult:
     notes: tuple[str, ...] = ()
     fallbacks: tuple[str, ...] = ()
     robust: RobustResult | None = None
+    preparation: PreparationResult | None = None
 
     def top(self, k: int | None = None) -> pd.DataFrame:
         """The ``k`` best rows (``spec.top`` by default), best first."""

@@ -23,12 +23,14 @@ import math
 
 import numpy as np
 
-from .errors import UnsupportedOnGPU, UsageError
+from .errors import UsageError
 from .results import RobustResult
 
 __all__ = [
     "ROBUST_COLUMNS",
     "robust_from_costs",
+    "robust_from_costs_spec",
+    "weight_bounds",
     "robust_ranking",
     "robust_summary",
     "sample_weights",
@@ -134,44 +136,69 @@ def robust_from_costs(costs, *, samples, k, seed=0, bounds=None, norm="vector", 
         expected_rank=mean_rank, expected_rank_se=rank_se, central_weights=central)
 
 
-def robust_ranking(df, criteria, ranking, *, spec, backend) -> RobustResult:
-    """The ``robust`` step of an analysis: SMAA with the spec's samples, top k, seed, norm
-    and weight ranges; reuses the ranking's exact domination counts for the pruning."""
-    from .ranking import criteria_matrix
-
-    criteria = tuple(criteria)
+def weight_bounds(spec, criteria):
+    """The spec's weight ranges as one ``(low, high)`` per criterion (None: unbounded)."""
     names = [c.column for c in criteria]
     ranges = {col: (lo, hi) for col, lo, hi in spec.weight_ranges}
     unknown = [c for c in ranges if c not in names]
     if unknown:
-        raise UsageError(f"--weights-range names {', '.join(repr(u) for u in unknown)}, which "
+        raise UsageError(f"weight_ranges names {', '.join(repr(u) for u in unknown)}, which "
                          f"is not a criterion; criteria are: {', '.join(names)}")
-    bounds = [ranges.get(c, (0.0, 1.0)) for c in names] if ranges else None
+    return ([ranges.get(c, (0.0, 1.0)) for c in names] if ranges else None), ranges
+
+
+def robust_from_costs_spec(costs, criteria, ranking, *, spec, backend) -> RobustResult:
+    """The ``robust`` step of an analysis: SMAA with the spec's samples, top k, seed, norm
+    and weight ranges on the criteria matrix ``costs``; reuses the ranking's domination
+    counts for the pruning when they are exact (or capped at k or more)."""
+    from .ranking import topsis_input
+
+    criteria = tuple(criteria)
+    bounds, ranges = weight_bounds(spec, criteria)
+    backend.check_supported("robust", len(criteria))
+    matrix, kernel_norm = topsis_input(costs, criteria, spec.norm, backend=backend)
     k = backend.kernels
-    if not hasattr(k, "smaa_topsis"):
-        raise UnsupportedOnGPU("the backend's kernels have no smaa_topsis")
-    limit = getattr(k, "MAX_M", None)
-    if limit is not None and len(criteria) > limit:
-        raise UnsupportedOnGPU(f"{len(criteria)} criteria exceed the GPU kernels' limit of {limit}")
-    costs = criteria_matrix(df, criteria, backend=backend)
-    return robust_from_costs(
-        costs, samples=spec.samples, k=spec.top, seed=spec.seed, bounds=bounds, norm=spec.norm,
-        kernels=k, criteria=names,
+    counts = None
+    if ranking is not None and (spec.count_cap is None or spec.count_cap >= spec.top):
         # Counts capped below k cannot tell a row with k dominators from one with fewer.
-        domination_count=(ranking.domination_count
-                          if spec.count_cap is None or spec.count_cap >= spec.top else None),
+        counts = ranking.domination_count
+    return robust_from_costs(
+        matrix, samples=spec.samples, k=spec.top, seed=spec.seed, bounds=bounds,
+        norm=kernel_norm, kernels=k, criteria=[c.column for c in criteria],
+        domination_count=counts if counts is not None else
+        k.domination_count(costs, cap=max(1, min(int(spec.top), costs.shape[0]))),
         weight_ranges=ranges)
 
 
-def robust_summary(result, columns) -> dict:
+def robust_ranking(df, criteria, ranking, *, spec, backend) -> RobustResult:
+    """:func:`robust_from_costs_spec` on the criteria matrix of ``df``."""
+    from .ranking import criteria_matrix
+
+    return robust_from_costs_spec(criteria_matrix(df, criteria, backend=backend), criteria,
+                                  ranking, spec=spec, backend=backend)
+
+
+def robust_summary(rb, table, columns, *, top) -> dict:
     """The ``robust`` entry of summary.json: settings and the configurations in the top k
-    for the largest share of weights, with standard errors and central weights."""
-    rb = result.robust
-    top = []
-    table = result.table
-    for pos in rb.order()[: result.spec.top]:
+    for the largest share of weights, with standard errors and central weights.
+
+    Parameters
+    ----------
+    rb : RobustResult
+    table : DataFrame
+        Rows of the analyzed table by position: the whole table, or (on Dask) the candidate
+        rows gathered, indexed by their row position.
+    columns : list of str
+        Columns shown for each configuration.
+    top : int
+        How many configurations to list.
+    """
+    out = []
+    positions = table.index if table.index.is_unique else None
+    for pos in rb.order()[:top]:
         row = int(rb.candidates[pos])
-        rec = {c: table[c].iloc[row] for c in columns if c in table.columns}
+        src = table.loc[row] if positions is not None and row in positions else table.iloc[row]
+        rec = {c: src[c] for c in columns if c in table.columns}
         rec["row"] = row
         rec.update(
             p_topk=float(rb.p_topk[pos]), p_topk_se=float(rb.p_topk_se[pos]),
@@ -181,7 +208,7 @@ def robust_summary(result, columns) -> dict:
             central_weights=None if not bool(np.isfinite(rb.central_weights[pos]).all())
             else {c: float(w) for c, w in zip(rb.criteria, rb.central_weights[pos])},
         )
-        top.append(rec)
+        out.append(rec)
     return {
         "method": "SMAA over TOPSIS weights",
         "samples": rb.samples,
@@ -193,7 +220,7 @@ def robust_summary(result, columns) -> dict:
         "candidates": int(rb.candidates.shape[0]),
         "pruned": int(rb.n_rows - rb.candidates.shape[0]),
         "expected_rank_among": "candidates (rows dominated by fewer than k rows)",
-        "top": top,
+        "top": out,
     }
 
 

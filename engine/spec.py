@@ -11,19 +11,29 @@ import math
 from dataclasses import dataclass, field
 
 from .errors import UsageError
+from .params import INT32_MAX, INT64_MAX, SEED_MAX, Interval, Options, ParamError, check_param
 
 __all__ = [
     "Criterion",
     "AnalysisSpec",
     "parse_criteria",
     "default_criteria",
+    "default_target",
     "normalize_weights",
     "parse_weight_ranges",
     "DEFAULT_TARGET",
 ]
 
 SENSES = ("min", "max")
+#: TOPSIS normalizations (see AnalysisSpec.norm).
+NORMS = ("vector", "minmax", "log")
+#: The forest's target when the table has it, and the fallback for tables without throughput.
 DEFAULT_TARGET = "throughput_per_accelerator"
+FALLBACK_TARGET = "time_to_train_min"
+MAX_CLUSTERS = 1000
+#: Default criteria, each used when the table has the column.
+DEFAULT_CRITERIA = (("time_to_train_min", "min"), ("throughput_per_accelerator", "max"),
+                    ("scaling_efficiency", "max"), ("cost_usd", "min"))
 
 
 @dataclass(frozen=True)
@@ -59,29 +69,66 @@ class Criterion:
 
     def __str__(self) -> str:
         w = "" if self.weight is None else f":{self.weight:g}"
-        return f"{self.column}:{self.sense}{w}"
+        col = self.column
+        if any(ch in col for ch in ":,\"'") or col != col.strip():
+            col = '"' + col.replace('"', '""') + '"'
+        return f"{col}:{self.sense}{w}"
+
+
+def _split_outside_quotes(text, sep):
+    """Split ``text`` at ``sep`` except inside double or single quotes (doubled to escape)."""
+    parts, cur, quote, i = [], [], None, 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == quote and text[i + 1:i + 2] == quote:
+                cur.append(ch)
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+            else:
+                cur.append(ch)
+        elif ch in "\"'" and not "".join(cur).strip():
+            quote = ch
+            cur = []
+        elif ch == sep:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    if quote:
+        raise ParamError("criteria", f": {text!r} has an unclosed quote ({quote})")
+    parts.append("".join(cur))
+    return parts
 
 
 def parse_criteria(text: str) -> tuple[Criterion, ...]:
     """Parse ``"col:min[:w],col:max[:w],..."`` into criteria.
+
+    A column whose name holds ``:`` or ``,`` is quoted: ``"cost:usd":min:0.3``.
 
     Raises
     ------
     UsageError
         Empty text, a malformed item, an unknown sense, a bad or negative weight, or a column
         named twice.
+
+    Examples
+    --------
+    >>> [str(c) for c in parse_criteria('time_to_train_min:min, "cost:usd":min:2')]
+    ['time_to_train_min:min', '"cost:usd":min:2']
     """
     if text is None or not str(text).strip():
-        raise UsageError("--criteria is empty; write e.g. 'time_to_train_min:min,cost_usd:min'")
+        raise ParamError("criteria", "is empty; write e.g. 'time_to_train_min:min,cost_usd:min'")
     out = []
-    for item in str(text).split(","):
-        item = item.strip()
-        parts = [p.strip() for p in item.split(":")]
+    for item in _split_items(str(text)):
+        parts = [p.strip() for p in _split_outside_quotes(item, ":")]
         if len(parts) not in (2, 3) or not parts[0]:
-            raise UsageError(
-                f"criterion {item!r} is malformed; write 'column:min|max[:weight]', "
-                "e.g. 'cost_usd:min:0.3'"
-            )
+            raise ParamError("criteria", f": {item.strip()!r} is malformed; write "
+                             "'column:min|max[:weight]', e.g. 'cost_usd:min:0.3' (quote a "
+                             "column name that holds ':' or ',')")
         weight = None
         if len(parts) == 3:
             try:
@@ -94,9 +141,29 @@ def parse_criteria(text: str) -> tuple[Criterion, ...]:
     seen = set()
     for c in out:
         if c.column in seen:
-            raise UsageError(f"criterion column '{c.column}' is named twice in --criteria")
+            raise ParamError("criteria", f"names column '{c.column}' twice")
         seen.add(c.column)
     return tuple(out)
+
+
+def _split_items(text):
+    """The comma-separated items of a criteria text, commas inside quotes kept."""
+    items, cur, quote = [], [], None
+    for ch in text:
+        if quote:
+            cur.append(ch)
+            if ch == quote:
+                quote = None  # a doubled quote closes and reopens: same result
+        elif ch in "\"'":
+            quote = ch
+            cur.append(ch)
+        elif ch == ",":
+            items.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    items.append("".join(cur))
+    return items
 
 
 def normalize_weights(criteria) -> tuple[float, ...]:
@@ -120,15 +187,38 @@ def normalize_weights(criteria) -> tuple[float, ...]:
 
 
 def default_criteria(columns) -> tuple[Criterion, ...]:
-    """The default criteria: time, per-accelerator throughput, efficiency, and cost if known."""
-    crit = [
-        Criterion("time_to_train_min", "min"),
-        Criterion("throughput_per_accelerator", "max"),
-        Criterion("scaling_efficiency", "max"),
-    ]
-    if "cost_usd" in set(columns):
-        crit.append(Criterion("cost_usd", "min"))
+    """The default criteria among ``columns`` (the table after its derived metrics).
+
+    Time to train (min), per-accelerator throughput (max), scaling efficiency (max) and
+    cost (min), each when the table has it; a table without throughput (measured runs with
+    time, cost and energy) ranks on energy (min) too, when it has it.
+
+    Raises
+    ------
+    SchemaError
+        None of the default criteria is in the table.
+    """
+    from .errors import SchemaError
+
+    cols = set(columns)
+    crit = [Criterion(c, sense) for c, sense in DEFAULT_CRITERIA if c in cols]
+    if "throughput_per_accelerator" not in cols and "energy_kwh" in cols:
+        crit.append(Criterion("energy_kwh", "min"))
+    if not crit:
+        wanted = ", ".join(c for c, _ in DEFAULT_CRITERIA)
+        raise SchemaError(f"the table has none of the default criteria ({wanted}); name the "
+                          "columns to rank on with criteria (--criteria 'column:min,...')")
     return tuple(crit)
+
+
+def default_target(columns) -> str | None:
+    """The forest's default target: per-accelerator throughput when the table has it, else
+    time to train; ``None`` when it has neither."""
+    cols = set(columns)
+    for t in (DEFAULT_TARGET, FALLBACK_TARGET):
+        if t in cols:
+            return t
+    return None
 
 
 @dataclass(frozen=True)
@@ -138,9 +228,11 @@ class AnalysisSpec:
     Parameters
     ----------
     criteria : tuple of Criterion, optional
-        Ranking criteria; the defaults of :func:`default_criteria` when empty.
-    target : str
-        Column whose drivers the random forest measures.
+        Ranking criteria; when empty, the defaults of :func:`default_criteria` among the
+        columns the table has.
+    target : str, optional
+        Column whose drivers the random forest measures; by default
+        ``throughput_per_accelerator`` when the table has it, else ``time_to_train_min``.
     clusters : int or "auto"
         Number of KMeans clusters, or ``"auto"`` to pick k by silhouette over ``k_range``.
     top : int
@@ -148,11 +240,15 @@ class AnalysisSpec:
     sample_rows : int
         Rows the random forest is fitted on at most (a seeded sample beyond that).
     seed : int
-        Seed of every random choice (samples, forests, KMeans).
+        Seed of every random choice (samples, forests, KMeans); below 2**32.
     drop_invalid : bool
-        Drop rows with missing or infinite criteria (and report how many) instead of stopping.
-    norm : {"vector", "minmax"}
-        TOPSIS normalization.
+        Drop rows with missing, infinite or out-of-range values (and report each reason)
+        instead of stopping.
+    norm : {"vector", "minmax", "log"}
+        TOPSIS normalization: ``"vector"`` divides each column by its 2-norm, ``"minmax"``
+        maps it to [0, 1], ``"log"`` takes log10 of each (positive, ratio-scale) criterion
+        and then maps it to [0, 1], for criteria that span orders of magnitude
+        (docs/ranking.md says which to use when).
     features : tuple of str, optional
         Random-forest features; the configuration variables present when omitted.
     n_estimators : int
@@ -160,6 +256,9 @@ class AnalysisSpec:
     accelerator_type : str, optional
         Keep only rows whose ``accelerator_type`` column has this value (e.g. "gpu" to leave
         out TPUs and CPU-only systems of real MLPerf data).
+    constraints : tuple of Constraint
+        Limits a configuration must meet before it is ranked (``"cost_usd<=500"``); a string
+        or a sequence is parsed by :func:`gpurank.engine.constraints.parse_constraints`.
     robust : bool
         Also run SMAA over TOPSIS weights (see :mod:`gpurank.engine.robust`).
     samples : int
@@ -168,17 +267,14 @@ class AnalysisSpec:
         Bounds on the normalized weights sampled by ``robust``; strings
         ``"column=low:high"`` and ``{column: (low, high)}`` are accepted too.
     rank_depth : int, optional
-        Report Pareto ranks exactly up to this depth: ``pareto_rank`` is ``min(rank,
-        rank_depth)`` (fronts 0 .. depth-1 exact, every later row gets ``rank_depth``). The
-        first fronts are what a ranking needs; on Dask this turns the exact ranks' block-pair
-        work (quadratic in the number of key blocks) into one local pass per partition and a
-        merge of the candidates. ``None``: every front exactly.
+        Report ``min(pareto_rank, rank_depth)``: fronts 0 .. depth-1 exact, every later row
+        gets ``rank_depth``. ``None``: every front exactly.
     count_cap : int, optional
         Report ``min(domination_count, count_cap)`` (exact below the cap). ``None``: exact.
     """
 
     criteria: tuple[Criterion, ...] = ()
-    target: str = DEFAULT_TARGET
+    target: str | None = None
     clusters: int | str = 5
     k_range: tuple[int, int] = (2, 10)
     top: int = 10
@@ -189,6 +285,7 @@ class AnalysisSpec:
     features: tuple[str, ...] | None = None
     n_estimators: int = 100
     accelerator_type: str | None = None
+    constraints: tuple = ()
     robust: bool = False
     samples: int = 10_000
     weight_ranges: tuple[tuple[str, float, float], ...] = ()
@@ -197,39 +294,57 @@ class AnalysisSpec:
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self):
-        if isinstance(self.clusters, str):
-            if self.clusters != "auto":
-                raise UsageError(
-                    f"--clusters must be a positive integer or 'auto'; got {self.clusters!r}"
-                )
-        elif isinstance(self.clusters, bool) or not isinstance(self.clusters, int) or (
-            self.clusters < 1
-        ):
-            raise UsageError(
-                f"--clusters must be a positive integer or 'auto'; got {self.clusters!r}"
-            )
-        lo, hi = self.k_range
-        if not (2 <= lo <= hi):
-            raise UsageError(f"k_range must satisfy 2 <= low <= high; got {self.k_range}")
-        _positive_int("top", self.top)
-        _positive_int("sample_rows", self.sample_rows, minimum=10)
-        _positive_int("n_estimators", self.n_estimators)
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise UsageError(f"--seed must be a non-negative integer; got {self.seed!r}")
-        if self.norm not in ("vector", "minmax"):
-            raise UsageError(f"--norm must be 'vector' or 'minmax'; got {self.norm!r}")
+        from .constraints import parse_constraints
+
+        crit = self.criteria
+        if isinstance(crit, str):
+            crit = parse_criteria(crit)
+        elif isinstance(crit, Criterion):
+            crit = (crit,)
+        crit = tuple(crit or ())
+        for c in crit:
+            if not isinstance(c, Criterion):
+                raise ParamError("criteria", f"must hold Criterion objects or be a text such "
+                                 f"as 'cost_usd:min'; got {type(c).__name__}")
+        object.__setattr__(self, "criteria", crit)
+        check_param("target", self.target, None, str)
+        check_param("clusters", self.clusters, Interval(int, 1, MAX_CLUSTERS), Options(("auto",)))
+        k_range = tuple(self.k_range) if isinstance(self.k_range, (tuple, list)) else None
+        if k_range is None or len(k_range) != 2 or not all(
+                Interval(int, 2, MAX_CLUSTERS).accepts(v) for v in k_range) or k_range[0] > \
+                k_range[1]:
+            raise ParamError("k_range", f"must be two integers 2 <= low <= high <= "
+                             f"{MAX_CLUSTERS}; got {self.k_range!r}")
+        object.__setattr__(self, "k_range", k_range)
+        check_param("top", self.top, Interval(int, 1, INT32_MAX))
+        check_param("sample_rows", self.sample_rows, Interval(int, 10, INT32_MAX))
+        check_param("seed", self.seed, Interval(int, 0, SEED_MAX))
+        check_param("drop_invalid", self.drop_invalid, bool)
+        check_param("norm", self.norm, Options(NORMS))
+        if self.features is not None:
+            feats = (self.features,) if isinstance(self.features, str) else tuple(self.features)
+            for f in feats:
+                check_param("features", f, str)
+            object.__setattr__(self, "features", feats)
+        check_param("n_estimators", self.n_estimators, Interval(int, 1, 100_000))
+        check_param("accelerator_type", self.accelerator_type, None, str)
+        object.__setattr__(self, "constraints", parse_constraints(self.constraints or ()))
+        check_param("robust", self.robust, bool)
+        check_param("samples", self.samples, Interval(int, 1, 100_000_000))
+        check_param("rank_depth", self.rank_depth, None, Interval(int, 1, INT32_MAX))
+        check_param("count_cap", self.count_cap, None, Interval(int, 1, INT64_MAX))
         if self.criteria:
             normalize_weights(self.criteria)
-        if not isinstance(self.robust, bool):
-            raise UsageError(f"robust must be True or False; got {self.robust!r}")
-        _positive_int("samples", self.samples)
-        if self.rank_depth is not None:
-            _positive_int("rank_depth", self.rank_depth)
-        if self.count_cap is not None:
-            _positive_int("count_cap", self.count_cap)
         object.__setattr__(self, "weight_ranges", parse_weight_ranges(self.weight_ranges))
         if self.weight_ranges and not self.robust:
-            raise UsageError("--weights-range bounds the weights of --robust; add --robust")
+            raise ParamError("weight_ranges", "bounds the weights of robust; set robust=True "
+                             "(--robust)")
+        if self.weight_ranges and self.criteria:
+            names = [c.column for c in self.criteria]
+            unknown = [c for c, _, _ in self.weight_ranges if c not in names]
+            if unknown:
+                raise ParamError("weight_ranges", f"names {', '.join(map(repr, unknown))}, "
+                                 f"which is not a criterion; criteria are: {', '.join(names)}")
 
 
 def parse_weight_ranges(items) -> tuple[tuple[str, float, float], ...]:
@@ -255,15 +370,19 @@ def parse_weight_ranges(items) -> tuple[tuple[str, float, float], ...]:
                 col, sep, rng = part.partition("=")
                 lo, sep2, hi = rng.partition(":")
                 if not (sep and sep2 and col.strip()):
-                    raise UsageError(f"--weights-range {part!r} is malformed; write "
-                                     "'column=low:high', e.g. 'cost_usd=0.1:0.5'")
+                    raise ParamError("weight_ranges", f"items are 'column=low:high', e.g. "
+                                     f"'cost_usd=0.1:0.5'; got {part!r}")
                 _add_range(out, col.strip(), lo, hi)
         else:
-            col, lo, hi = item
+            try:
+                col, lo, hi = item
+            except (TypeError, ValueError):
+                raise ParamError("weight_ranges", f"items must be (column, low, high); got "
+                                 f"{item!r}") from None
             _add_range(out, col, lo, hi)
     if sum(lo for lo, _ in out.values()) > 1 + 1e-12:
         total = sum(lo for lo, _ in out.values())
-        raise UsageError(f"--weights-range lower bounds sum to {total:g} > 1; weights sum to "
+        raise ParamError("weight_ranges", f"lower bounds sum to {total:g} > 1; weights sum to "
                          "1, so no weight vector satisfies them: lower some bounds")
     return tuple((c, lo, hi) for c, (lo, hi) in sorted(out.items()))
 
@@ -272,13 +391,15 @@ def _add_range(out, col, lo, hi):
     try:
         lo, hi = float(lo), float(hi)
     except (TypeError, ValueError):
-        raise UsageError(f"--weights-range for '{col}' has bounds {lo!r}:{hi!r}, which are "
-                         "not numbers") from None
+        raise ParamError("weight_ranges", f"bounds of '{col}' must be numbers; got "
+                         f"{lo!r}:{hi!r}") from None
     if not (0.0 <= lo <= hi <= 1.0):
-        raise UsageError(f"--weights-range for '{col}' must satisfy 0 <= low <= high <= 1; "
-                         f"got {lo:g}:{hi:g}")
+        raise ParamError("weight_ranges", f"bounds of '{col}' must satisfy 0 <= low <= high "
+                         f"<= 1; got {lo:g}:{hi:g}")
+    if not isinstance(col, str) or not col:
+        raise ParamError("weight_ranges", f"columns must be non-empty strings; got {col!r}")
     if col in out:
-        raise UsageError(f"--weights-range names criterion '{col}' twice")
+        raise ParamError("weight_ranges", f"names criterion '{col}' twice")
     out[col] = (lo, hi)
 
 
@@ -293,8 +414,3 @@ def limit_notes(spec) -> list[str]:
         out.append(f"domination_count is capped at {spec.count_cap} (--count-cap): exact "
                    "below the cap")
     return out
-
-
-def _positive_int(name, value, *, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise UsageError(f"--{name.replace('_', '-')} must be an integer >= {minimum}; got {value!r}")

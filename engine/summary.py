@@ -5,7 +5,7 @@ from __future__ import annotations
 from .io import to_jsonable
 from .results import AnalysisResult
 
-__all__ = ["build_summary", "top_columns"]
+__all__ = ["build_summary", "summary_dict", "top_columns", "columns_for_top"]
 
 #: Columns shown for the top configurations when present, in this order.
 _TOP_COLUMNS = (
@@ -28,8 +28,13 @@ _TOP_COLUMNS = (
 
 def top_columns(result: AnalysisResult) -> list[str]:
     """Columns that describe a top configuration: its setup, the criteria and its scores."""
-    cols = list(result.table.columns)
-    crit = [c.column for c in result.spec.criteria]
+    return columns_for_top(result.table.columns, result.spec.criteria)
+
+
+def columns_for_top(columns, criteria) -> list[str]:
+    """:func:`top_columns` for a table with ``columns`` ranked on ``criteria``."""
+    cols = list(columns)
+    crit = [c.column for c in criteria]
     shown = [c for c in _TOP_COLUMNS if c in cols]
     shown += [c for c in crit if c not in shown]
     for extra in ("round", "submitter", "system"):
@@ -40,16 +45,46 @@ def top_columns(result: AnalysisResult) -> list[str]:
 
 def build_summary(result: AnalysisResult) -> dict:
     """A JSON-ready dict: row count, backend, importance, clusters, front size, top K, timings."""
-    spec = result.spec
     r = result.ranking
-    top = result.top()
+    robust = None
+    if result.robust is not None:
+        from .robust import robust_summary
+
+        robust = robust_summary(result.robust, result.table, top_columns(result),
+                                top=result.spec.top)
+    return summary_dict(
+        spec=result.spec, rows=len(result.table), backend=result.backend,
+        fallbacks=result.fallbacks, criteria=r.criteria, weights=r.weights,
+        front_size=r.front_size, ideal=r.ideal, anti_ideal=r.anti_ideal,
+        top=result.top()[top_columns(result)], importance=result.importance,
+        clusters=result.clusters, timings=result.timings, notes=result.notes, robust=robust,
+        preparation=result.preparation)
+
+
+def summary_dict(*, spec, rows, backend, fallbacks, criteria, weights, front_size, ideal,
+                 anti_ideal, top, importance, clusters, timings, notes, robust=None,
+                 preparation=None) -> dict:
+    """The summary of an analysis from its parts (the in-memory result's, or the Dask
+    driver's, which never gathers the whole table).
+
+    Parameters
+    ----------
+    spec : AnalysisSpec
+        With its resolved criteria and target.
+    top : DataFrame
+        The top rows, best first, with the :func:`columns_for_top` columns.
+    clusters : ClusterResult or None
+    robust : dict or None
+        :func:`gpurank.engine.robust.robust_summary`.
+    preparation : PreparationResult or None
+    """
     summary = {
-        "rows": int(len(result.table)),
-        "backend": result.backend,
-        "fallbacks": list(result.fallbacks),
+        "rows": int(rows),
+        "backend": backend,
+        "fallbacks": list(fallbacks),
         "criteria": [
             {"column": c.column, "sense": c.sense, "weight": w}
-            for c, w in zip(r.criteria, r.weights)
+            for c, w in zip(criteria, weights)
         ],
         "settings": {
             "target": spec.target,
@@ -61,36 +96,32 @@ def build_summary(result: AnalysisResult) -> dict:
             "drop_invalid": spec.drop_invalid,
             "robust": spec.robust,
             "samples": spec.samples if spec.robust else None,
+            "constraints": [str(c) for c in spec.constraints],
         },
+        "preparation": preparation.as_dict() if preparation is not None else None,
         "importance": None,
         "clusters": None,
-        "pareto_front_size": r.front_size,
-        "ideal": r.ideal,
-        "anti_ideal": r.anti_ideal,
-        "top": top[top_columns(result)].to_dict(orient="records"),
-        "timings_s": dict(result.timings),
-        "notes": list(result.notes),
+        "pareto_front_size": int(front_size),
+        "ideal": ideal,
+        "anti_ideal": anti_ideal,
+        "top": top.to_dict(orient="records"),
+        "timings_s": dict(timings),
+        "notes": list(notes),
+        "robust": robust,
     }
-    summary["robust"] = None
-    if getattr(result, "robust", None) is not None:
-        from .robust import robust_summary
-
-        summary["robust"] = robust_summary(result, top_columns(result))
-    if result.importance is not None:
-        imp = result.importance
+    if importance is not None:
         summary["importance"] = {
-            "target": imp.target,
-            "rows_used": imp.n_rows,
-            "sampled": imp.sampled,
-            "holdout_r2": imp.holdout_r2,
-            "features": imp.table.to_dict(orient="records"),
+            "target": importance.target,
+            "rows_used": importance.n_rows,
+            "sampled": importance.sampled,
+            "holdout_r2": importance.holdout_r2,
+            "features": importance.table.to_dict(orient="records"),
         }
-    if result.clusters is not None:
-        cl = result.clusters
+    if clusters is not None:
         summary["clusters"] = {
-            "k": cl.k,
-            "features": list(cl.features),
-            "silhouette": {str(k): v for k, v in cl.silhouette.items()},
-            "profiles": cl.profiles.to_dict(orient="records"),
+            "k": clusters.k,
+            "features": list(clusters.features),
+            "silhouette": {str(k): v for k, v in clusters.silhouette.items()},
+            "profiles": clusters.profiles.to_dict(orient="records"),
         }
     return to_jsonable(summary)

@@ -85,12 +85,14 @@ def test_failed_write_leaves_no_partial_file(tmp_path, result, monkeypatch):
 def test_rows_with_missing_criteria_stop_by_default_and_drop_on_request():
     df = config_table(60, seed=5)
     df.loc[[3, 7], "time_to_train_min"] = np.nan
-    with pytest.raises(DataError, match="^2 rows have missing or infinite values in criteria "
-                                        "time_to_train_min"):
+    with pytest.raises(DataError, match=r"^2 rows are invalid: 2 where time_to_train_min is "
+                                        r"missing \(first: row 3\); fix them or pass "
+                                        "--drop-invalid"):
         analyze(df, backend="cpu", n_estimators=5)
     r = analyze(df, backend="cpu", n_estimators=5, drop_invalid=True)
     assert len(r.table) == 58
-    assert "2 rows with missing or infinite criteria dropped (--drop-invalid)" in r.notes
+    assert ("2 invalid rows dropped (--drop-invalid): 2 where time_to_train_min is missing "
+            "(first: row 3)") in r.notes
 
 
 def test_one_row_is_ranked_not_clustered():
@@ -147,6 +149,6 @@ def test_accelerator_type_filter_keeps_matching_rows_with_a_note():
     r = analyze(df, backend="cpu", n_estimators=5, accelerator_type="gpu")
     assert len(r.table) == 30
     assert "10 rows with accelerator_type other than 'gpu' left out (--accelerator-type)" in r.notes
-    with pytest.raises(DataError, match="--accelerator-type 'ipu' matches no row; the table has: "
+    with pytest.raises(DataError, match="accelerator_type 'ipu' matches no row; the table has: "
                                         "gpu, tpu"):
         analyze(df, backend="cpu", accelerator_type="ipu")

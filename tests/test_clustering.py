@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from gpurank.engine import UsageError, resolve_backend
-from gpurank.engine.clustering import cluster_configurations, cluster_features, profile_clusters
+from gpurank.engine.clustering import cluster_configurations, fit_cluster_model, profile_clusters
 
 CPU = resolve_backend("cpu")
 
@@ -49,9 +49,20 @@ def test_auto_k_picks_three_for_three_blobs():
 
 
 def test_log_scale_for_wide_ranges():
-    _, valid, names = cluster_features(_blobs(), ["n_accelerators", "scaling_efficiency"])
-    assert names == ("log10(n_accelerators)", "scaling_efficiency")
+    model = fit_cluster_model(_blobs(), k=3, backend=CPU,
+                              features=["n_accelerators", "scaling_efficiency"])
+    assert model.names == ("log10(n_accelerators)", "scaling_efficiency")
+    _, valid = model.transform(_blobs(), backend=CPU)
     assert valid.all()
+
+
+def test_a_fitted_model_labels_other_tables_like_its_own():
+    df = _blobs(2)
+    model = fit_cluster_model(df, k=3, backend=CPU)
+    whole = cluster_configurations(df, k=3, backend=CPU)
+    np.testing.assert_array_equal(model.predict(df, backend=CPU), whole.labels)
+    part = df.iloc[::3].reset_index(drop=True)
+    np.testing.assert_array_equal(model.predict(part, backend=CPU), whole.labels[::3])
 
 
 def test_rows_with_missing_features_get_minus_one():
@@ -63,8 +74,8 @@ def test_rows_with_missing_features_get_minus_one():
 
 
 def test_more_clusters_than_rows_is_a_usage_error():
-    with pytest.raises(UsageError, match="--clusters 50 is larger than the number of rows that "
-                                         "can be clustered \\(10\\)"):
+    with pytest.raises(UsageError, match="clusters is 50, more than the rows that can be "
+                                         "clustered \\(10\\)"):
         cluster_configurations(_blobs().iloc[:10], k=50, backend=CPU)
 
 

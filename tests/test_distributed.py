@@ -1,5 +1,7 @@
 """The Dask path equals the in-memory path (Engine(backend="cpu").analyze), row for row."""
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -36,8 +38,12 @@ def _from_parts(parts):
                            verify_meta=False)
 
 
+def _analyze(data, **kw):
+    return analyze_dataset(data, return_columns=True, **kw)
+
+
 def _check(res, ref, out=None):
-    got = res.result_columns()
+    got = res.columns
     t = ref.table
     assert np.array_equal(got["row_id"].to_numpy(), np.arange(len(t)))
     for col in ("pareto_rank", "domination_count", "rank"):
@@ -80,14 +86,14 @@ SPEC = AnalysisSpec(n_estimators=10, k_range=(2, 3), top=7)
 def test_realistic_table_partitions(client, tmp_path, monkeypatch, bucket_rows, sample):
     # The final rank is a sample sort; small buckets and a small splitter sample put bucket
     # boundaries inside partitions and between equal scores.
-    from gpurank.engine import distributed
+    from gpurank.engine.distributed import cross
 
     if bucket_rows is not None:
-        monkeypatch.setattr(distributed, "_RANK_BUCKET_ROWS", bucket_rows)
-        monkeypatch.setattr(distributed, "_RANK_SAMPLE", sample)
+        monkeypatch.setattr(cross, "RANK_BUCKET_ROWS", bucket_rows)
+        monkeypatch.setattr(cross, "RANK_SAMPLE_ROWS", sample)
     df = config_table(800, seed=3)
     df = pd.concat([df, df.iloc[:100]], ignore_index=True)  # equal scores across partitions
-    res = analyze_dataset(dd.from_pandas(df, npartitions=4, sort=False), client=client,
+    res = _analyze(dd.from_pandas(df, npartitions=4, sort=False), client=client,
                           spec=SPEC, backend="cpu", out_dir=tmp_path)
     _check(res, Engine(backend="cpu").analyze(df, SPEC), tmp_path)
     assert res.notes[-1].endswith("in 1 bucket") == (bucket_rows is None)
@@ -101,7 +107,7 @@ def test_parquet_folder_minmax_and_two_criteria(client, tmp_path):
         df.iloc[lo:lo + 200].to_parquet(src / f"part-{i:05d}.parquet", index=False)
     spec = AnalysisSpec(criteria=parse_criteria("time_to_train_min:min:1,cost_usd:min:2"),
                         norm="minmax", n_estimators=10, k_range=(2, 3), clusters=3)
-    res = analyze_dataset(src, client=client, spec=spec, backend="cpu")
+    res = _analyze(src, client=client, spec=spec, backend="cpu")
     _check(res, Engine(backend="cpu").analyze(src, spec))
 
 
@@ -123,10 +129,10 @@ def test_unlucky_partition_boundaries(client):
     parts = [df.iloc[:nf], df.iloc[nf:nf + 30], df.iloc[:0], df.iloc[nf + 30:300],
              df.iloc[300:]]
     parts = [p.reset_index(drop=True) for p in parts]
-    res = analyze_dataset(_from_parts(parts), client=client, spec=spec, backend="cpu")
+    res = _analyze(_from_parts(parts), client=client, spec=spec, backend="cpu")
     _check(res, Engine(backend="cpu").analyze(df, spec))
     # Rows equal across partitions: the same counts and ranks.
-    got = res.result_columns()
+    got = res.columns
     assert got["domination_count"].iloc[:nf].eq(0).all()
 
 
@@ -135,16 +141,44 @@ def test_simulated_parquet_default_criteria(client, tmp_path):
 
     src = tmp_path / "sim"
     simulate_to_parquet(src, 2000, seed=1, partitioned=True, row_group_rows=600)
-    res = analyze_dataset(src, client=client, spec=SPEC, backend="cpu", out_dir=tmp_path / "o")
+    res = _analyze(src, client=client, spec=SPEC, backend="cpu", out_dir=tmp_path / "o")
     _check(res, Engine(backend="cpu").analyze(src, SPEC), tmp_path / "o")
+
+
+def _faulty(df, parts, fault, index, after, marker):
+    """A dataset whose partition ``index`` fails on its ``after``-th read (the write pass
+    reads it last): ``fault="kill"`` ends the worker process the first time, ``"raise"``
+    raises every time."""
+    size = -(-len(df) // parts)
+    pieces = [df.iloc[i * size:(i + 1) * size].reset_index(drop=True) for i in range(parts)]
+
+    def read(i, piece):
+        if i == index:
+            calls = marker.with_suffix(".calls")
+            n = int(calls.read_text()) + 1 if calls.exists() else 1
+            calls.write_text(str(n))
+            if n >= after:
+                if fault == "kill" and not marker.exists():
+                    marker.write_text("killed")
+                    os._exit(1)
+                if fault == "raise":
+                    raise RuntimeError(f"injected failure while reading partition {i}")
+        return piece
+
+    meta = pieces[0].iloc[:0]
+    return dd.from_delayed([delayed(read)(i, p) for i, p in enumerate(pieces)], meta=meta,
+                           verify_meta=False)
+
+
+#: Reads of one partition before its last one (scan, prepare, sample, write).
+_READS_BEFORE_WRITE = 3
 
 
 def test_worker_killed_once_recovers(client, tmp_path):
     df = config_table(300, seed=6)
     marker = tmp_path / "killed"
-    res = analyze_dataset(dd.from_pandas(df, npartitions=3, sort=False), client=client,
-                          spec=SPEC, backend="cpu", out_dir=tmp_path / "o",
-                          _fault=("kill-once", str(marker), 1))
+    data = _faulty(df, 3, "kill", 1, _READS_BEFORE_WRITE + 1, marker)
+    res = _analyze(data, client=client, spec=SPEC, backend="cpu", out_dir=tmp_path / "o")
     assert marker.exists()  # a worker really died and Dask retried the task elsewhere
     client.wait_for_workers(2, timeout=60)
     _check(res, Engine(backend="cpu").analyze(df, SPEC), tmp_path / "o")
@@ -153,28 +187,33 @@ def test_worker_killed_once_recovers(client, tmp_path):
 def test_failure_leaves_no_output(client, tmp_path):
     df = config_table(300, seed=6)
     out = tmp_path / "o"
+    marker = tmp_path / "m" / "raise"
+    marker.parent.mkdir()
     with pytest.raises(Exception, match="injected failure"):
-        analyze_dataset(dd.from_pandas(df, npartitions=3, sort=False), client=client,
-                        spec=SPEC, backend="cpu", out_dir=out, _fault=("raise", 2))
+        _analyze(_faulty(df, 3, "raise", 2, _READS_BEFORE_WRITE + 1, marker), client=client,
+                 spec=SPEC, backend="cpu", out_dir=out)
     assert not out.exists()
-    assert list(tmp_path.iterdir()) == []  # the staging folder is gone too
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]  # no staging left behind
 
 
 def test_errors_match_in_memory(client):
     df = config_table(50, seed=1)
     df.loc[3, "time_to_train_min"] = np.nan
-    with pytest.raises(GpurankError, match="1 rows have missing or infinite values in criteria"):
-        analyze_dataset(dd.from_pandas(df, npartitions=2, sort=False), client=client,
+    with pytest.raises(GpurankError, match="1 rows are invalid: 1 where time_to_train_min is "
+                                           "missing"):
+        _analyze(dd.from_pandas(df, npartitions=2, sort=False), client=client,
                         spec=SPEC, backend="cpu")
     spec = AnalysisSpec(n_estimators=10, k_range=(2, 3), drop_invalid=True)
-    res = analyze_dataset(dd.from_pandas(df, npartitions=2, sort=False), client=client,
+    res = _analyze(dd.from_pandas(df, npartitions=2, sort=False), client=client,
                           spec=spec, backend="cpu")
     _check(res, Engine(backend="cpu").analyze(df, spec))
 
 
-@pytest.mark.parametrize("bad", ["", "locl", "local:x", "local:0", "tcp://nohost", "tcp://:12"])
+@pytest.mark.parametrize("bad", ["", " ", "locl", "local:x", "local:0", "local:00", "local:-1",
+                                 "local:99999", "tcp://nohost", "tcp://:12", "tls://h:1",
+                                 "tcp://h:0", "tcp://h:70000", None, 3])
 def test_start_dask_bad_spec(bad):
-    with pytest.raises(UsageError, match="--dask"):
+    with pytest.raises(UsageError, match="^dask must be"):
         start_dask(bad)
 
 
@@ -222,7 +261,7 @@ def test_many_fronts_across_key_blocks(client, crit):
     df["c"] = -df["c"]
     df = pd.concat([df, df.iloc[:40]], ignore_index=True)
     spec = AnalysisSpec(criteria=parse_criteria(crit), n_estimators=10, k_range=(2, 3), top=9)
-    res = analyze_dataset(dd.from_pandas(df, npartitions=5, sort=False), client=client,
+    res = _analyze(dd.from_pandas(df, npartitions=5, sort=False), client=client,
                           spec=spec, backend="cpu")
     ref = Engine(backend="cpu").analyze(df, spec)
     assert ref.table["pareto_rank"].max() > 30
@@ -249,7 +288,7 @@ def test_clipped_ranks_and_capped_counts_equal_in_memory(client, depth, cap):
     parts = [p.reset_index(drop=True) for p in parts]
     spec = AnalysisSpec(criteria=parse_criteria("a:min,b:min,c:min"), n_estimators=10,
                         k_range=(2, 3), top=8, rank_depth=depth, count_cap=cap)
-    res = analyze_dataset(_from_parts(parts), client=client, spec=spec, backend="cpu")
+    res = _analyze(_from_parts(parts), client=client, spec=spec, backend="cpu")
     ref = Engine(backend="cpu").analyze(df, spec)
     full = Engine(backend="cpu").analyze(df, AnalysisSpec(
         criteria=spec.criteria, n_estimators=10, k_range=(2, 3), top=8))

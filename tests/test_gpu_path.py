@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from gpurank.engine import DeviceMemoryError, Engine, UnsupportedOnGPU
-from gpurank.engine import api as api_module
+from gpurank.engine import ranking as ranking_module
 from gpurank.engine.backend import gpu_unavailable_reason, resolve_backend, simulated_gpu_backend
 from tables import config_table
 
@@ -177,7 +177,7 @@ def test_device_out_of_memory_is_a_clear_error(sim, monkeypatch):
     def oom(*args, **kwargs):
         raise MemoryError("Out of memory allocating 8,589,934,592 bytes")
 
-    monkeypatch.setattr(api_module, "rank_configurations", oom)
+    monkeypatch.setattr(ranking_module, "rank_configurations", oom)
     with pytest.raises(DeviceMemoryError) as info:
         Engine(backend=sim).analyze(config_table(20), n_estimators=5)
     msg = str(info.value)

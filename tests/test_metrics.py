@@ -4,6 +4,7 @@ import pytest
 
 from gpurank.engine import DataError, SchemaError, derive_metrics
 from gpurank.engine import metrics
+from gpurank.engine.metrics import plan_metrics
 
 
 def _table():
@@ -66,14 +67,31 @@ def test_input_is_not_modified():
     pd.testing.assert_frame_equal(df, before)
 
 
-def test_missing_required_column_named():
-    with pytest.raises(SchemaError, match="required column 'throughput' is not in the table"):
-        derive_metrics(_table().drop(columns=["throughput"]))
+def test_each_metric_needs_only_its_inputs():
+    out = derive_metrics(_table().drop(columns=["throughput"]))
+    assert "throughput_per_accelerator" not in out.columns
+    assert {"accelerator_hours", "speedup", "scaling_efficiency"} <= set(out.columns)
+    derived, skipped = plan_metrics(["time_to_train_min", "cost_usd", "energy_kwh"])
+    assert derived == ()
+    assert skipped["throughput_per_accelerator"] == "needs throughput, n_accelerators"
+    assert skipped["cost_usd"] == "the table has its own cost_usd"
 
 
-def test_empty_table_rejected():
-    with pytest.raises(DataError, match="the table is empty"):
-        derive_metrics(_table().iloc[:0])
+def test_empty_table_gets_empty_metrics():
+    out = derive_metrics(_table().iloc[:0])
+    assert len(out) == 0 and "scaling_efficiency" in out.columns
+
+
+def test_a_bad_reference_row_does_not_take_its_model_down():
+    # The smallest configuration of a model has no valid time: the reference is the next
+    # smallest valid one, and every other row keeps its efficiency.
+    df = _table()
+    small = df["n_accelerators"].idxmin()
+    df.loc[small, "time_to_train_min"] = np.nan
+    out = derive_metrics(df)
+    acc = df.loc[small, "accelerator"]
+    same = (df["accelerator"] == acc) & (df.index != small)
+    assert out.loc[same, "scaling_efficiency"].notna().all()
 
 
 def test_non_numeric_required_column_named():

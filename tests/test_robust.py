@@ -65,16 +65,16 @@ def test_weight_ranges_parse_and_validate():
     assert parse_weight_ranges(["cost_usd=0.1:0.5", "a=0:1,b=0.2:0.2"]) == (
         ("a", 0.0, 1.0), ("b", 0.2, 0.2), ("cost_usd", 0.1, 0.5))
     assert parse_weight_ranges({"x": (0, 0.5)}) == (("x", 0.0, 0.5),)
-    for bad, msg in [("cost_usd=0.1", "malformed"), ("c=a:b", "not numbers"),
+    for bad, msg in [("cost_usd=0.1", "items are 'column=low:high'"), ("c=a:b", "must be numbers"),
                      ("c=0.5:0.2", "0 <= low <= high <= 1"), ("c=0:1,c=0:1", "twice"),
                      ("a=0.6:1,b=0.6:1", "lower bounds sum to 1.2 > 1")]:
         with pytest.raises(UsageError, match=msg):
             parse_weight_ranges([bad])
     spec = AnalysisSpec(robust=True, weight_ranges=("cost_usd=0.1:0.5",))
     assert spec.weight_ranges == (("cost_usd", 0.1, 0.5),) and spec.samples == 10_000
-    with pytest.raises(UsageError, match="add --robust"):
+    with pytest.raises(UsageError, match="set robust=True"):
         AnalysisSpec(weight_ranges=("cost_usd=0.1:0.5",))
-    with pytest.raises(UsageError, match="--samples must be an integer >= 1"):
+    with pytest.raises(UsageError, match=r"samples must be an integer in \[1, "):
         AnalysisSpec(robust=True, samples=0)
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from gpurank.engine import AnalysisSpec, Criterion, UsageError, parse_criteria
+from gpurank.engine import AnalysisSpec, Criterion, SchemaError, UsageError, parse_criteria
 from gpurank.engine.spec import default_criteria, normalize_weights
 
 
@@ -24,9 +24,9 @@ def test_weights_are_normalized():
         ("cost_usd:up", "criterion 'cost_usd' has unknown sense 'up'; allowed: min, max"),
         ("cost_usd:min:-1", "criterion 'cost_usd' has weight -1.0; weights must be finite and >= 0"),
         ("cost_usd:min:abc", "criterion 'cost_usd' has weight 'abc', which is not a number"),
-        ("cost_usd", "criterion 'cost_usd' is malformed"),
-        ("", "--criteria is empty"),
-        ("a:min,a:max", "criterion column 'a' is named twice"),
+        ("cost_usd", "criteria: 'cost_usd' is malformed"),
+        ("", "criteria is empty"),
+        ("a:min,a:max", "criteria names column 'a' twice"),
         ("a:min:nan", "criterion 'a' has weight nan"),
     ],
 )
@@ -46,23 +46,36 @@ def test_mixed_weights_rejected():
         normalize_weights((Criterion("a", "min", 1.0), Criterion("b", "max")))
 
 
-def test_default_criteria_adds_cost_only_when_present():
-    assert [c.column for c in default_criteria(["x"])] == [
-        "time_to_train_min", "throughput_per_accelerator", "scaling_efficiency"]
-    assert default_criteria(["cost_usd"])[-1] == Criterion("cost_usd", "min")
+def test_default_criteria_are_the_ones_the_table_has():
+    full = ["time_to_train_min", "throughput_per_accelerator", "scaling_efficiency"]
+    assert [c.column for c in default_criteria(full)] == full
+    assert default_criteria(full + ["cost_usd"])[-1] == Criterion("cost_usd", "min")
+    # Measured runs without throughput: time, cost and energy.
+    assert [str(c) for c in default_criteria(["time_to_train_min", "cost_usd",
+                                              "energy_kwh"])] == [
+        "time_to_train_min:min", "cost_usd:min", "energy_kwh:min"]
+    with pytest.raises(SchemaError, match="none of the default criteria"):
+        default_criteria(["x"])
 
 
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"clusters": 0}, "--clusters must be a positive integer or 'auto'; got 0"),
-        ({"clusters": "many"}, "--clusters must be a positive integer or 'auto'; got 'many'"),
-        ({"top": 0}, "--top must be an integer >= 1; got 0"),
-        ({"seed": -3}, "--seed must be a non-negative integer; got -3"),
-        ({"norm": "l1"}, "--norm must be 'vector' or 'minmax'; got 'l1'"),
-        ({"sample_rows": 5}, "--sample-rows must be an integer >= 10; got 5"),
-        ({"rank_depth": 0}, "--rank-depth must be an integer >= 1; got 0"),
-        ({"count_cap": 2.5}, "--count-cap must be an integer >= 1; got 2.5"),
+        ({"clusters": 0}, "clusters must be an integer in [1, 1000] or one of 'auto'; got 0"),
+        ({"clusters": "many"}, "clusters must be an integer in [1, 1000] or one of 'auto'; "
+                               "got 'many'"),
+        ({"top": 0}, "top must be an integer in [1, 2147483647]; got 0"),
+        ({"seed": -3}, "seed must be an integer in [0, 4294967295]; got -3"),
+        ({"seed": 2**32}, "seed must be an integer in [0, 4294967295]; got 4294967296"),
+        ({"norm": "l1"}, "norm must be one of 'vector', 'minmax', 'log'; got 'l1'"),
+        ({"sample_rows": 5}, "sample_rows must be an integer in [10, 2147483647]; got 5"),
+        ({"rank_depth": 0}, "rank_depth must be None or an integer in [1, 2147483647]; got 0"),
+        ({"rank_depth": 2**31}, "rank_depth must be None or an integer in [1, 2147483647]"),
+        ({"count_cap": 2.5}, "count_cap must be None or an integer in [1, 9223372036854775807]; "
+                             "got 2.5"),
+        ({"count_cap": 2**63}, "count_cap must be None or an integer in [1, "),
+        ({"target": ""}, "target must be None or a non-empty string; got ''"),
+        ({"constraints": "a<"}, "constraints: 'a <' needs exactly one value"),
     ],
 )
 def test_bad_spec_values_are_named(kwargs, message):

@@ -1,0 +1,435 @@
+"""The Dask driver: the pipeline's steps mapped over partitions, and what crosses them.
+
+Stages (see ``docs/distributed.md`` for costs and why each is exact):
+
+1. scan: rows, columns and reference configurations of each partition;
+2. prepare: :func:`~gpurank.engine.prepare.prepare_rows` on each partition; the reports add
+   up to the in-memory path's messages; each partition keeps its criteria matrix;
+3. sample: a seeded sample of the analyzed rows on the client, for
+   :func:`~gpurank.engine.pipeline.importance_step` and
+   :func:`~gpurank.engine.pipeline.cluster_step` (the fitted model labels every row later);
+4. rank: Pareto front, ranks and counts across partitions (:mod:`.cross`), TOPSIS from the
+   merged column statistics, the robust ranking on the candidates, the final rank;
+5. write: each partition re-prepared and written with its results, the whole output set
+   swapped in at once (:func:`gpurank.engine.outputs.publish_folder`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import operator
+import os
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import BackendUnavailableError, DataError, GpurankError, UsageError
+from ..outputs import check_target, publish_folder
+from ..spec import AnalysisSpec, limit_notes, normalize_weights
+from . import cross, tasks
+from .cluster import DistributedError
+
+__all__ = ["RESULT_COLUMNS", "DistributedResult", "analyze_dataset", "read_dataset"]
+
+#: Columns the ranking adds to each row (``row_id`` = position in the analyzed table, i.e.
+#: after the filter, the constraints and dropped rows, in input order: the same row as
+#: ``result.table.iloc[row_id]`` of the in-memory path).
+RESULT_COLUMNS = ("row_id", "cluster", "pareto_rank", "domination_count", "topsis_score", "rank")
+_SUCCESS = "_SUCCESS"
+
+
+@dataclass(frozen=True)
+class DistributedResult:
+    """What :func:`analyze_dataset` produced (host data only).
+
+    Attributes
+    ----------
+    summary : dict
+        Same keys as the in-memory ``summary.json`` (``build_summary``).
+    top : DataFrame
+        The ``spec.top`` best rows, best first, with the result columns and ``row_id``.
+    ranking_path : Path or None
+        The ``ranking/`` folder of part files, when ``out_dir`` was given.
+    topsis_top_k : ndarray of int64
+        Row ids of the ``spec.top`` largest TOPSIS scores (ties by row id).
+    pareto_front_rows : ndarray of int64
+        Row ids of the Pareto front.
+    timings, notes : as in ``AnalysisResult``
+    columns : DataFrame or None
+        ``row_id`` and the result columns of every row, when asked for with
+        ``return_columns=True`` (tests, small tables).
+    """
+
+    summary: dict
+    top: pd.DataFrame
+    ranking_path: Path | None
+    topsis_top_k: np.ndarray
+    pareto_front_rows: np.ndarray
+    timings: dict = field(default_factory=dict)
+    notes: tuple = ()
+    columns: pd.DataFrame | None = field(default=None, repr=False)
+
+
+def read_dataset(path):
+    """A Dask DataFrame of the Parquet dataset at ``path`` (or ``path`` itself when it is
+    one already)."""
+    import dask.dataframe as dd
+
+    if not isinstance(path, (str, os.PathLike)):
+        if hasattr(path, "to_delayed"):
+            return path
+        raise UsageError(f"analyze_dataset expects a Parquet path or a Dask DataFrame; got "
+                         f"{type(path).__name__}")
+    p = Path(path)
+    if not p.exists():
+        raise DataError(f"table '{p}' does not exist")
+    if p.is_dir():
+        try:
+            files = [f for f in p.rglob("*.parquet") if not f.name.startswith((".", "_"))]
+        except OSError as exc:
+            raise DataError(f"cannot read table folder '{p}': {exc}") from None
+        if not files:
+            raise DataError(f"table folder '{p}' holds no .parquet files")
+    try:
+        return dd.read_parquet(str(p))
+    except Exception as exc:  # noqa: BLE001 - any parser failure is a data problem
+        raise DataError(f"cannot read table '{p}': {type(exc).__name__}: "
+                        f"{' '.join(str(exc).split())[:300]}") from None
+
+
+def _timer(timings):
+    @contextlib.contextmanager
+    def tick(name):
+        t0 = time.perf_counter()
+        yield
+        timings[name] = round(time.perf_counter() - t0, 4)
+
+    return tick
+
+
+def _workers_backend(backend):
+    """The Dask path runs its workers on the CPU kernels; a GPU backend asked for explicitly
+    is refused, "auto" is recorded as a fallback."""
+    name = backend if isinstance(backend, str) else backend.name
+    requested = backend if isinstance(backend, str) else backend.requested
+    if name in ("cpu", "auto") or requested == "auto":
+        return "" if name in ("cpu", "auto") else (
+            "Dask workers ran on the CPU: the Dask path has no GPU workers")
+    raise BackendUnavailableError(
+        "--dask runs its workers on the CPU; --backend gpu cannot be combined with --dask: "
+        "run the GPU analysis in memory, or use --backend cpu or auto with --dask")
+
+
+def analyze_dataset(path, /, *, client, spec: AnalysisSpec | None = None, backend="cpu",
+                    out_dir=None, overwrite=False, return_columns=False) -> DistributedResult:
+    """Run the whole analysis on Dask; results equal ``Engine(backend="cpu").analyze``.
+
+    Parameters
+    ----------
+    path : str or Path or dask DataFrame
+        A Parquet dataset (a folder of files, or one file); a Dask DataFrame is used as is
+        (its partitions are the partitions).
+    client : distributed.Client
+    spec : AnalysisSpec
+    backend : Backend or str
+        The engine's backend; the workers run the CPU kernels (a GPU backend asked for
+        explicitly is refused, ``"auto"`` falls back with a recorded reason).
+    out_dir : path, optional
+        Writes the output set ``out_dir/ranking/`` (part files) and ``out_dir/summary.json``,
+        swapped in at once when complete.
+    overwrite : bool
+        Replace an ``out_dir`` that is not a gpurank output.
+    return_columns : bool
+        Gather ``row_id`` and the result columns of every row into the result.
+
+    Returns
+    -------
+    DistributedResult
+    """
+    from distributed.scheduler import KilledWorker
+
+    spec = spec or AnalysisSpec()
+    fallback = _workers_backend(backend)
+    out = None
+    if out_dir is not None:
+        out = check_target(out_dir, name="--out", overwrite=overwrite, folder=True)
+    try:
+        return _run(path, client, spec, fallback, out, overwrite, return_columns)
+    except GpurankError:
+        raise
+    except KilledWorker as exc:
+        raise DistributedError(f"a Dask worker died repeatedly while running the analysis "
+                               f"({exc}); no output was written") from None
+
+
+def _run(path, client, spec, fallback, out, overwrite, return_columns):
+    from dask import delayed
+
+    from ..clustering import FIT_ROWS, profile_clusters
+    from ..io import write_json
+    from ..metrics import merge_reference_tables
+    from ..pipeline import (
+        check_target_column,
+        cluster_step,
+        importance_step,
+        resolve_criteria,
+        resolve_target,
+        with_criteria,
+    )
+    from ..prepare import check_columns, raise_or_note
+    from ..ranking import topsis_params
+    from ..results import ClusterResult, PreparationResult
+    from ..robust import weight_bounds
+    from ..summary import columns_for_top, summary_dict
+
+    timings, notes = {}, list(spec.notes)
+    tick = _timer(timings)
+    t_all = time.perf_counter()
+    be = tasks.cpu_backend()
+    fallbacks = [fallback] if fallback else []
+
+    with tick("load"):
+        ddf = read_dataset(path)
+        columns = tuple(ddf.columns)
+        check_columns(ddf._meta if hasattr(ddf, "_meta") else ddf.head(0))
+        parts = ddf.to_delayed()
+        P = len(parts)
+        scans = client.gather(client.compute([delayed(tasks.scan_partition)(
+            delayed(tasks.conform)(p, columns), spec) for p in parts]))
+        rows_in = np.array([s["rows"] for s in scans], dtype=np.int64)
+        offsets = np.concatenate(([0], np.cumsum(rows_in)[:-1])).astype(np.int64)
+        refs = [s["reference"] for s in scans if s["reference"] is not None]
+        reference = merge_reference_tables(refs) if refs else None
+        if int(rows_in.sum()) == 0:
+            raise DataError("the table is empty; at least one configuration row is needed")
+
+    with tick("derive"):
+        check_target_column(spec, columns)
+        criteria = resolve_criteria(spec, columns)
+        if spec.robust:
+            weight_bounds(spec, criteria)
+        m = len(criteria)
+        prep = [client.compute(delayed(tasks.prepare_partition)(
+            p, columns, spec, criteria, reference, int(o))) for p, o in zip(parts, offsets)]
+        costs = [client.submit(operator.getitem, f, 0) for f in prep]
+        infos = client.gather([client.submit(operator.getitem, f, 1) for f in prep])
+        del prep
+        report = infos[0]["report"]
+        for info in infos[1:]:
+            report = report + info["report"]
+        raise_or_note(report, spec, notes)
+        n_each = np.array([info["report"].kept for info in infos], dtype=np.int64)
+        firsts = np.concatenate(([0], np.cumsum(n_each)[:-1])).astype(np.int64)
+        N = int(n_each.sum())
+        lo = np.min([i["stats"][0] for i in infos], axis=0)
+        hi = np.max([i["stats"][1] for i in infos], axis=0)
+        ss = np.sum([i["stats"][2] for i in infos], axis=0)
+        analyzed_cols = next(i["columns"] for i in infos if i["report"].kept)
+        _check_not_constant(criteria, lo, hi, N)
+        target = resolve_target(spec, analyzed_cols)
+        spec = replace(with_criteria(spec, criteria), target=target)
+        preparation = PreparationResult.from_report(report, *_plan(analyzed_cols, columns))
+
+    with tick("sample"):
+        S = min(N, max(FIT_ROWS, spec.sample_rows))
+        pick = (np.sort(np.random.default_rng(spec.seed).choice(N, size=S, replace=False))
+                if S < N else np.arange(N))
+        local = [pick[(pick >= f) & (pick < f + k)] - f for f, k in zip(firsts, n_each)]
+        chunks = client.gather(client.compute([
+            delayed(tasks.sample_rows)(p, columns, spec, criteria, reference, int(o), li)
+            for p, o, li in zip(parts, offsets, local) if len(li)]))
+        sample = pd.concat([c for c in chunks if c is not None], ignore_index=True)
+        sampled = S < N
+        if sampled:
+            notes.append(f"importance and KMeans fit use a seeded sample of {S:,} of {N:,} rows "
+                         "gathered on the client; cluster labels are predicted on every row")
+
+    with tick("importance"):
+        importance = importance_step(sample, spec, target, backend=be, notes=notes)
+        if importance is not None and sampled:
+            importance = replace(importance, sampled=True)
+
+    with tick("cluster_fit"):
+        model = cluster_step(sample, spec, criteria, backend=be, notes=notes)
+        clusters = None
+        if model is not None:
+            if sampled:
+                notes.append("clusters: KMeans fitted on the seeded sample (standardization "
+                             "and log scales taken from it), then applied to all rows; "
+                             "profiles' medians are medians of the sample, sizes are exact")
+            clusters = ClusterResult(
+                labels=np.zeros(0, np.int32), k=model.k, features=model.names,
+                profiles=profile_clusters(sample, model.predict(sample, backend=be),
+                                          backend=be),
+                silhouette=model.silhouette, note=model.note)
+
+    with tick("pareto_front"):
+        front_rows = cross.pareto_front_rows(client, costs, firsts, m)
+
+    exact = spec.count_cap is None or spec.rank_depth is None
+    kb = None
+    if exact:
+        with tick("key_blocks"):
+            kb = cross.key_blocks(client, costs, N, m)
+    with tick("domination_count"):
+        if spec.count_cap is None:
+            counts, pairs, settled = cross.exact_counts(client, kb)
+            how_counts = (f"counts: {pairs} block pairs compared, {settled} settled by bounding "
+                          "boxes")
+        else:
+            counts, n_cand = cross.clipped(client, costs, n_each, spec.count_cap, "count", m)
+            how_counts = f"counts capped at {spec.count_cap}: {n_cand:,} candidate rows merged"
+        _wait(counts)
+    with tick("pareto_rank"):
+        if spec.rank_depth is None:
+            pranks, cross_pairs = cross.exact_ranks(client, kb)
+        else:
+            pranks, n_cand = cross.clipped(client, costs, n_each, spec.rank_depth, "rank", m)
+        _wait(pranks)
+        n_fronts = 1 + max(client.gather([client.submit(_max, r) for r in pranks]))
+        how_ranks = (f"ranks: {n_fronts} Pareto fronts over {cross_pairs} block pairs"
+                     if spec.rank_depth is None else
+                     f"ranks to depth {spec.rank_depth}: {n_cand:,} candidate rows merged")
+    n_blocks = kb.count if kb is not None else 0
+    del kb
+
+    with tick("topsis"):
+        weights = normalize_weights(criteria)
+        params = topsis_params(lo, hi, ss, weights, "minmax" if spec.norm == "log" else
+                               spec.norm)
+        scores = cross.topsis_scores(client, costs, criteria, spec.norm, params)
+        topsis_top_k = cross.top_rows_by_score(client, scores, firsts, spec.top)
+
+    robust = None
+    if spec.robust:
+        with tick("robust"):
+            robust = _robust(client, costs, counts, firsts, criteria, spec, weights,
+                             (lo, hi, ss), parts, columns, reference, offsets, n_each)
+    del costs
+
+    with tick("rank"):
+        ranks, n_buckets = cross.final_ranks(client, scores, pranks, firsts, n_each, N)
+        _wait(ranks)
+
+    ideal, anti = {}, {}
+    cost_lo = np.min([i["stats"][3] for i in infos], axis=0)
+    cost_hi = np.max([i["stats"][4] for i in infos], axis=0)
+    for j, c in enumerate(criteria):
+        sign = -1.0 if c.sense == "max" else 1.0
+        ideal[c.column], anti[c.column] = float(sign * cost_lo[j]), float(sign * cost_hi[j])
+    metadata = {"criteria": [{"column": c.column, "sense": c.sense, "weight": w}
+                             for c, w in zip(criteria, weights)], "backend": "cpu"}
+    results = [{"pareto_rank": pranks[i], "domination_count": counts[i],
+                "topsis_score": scores[i], "rank": ranks[i]} for i in range(P)]
+    if robust is not None:
+        for i in range(P):
+            results[i].update(robust["columns"][i])
+
+    with contextlib.ExitStack() as stack:
+        t0 = time.perf_counter()
+        if out is not None:
+            pub = stack.enter_context(publish_folder(out, kind="analysis-dataset",
+                                                     overwrite=overwrite))
+            folder = pub.path / "ranking"
+            folder.mkdir()
+            metadata["run_id"] = pub.run_id
+        else:
+            import tempfile
+
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gpurank-")))
+        written = client.gather(client.compute([
+            delayed(tasks.write_partition)(p, columns, spec, criteria, reference, int(o),
+                                           int(f), r, model, str(folder), i, metadata)
+            for i, (p, o, f, r) in enumerate(zip(parts, offsets, firsts, results))]))
+        if out is not None:
+            (folder / _SUCCESS).write_text("")
+        timings["write"] = round(time.perf_counter() - t0, 4)
+
+        top = pd.concat([w["top"] for w in written if len(w["top"])], ignore_index=True)
+        top = top.sort_values("rank", kind="stable").reset_index(drop=True)
+        if clusters is not None:
+            clusters = _exact_sizes(clusters, written)
+        timings["total"] = round(time.perf_counter() - t_all, 4)
+        notes.extend(limit_notes(spec))
+        blocks = f", {n_blocks} key blocks" if n_blocks else ""
+        notes.append(f"Dask: {P} partitions{blocks}; {how_counts}; {how_ranks}; final rank: "
+                     f"sample sort in {n_buckets} bucket{'s' if n_buckets > 1 else ''}")
+        summary = summary_dict(
+            spec=spec, rows=N, backend="cpu", fallbacks=fallbacks, criteria=criteria,
+            weights=weights, front_size=len(front_rows), ideal=ideal, anti_ideal=anti,
+            top=top[columns_for_top(top.columns, criteria)], importance=importance,
+            clusters=clusters, timings=timings, notes=notes,
+            robust=robust["summary"] if robust is not None else None, preparation=preparation)
+        if out is not None:
+            summary["run_id"] = pub.run_id
+            pub.manifest.update(rows=N, seed=spec.seed, criteria=summary["criteria"])
+            write_json(summary, pub.path / "summary.json")
+    if out is not None:  # the set is in place now
+        summary["notes"] = list(summary["notes"]) + [f"output: {n}" for n in pub.notes]
+    frame = None
+    if return_columns:
+        got = client.gather([client.submit(_columns_frame, results[i], int(firsts[i]))
+                             for i in range(P)])
+        frame = pd.concat(got, ignore_index=True)
+    return DistributedResult(summary=summary, top=top,
+                             ranking_path=out / "ranking" if out is not None else None,
+                             topsis_top_k=topsis_top_k, pareto_front_rows=front_rows,
+                             timings=timings, notes=tuple(notes), columns=frame)
+
+
+def _max(values):
+    return int(values.max()) if len(values) else -1
+
+
+def _wait(futures):
+    from distributed import wait
+
+    wait(futures)
+
+
+def _plan(analyzed_cols, columns):
+    from ..metrics import plan_metrics
+    from ..prepare import RESULT_COLUMNS as RESULTS
+
+    derived, skipped = plan_metrics(columns)
+    return derived, skipped, tuple(c for c in columns if c in RESULTS)
+
+
+def _check_not_constant(criteria, lo, hi, n):
+    if n < 2:
+        return
+    for j, c in enumerate(criteria):
+        if lo[j] == hi[j]:
+            value = -lo[j] if c.sense == "max" else lo[j]
+            raise DataError(f"criterion column '{c.column}' is constant (every value is "
+                            f"{value:g}); it cannot separate configurations: leave it out of "
+                            "the criteria")
+
+
+def _exact_sizes(cl, written):
+    sizes = np.zeros(cl.k, dtype=np.int64)
+    for w in written:
+        s = w["sizes"]
+        sizes[: len(s)] += s
+    prof = cl.profiles.copy()
+    if not prof.empty:
+        total = max(int(sizes.sum()), 1)
+        prof["size"] = [int(sizes[c]) for c in prof["cluster"]]
+        prof["share"] = [float(sizes[c] / total) for c in prof["cluster"]]
+    return replace(cl, profiles=prof)
+
+
+def _columns_frame(results, first):
+    n = len(results["rank"])
+    frame = pd.DataFrame({"row_id": np.arange(n, dtype=np.int64) + first})
+    for name, values in results.items():
+        frame[name] = values
+    return frame
+
+
+def _robust(client, costs, counts, firsts, criteria, spec, weights, stats, parts, columns,
+            reference, offsets, n_each):
+    raise UsageError("robust is not available on Dask yet")

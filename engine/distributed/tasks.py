@@ -1,0 +1,124 @@
+"""What a Dask worker does with one partition: the pipeline's own steps, nothing else.
+
+Every function here is module level (pickled by reference; workers need gpurank installed)
+and takes a partition as the dataset reader gives it. The partition is conformed to the
+dataset's columns first (as pyarrow reads a folder in memory: a column a file lacks is
+missing, a column only some files have is dropped), then prepared by
+:func:`gpurank.engine.prepare.prepare_rows`, exactly as the in-memory path prepares its
+table. Results are host NumPy arrays and small summaries.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "cpu_backend",
+    "conform",
+    "scan_partition",
+    "prepare_partition",
+    "sample_rows",
+    "rows_by_position",
+    "write_partition",
+]
+
+
+@functools.cache
+def cpu_backend():
+    """The workers' backend (resolved once per worker process)."""
+    from ..backend import resolve_backend
+
+    return resolve_backend("cpu")
+
+
+def conform(part, columns):
+    """``part`` with exactly the dataset's ``columns``, in order (missing ones all NA)."""
+    cols = list(part.columns)
+    if cols == list(columns):
+        return part
+    return part.reindex(columns=list(columns))
+
+
+def scan_partition(part, spec):
+    """Pass 1: rows, column names and the reference configurations of one partition."""
+    from ..prepare import check_columns, input_reference
+
+    frame, _ = check_columns(part)
+    return {"rows": len(part), "columns": tuple(part.columns),
+            "reference": input_reference(frame, wanted=spec.accelerator_type,
+                                         backend=cpu_backend())}
+
+
+def _prepared(part, columns, spec, criteria, reference, offset):
+    from ..prepare import prepare_rows
+
+    return prepare_rows(conform(part, columns), spec, criteria, backend=cpu_backend(),
+                        reference=reference, offset=offset)
+
+
+def prepare_partition(part, columns, spec, criteria, reference, offset):
+    """Pass 2: the partition's analyzed rows as their criteria matrix (host, C order), its
+    :class:`~gpurank.engine.prepare.RowReport`, and its TOPSIS column statistics."""
+    from ..ranking import topsis_input
+
+    p = _prepared(part, columns, spec, criteria, reference, offset)
+    costs = np.ascontiguousarray(p.costs, dtype=np.float64)
+    matrix, _ = topsis_input(costs, criteria, spec.norm, backend=cpu_backend())
+    lo, hi, ss = column_stats(matrix)
+    cost_lo, cost_hi, _ = column_stats(costs) if matrix is not costs else (lo, hi, ss)
+    return costs, {"report": p.report, "stats": (lo, hi, ss, cost_lo, cost_hi),
+                   "columns": tuple(p.frame.columns)}
+
+
+def column_stats(matrix):
+    """Per-column minimum, maximum and sum of squares of one partition's matrix."""
+    m = matrix.shape[1]
+    if len(matrix) == 0:
+        return np.full(m, np.inf), np.full(m, -np.inf), np.zeros(m)
+    return matrix.min(axis=0), matrix.max(axis=0), (matrix * matrix).sum(axis=0)
+
+
+def sample_rows(part, columns, spec, criteria, reference, offset, positions):
+    """The analyzed rows at ``positions`` (among this partition's analyzed rows), on the host."""
+    if len(positions) == 0:
+        return None
+    p = _prepared(part, columns, spec, criteria, reference, offset)
+    return p.frame.iloc[np.asarray(positions)]
+
+
+def rows_by_position(part, columns, spec, criteria, reference, offset, positions, first):
+    """Like :func:`sample_rows`, indexed by row id (``first`` + position)."""
+    rows = sample_rows(part, columns, spec, criteria, reference, offset, positions)
+    if rows is None:
+        return None
+    rows = rows.copy()
+    rows.index = np.asarray(positions, dtype=np.int64) + first
+    return rows
+
+
+def write_partition(part, columns, spec, criteria, reference, offset, first, results,
+                    model, folder, index, metadata):
+    """Last pass: the partition's analyzed rows with their result columns, written as
+    ``folder/part-NNNNN.parquet``. Returns the cluster sizes and the rows ranked within
+    ``spec.top``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = _prepared(part, columns, spec, criteria, reference, offset).frame.copy()
+    n = len(out)
+    labels = (model.predict(out, backend=cpu_backend()) if model is not None and n
+              else np.full(n, -1, dtype=np.int32))
+    out["cluster"] = labels
+    for name, values in results.items():
+        out[name] = values
+    out["row_id"] = np.arange(n, dtype=np.int64) + first
+    table = pa.Table.from_pandas(out, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta[b"gpurank"] = json.dumps(metadata, default=str).encode()
+    pq.write_table(table.replace_schema_metadata(meta), Path(folder) / f"part-{index:05d}.parquet")
+    sizes = np.bincount(labels[labels >= 0]) if n else np.zeros(0, np.int64)
+    return {"sizes": sizes, "top": out.loc[out["rank"] <= spec.top]}

@@ -1,0 +1,139 @@
+"""The analysis as one sequence of steps, written once for every driver.
+
+``Engine.analyze`` runs these functions on one table; the Dask driver
+(:mod:`gpurank.engine.distributed`) runs the same functions on each partition, or on a seeded
+sample of the dataset, and adds only what crosses partitions. Each step takes a table (the
+backend's frame), the :class:`~gpurank.engine.spec.AnalysisSpec` and the backend, appends
+what the user should know to ``notes``, and returns host results::
+
+    columns ──► resolve_criteria / resolve_target
+    table ────► prepare_rows (prepare.py) ──► importance_step ──► cluster_step ──► rank_step
+                                                                              └─► robust_step
+
+A step that cannot run on the table (too few rows, no feature, no target) is skipped with a
+note; a step the user asked for explicitly that cannot run is an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .errors import SchemaError
+from .metrics import plan_metrics
+from .spec import default_criteria, default_target
+
+__all__ = [
+    "resolve_criteria",
+    "resolve_target",
+    "importance_step",
+    "cluster_step",
+    "rank_step",
+    "robust_step",
+    "MIN_IMPORTANCE_ROWS",
+]
+
+#: Fewer rows than this cannot support a forest with a held-out quarter.
+MIN_IMPORTANCE_ROWS = 10
+
+
+def analyzed_columns(columns) -> tuple[str, ...]:
+    """The columns a table will have once its derived metrics are added."""
+    derived, _ = plan_metrics(columns)
+    cols = list(columns)
+    return tuple(cols + [m for m in derived if m not in cols])
+
+
+def resolve_criteria(spec, columns) -> tuple:
+    """The criteria of this analysis: the spec's, or the defaults the table supports."""
+    if spec.criteria:
+        return tuple(spec.criteria)
+    return default_criteria(analyzed_columns(columns))
+
+
+def resolve_target(spec, columns) -> str | None:
+    """The forest's target: the spec's, or the default the table supports (None: none)."""
+    if spec.target is not None:
+        return spec.target
+    return default_target(analyzed_columns(columns))
+
+
+def importance_step(frame, spec, target, *, backend, notes):
+    """Random-forest importance on ``frame`` (all analyzed rows, or a sample of them), or
+    None with a note when the table cannot support it.
+
+    Raises
+    ------
+    SchemaError
+        ``spec.target`` names a column that is not in the table.
+    """
+    from .importance import default_features, feature_importance
+
+    n = len(frame)
+    if target is None:
+        notes.append("importance skipped: the table has neither throughput_per_accelerator nor "
+                     "time_to_train_min; name a target column (--target)")
+        return None
+    if target not in frame.columns:
+        if spec.target is not None:
+            from .schema import require_columns
+
+            require_columns(frame, [target], role="target")
+        notes.append(f"importance skipped: the table has no '{target}' column")
+        return None
+    if n < MIN_IMPORTANCE_ROWS:
+        notes.append(f"importance skipped: {n} rows are too few to fit a forest (need "
+                     f"{MIN_IMPORTANCE_ROWS})")
+        return None
+    if spec.features is None and not default_features(frame, target=target):
+        notes.append("importance skipped: the table has no configuration variable to explain "
+                     f"'{target}' with (accelerator, n_accelerators, host_cpu, ...)")
+        return None
+    result = feature_importance(frame, target=target, backend=backend, features=spec.features,
+                                sample_rows=spec.sample_rows, seed=spec.seed,
+                                n_estimators=spec.n_estimators)
+    if result.note:
+        notes.append(f"importance: {result.note}")
+    return result
+
+
+def cluster_step(frame, spec, criteria, *, backend, notes):
+    """Fit the grouping on ``frame`` (:func:`~gpurank.engine.clustering.fit_cluster_model`),
+    or None with a note for a table of one row."""
+    from .clustering import fit_cluster_model
+
+    if len(frame) < 2:
+        notes.append("clustering skipped: a table of one row has nothing to group")
+        return None
+    model = fit_cluster_model(frame, k=spec.clusters, backend=backend, k_range=spec.k_range,
+                              seed=spec.seed, criteria=criteria)
+    if model.note:
+        notes.append(f"clusters: {model.note}")
+    return model
+
+
+def rank_step(frame, costs, criteria, spec, *, backend):
+    """Pareto ranks, domination counts, TOPSIS scores and the final rank of the rows."""
+    from .ranking import rank_configurations
+
+    return rank_configurations(frame, criteria, backend=backend, norm=spec.norm, costs=costs,
+                               rank_depth=spec.rank_depth, count_cap=spec.count_cap)
+
+
+def robust_step(costs, criteria, ranking, spec, *, backend):
+    """SMAA over TOPSIS weights on the analyzed rows (see :mod:`gpurank.engine.robust`)."""
+    from .robust import robust_from_costs_spec
+
+    return robust_from_costs_spec(costs, criteria, ranking, spec=spec, backend=backend)
+
+
+def with_criteria(spec, criteria):
+    """``spec`` with its resolved criteria (the summary reports what was used)."""
+    return spec if spec.criteria else replace(spec, criteria=tuple(criteria))
+
+
+def check_target_column(spec, columns) -> None:
+    """Refuse an explicit target the table does not have, before any work is done."""
+    if spec.target is not None and spec.target not in analyzed_columns(columns):
+        shown = ", ".join(map(str, list(columns)[:30]))
+        raise SchemaError(f"target column '{spec.target}' is not in the table; columns are: "
+                          f"{shown}")

@@ -1,0 +1,423 @@
+"""Step 0, prepare: the rows an analysis ranks, and every message about the rows it does not.
+
+One function, :func:`prepare_rows`, turns a table (or one partition of a dataset) into the
+analyzed rows and their cost matrix, in this order:
+
+1. the table's own checks: unique column names; input columns named like gpurank's result
+   columns are replaced (with a note);
+2. ``accelerator_type`` filter;
+3. input checks: canonical columns outside their domain (a negative time, a fractional or
+   negative accelerator count, ...) make a row invalid, with the reason;
+4. derived metrics (:mod:`gpurank.engine.metrics`), with reference configurations taken
+   from the valid rows only, so one bad row never takes the rest of its model with it;
+5. constraints (``--require``), counted one by one;
+6. the criteria matrix; a missing or infinite criterion makes a row invalid, with the
+   reason (and, for a derived criterion, the input that made it missing);
+7. invalid rows stop the run (one line: how many, each reason with its first row) or, with
+   ``drop_invalid``, are dropped and reported the same way.
+
+Every count is a :class:`RowReport`, which adds across partitions, so the Dask driver runs
+the same function on each partition and reports the same messages as the in-memory path.
+Row numbers in messages are 0-based positions in the table as read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .constraints import ConstraintCounts, constraint_mask, infeasible_message
+from .errors import DataError
+from .metrics import METRIC_INPUTS, derive_metrics, plan_metrics, reference_table
+from .schema import require_columns
+
+__all__ = [
+    "RESULT_COLUMNS",
+    "INPUT_DOMAINS",
+    "RowReport",
+    "Prepared",
+    "check_columns",
+    "input_reference",
+    "prepare_rows",
+    "raise_or_note",
+    "describe_preparation",
+]
+
+#: Columns an analysis writes; an input column of the same name is replaced.
+RESULT_COLUMNS = ("row_id", "cluster", "pareto_rank", "domination_count", "topsis_score",
+                  "rank", "p_top1", "p_topk", "expected_rank")
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Allowed values of a canonical numeric column."""
+
+    low: float
+    inclusive: bool
+    whole: bool = False  # counts: whole numbers only
+
+    def describe(self) -> str:
+        cmp = ">=" if self.inclusive else ">"
+        return f"must be a whole number {cmp} {self.low:g}" if self.whole else \
+            f"must be {cmp} {self.low:g}"
+
+
+#: Domains of the canonical numeric columns. Zero accelerators is allowed: CPU-only systems
+#: of real MLPerf data, whose per-accelerator figures are undefined (and say so).
+INPUT_DOMAINS = {
+    "n_accelerators": Domain(0, True, whole=True),
+    "n_nodes": Domain(1, True, whole=True),
+    "accelerators_per_node": Domain(0, True, whole=True),
+    "global_batch_size": Domain(1, True, whole=True),
+    "cpu_cores_per_accelerator": Domain(0, True),
+    "epochs": Domain(0, False),
+    "time_to_train_min": Domain(0, False),
+    "throughput": Domain(0, True),
+    "price_per_accelerator_hour": Domain(0, True),
+    "power_w": Domain(0, True),
+    "cost_usd": Domain(0, True),
+    "energy_kwh": Domain(0, True),
+}
+
+
+@dataclass(frozen=True)
+class RowReport:
+    """What happened to the rows of one table or partition; partitions add with ``+``.
+
+    Attributes
+    ----------
+    rows_in : int
+        Rows read.
+    type_kept : int
+        Rows of the wanted ``accelerator_type`` (all rows without the filter).
+    types : tuple of str
+        The ``accelerator_type`` values present (for the message when none matches).
+    constraints : ConstraintCounts
+    invalid : dict
+        ``{reason: (rows, first_row, first_value)}`` over the rows that passed the filter
+        and the constraints; a row may have several reasons.
+    invalid_rows : int
+        Rows with at least one reason.
+    kept : int
+        Rows analyzed.
+    """
+
+    rows_in: int
+    type_kept: int
+    types: tuple
+    constraints: ConstraintCounts
+    invalid: dict = field(default_factory=dict)
+    invalid_rows: int = 0
+    kept: int = 0
+
+    def __add__(self, other: "RowReport") -> "RowReport":
+        invalid = dict(self.invalid)
+        for reason, (n, first, value) in other.invalid.items():
+            if reason in invalid:
+                n0, f0, v0 = invalid[reason]
+                invalid[reason] = (n0 + n, f0, v0) if f0 <= first else (n0 + n, first, value)
+            else:
+                invalid[reason] = (n, first, value)
+        return RowReport(self.rows_in + other.rows_in, self.type_kept + other.type_kept,
+                         tuple(sorted(set(self.types) | set(other.types))),
+                         self.constraints + other.constraints, invalid,
+                         self.invalid_rows + other.invalid_rows, self.kept + other.kept)
+
+    def invalid_text(self) -> str:
+        """``"2 with time_to_train_min must be > 0 (first: row 17 holds -2.5); ..."``."""
+        parts = []
+        for reason, (n, first, value) in sorted(self.invalid.items(), key=lambda kv: kv[1][1]):
+            where = f"row {first}" + (f" holds {value}" if value is not None else "")
+            parts.append(f"{n:,} where {reason} (first: {where})")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The analyzed rows of one table or partition.
+
+    Attributes
+    ----------
+    frame : DataFrame
+        The rows kept, with their derived metrics, on the backend (index 0..n-1).
+    costs : array, shape (n, m)
+        The criteria matrix of ``frame`` on the backend (every criterion minimized).
+    criteria : tuple of Criterion
+    report : RowReport
+    derived, skipped : as :func:`gpurank.engine.metrics.plan_metrics` returns them
+    replaced : tuple of str
+        Input columns that an analysis writes itself (replaced).
+    """
+
+    frame: object
+    costs: object
+    criteria: tuple
+    report: RowReport
+    derived: tuple = ()
+    skipped: dict = field(default_factory=dict)
+    replaced: tuple = ()
+
+
+def check_columns(df):
+    """Refuse duplicate or non-text column names; drop input columns named like results.
+
+    Returns
+    -------
+    (frame, replaced) : the frame without those columns, and their names.
+    """
+    names = list(df.columns)
+    for i, c in enumerate(names):
+        if not isinstance(c, str):
+            raise DataError(f"column {i} of the table is named {c!r}; column names must be "
+                            "text")
+    seen, dups = set(), []
+    for c in names:
+        if c in seen and c not in dups:
+            dups.append(c)
+        seen.add(c)
+    if dups:
+        raise DataError(f"column '{dups[0]}' appears {names.count(dups[0])} times in the table; "
+                        "column names must be unique")
+    replaced = tuple(c for c in names if c in RESULT_COLUMNS)
+    if replaced:
+        df = df.drop(columns=list(replaced))
+    return df, replaced
+
+
+def _type_mask(df, wanted, backend):
+    if wanted is None:
+        return None, ()
+    require_columns(df, ["accelerator_type"], role="accelerator_type filter")
+    col = df["accelerator_type"]
+    keep = (col.astype("str") == wanted).fillna(False) & col.notna()
+    types = backend.to_host(col.dropna().astype("str").unique())
+    return keep, tuple(sorted(map(str, list(types))))
+
+
+def _domain_masks(df, backend):
+    """``{reason: mask}`` of present values outside each canonical column's domain."""
+    out = {}
+    for col, dom in INPUT_DOMAINS.items():
+        if col not in df.columns:
+            continue
+        s = df[col]
+        if getattr(s.dtype, "kind", "O") not in "iufb":
+            continue  # a text column named like a number: the steps that read it refuse it
+        v = s.astype("float64")
+        present = v.notna()
+        bad = present & ((v < dom.low) if dom.inclusive else (v <= dom.low))
+        bad = bad | (present & ((v == float("inf")) | (v == -float("inf"))))
+        if bool(bad.any()):
+            out[f"{col} {dom.describe()}"] = (bad, col)
+        if dom.whole:
+            frac = present & ~bad & ((v % 1) != 0)
+            if bool(frac.any()):
+                out[f"{col} must be a whole number"] = (frac, col)
+    return out
+
+
+def input_reference(df, *, wanted=None, backend):
+    """The reference configurations of ``df`` (its valid rows of the wanted type), as a
+    host table for :func:`gpurank.engine.metrics.merge_reference_tables`; None when the
+    table has no ``accelerator``, ``n_accelerators`` and ``time_to_train_min``."""
+    need = ("accelerator", "n_accelerators", "time_to_train_min")
+    if len(df) == 0 or any(c not in df.columns for c in need):
+        return None
+    keep, _ = _type_mask(df, wanted, backend)
+    bad = _any_bad(df, backend, len(df))
+    ok = ~bad if keep is None else keep & ~bad
+    return backend.to_host(reference_table(df.loc[ok]))
+
+
+def _any_bad(df, backend, n):
+    masks = _domain_masks(df, backend)
+    bad = None
+    for m, _ in masks.values():
+        bad = m if bad is None else bad | m
+    if bad is None:
+        return backend.xdf.Series(backend.xp.zeros(n, dtype=bool), index=df.index)
+    return bad
+
+
+def _first(mask, values, offset, backend):
+    idx = int(backend.xp.flatnonzero(_array(mask, backend))[0])
+    value = None
+    if values is not None:
+        v = values.iloc[idx]
+        value = f"{float(v):g}" if v == v else None
+    return offset + idx, value
+
+
+def _array(mask, backend):
+    if hasattr(mask, "to_cupy") and backend.on_device:
+        return mask.to_cupy()
+    if hasattr(mask, "to_numpy"):
+        return mask.to_numpy(dtype=bool)
+    return mask
+
+
+def prepare_rows(df, spec, criteria, *, backend, reference=None, offset=0):
+    """The analyzed rows of ``df`` and their criteria matrix, with every count and reason.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A table or one partition, on the backend.
+    spec : AnalysisSpec
+        ``accelerator_type``, ``constraints`` and ``drop_invalid`` are read here.
+    criteria : tuple of Criterion
+        Resolved criteria (see :func:`gpurank.engine.spec.default_criteria`).
+    backend : Backend
+    reference : DataFrame, optional
+        Reference configurations for speedup and efficiency (a Dask dataset's, merged over
+        its partitions); taken from ``df``'s valid rows when omitted.
+    offset : int
+        Position of ``df``'s first row in the whole table, for row numbers in messages.
+
+    Returns
+    -------
+    Prepared
+        Invalid rows are left out of ``frame`` and ``costs`` here whatever ``drop_invalid``
+        says; :func:`raise_or_note` decides, once the whole table's report is known.
+    """
+    from .ranking import criteria_matrix
+
+    df, replaced = check_columns(df)
+    n = len(df)
+    keep, types = _type_mask(df, spec.accelerator_type, backend)
+    type_kept = n if keep is None else int(keep.sum())
+    derived, skipped = plan_metrics(df.columns)
+    bad_inputs = _domain_masks(df, backend) if n else {}
+    if n and reference is None and "speedup" in derived:
+        anybad = _any_bad(df, backend, n)
+        ok = ~anybad if keep is None else keep & ~anybad
+        reference = reference_table(df.loc[ok])
+    frame = derive_metrics(df, reference=reference)
+    # Constraints, counted among the rows of the wanted type.
+    alive = keep if keep is not None else None
+    failing, feasible = [], alive
+    for c in spec.constraints:
+        m = constraint_mask(frame, c)
+        fail = ~m if alive is None else alive & ~m
+        failing.append(int(fail.sum()))
+        feasible = m if feasible is None else feasible & m
+    counts = ConstraintCounts(tuple(spec.constraints), tuple(failing), type_kept,
+                              type_kept if feasible is None else int(feasible.sum()))
+    # Invalid rows among the feasible ones: inputs outside their domain, criteria missing.
+    costs = criteria_matrix(frame, criteria, backend=backend)
+    xp = backend.xp
+    scope = _array(feasible, backend) if feasible is not None else xp.ones(n, dtype=bool)
+    invalid, bad_any = {}, xp.zeros(n, dtype=bool)
+    for reason, (mask, col) in bad_inputs.items():
+        m = _array(mask, backend) & scope
+        if bool(m.any()):
+            invalid[reason] = (int(m.sum()), *_first(m, frame[col], offset, backend))
+            bad_any |= m
+    for j, c in enumerate(criteria):
+        col = costs[:, j]
+        for word, m in (("is missing", col != col),
+                        ("is infinite", xp.abs(col) == float("inf"))):
+            m = m & scope & ~bad_any  # a row already invalid for its inputs is not re-told
+            if not bool(m.any()):
+                continue
+            because = _because(frame, c.column, m, backend) if word == "is missing" else ""
+            invalid[f"{c.column} {word}{because}"] = (int(m.sum()),
+                                                      *_first(m, None, offset, backend))
+        bad_any |= scope & ((col != col) | (xp.abs(col) == float("inf")))
+        if spec.norm == "log":
+            # log10 of the criterion as given: "max" columns are negated in the matrix.
+            value = -col if c.sense == "max" else col
+            m = scope & ~bad_any & (value <= 0)
+            if bool(m.any()):
+                invalid[f"{c.column} must be > 0 for norm 'log'"] = (
+                    int(m.sum()), *_first(m, frame[c.column], offset, backend))
+                bad_any |= m
+    kept_mask = scope & ~bad_any
+    n_invalid = int(bad_any.sum())
+    report = RowReport(n, type_kept, types, counts, invalid, n_invalid, int(kept_mask.sum()))
+    if n and not bool(kept_mask.all()):
+        frame = frame.loc[_series_mask(kept_mask, frame, backend)].reset_index(drop=True)
+        costs = xp.ascontiguousarray(costs[kept_mask])
+    return Prepared(frame=frame, costs=costs, criteria=tuple(criteria), report=report,
+                    derived=derived, skipped=skipped, replaced=replaced)
+
+
+def _series_mask(mask, frame, backend):
+    """A boolean mask usable with ``frame.loc`` (a Series of the frame's library)."""
+    return backend.xdf.Series(mask, index=frame.index)
+
+
+def _because(frame, column, mask, backend) -> str:
+    """`` (n_accelerators is 0)``-style reason for a missing derived criterion, read off the
+    first such row's inputs."""
+    inputs = [c for c in METRIC_INPUTS.get(column, ()) if c in frame.columns]
+    if not inputs:
+        return ""
+    i = int(backend.xp.flatnonzero(mask)[0])
+    for col in inputs:
+        v = frame[col].iloc[i]
+        if v is None or (isinstance(v, float) and v != v) or _is_na(v):
+            return f" (its input {col} is missing)"
+        if col == "n_accelerators" and float(v) == 0:
+            return " (undefined for 0 accelerators)"
+    if column in ("speedup", "scaling_efficiency"):
+        return " (no reference configuration of its accelerator has a valid time)"
+    return ""
+
+
+def _is_na(v) -> bool:
+    try:
+        import pandas as pd
+
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def raise_or_note(report: RowReport, spec, notes: list) -> None:
+    """Stop with one message, or add the notes, once the whole table's report is known.
+
+    Raises
+    ------
+    DataError
+        The table is empty; the accelerator_type filter or the constraints leave no row;
+        rows are invalid and ``drop_invalid`` is False; every row is invalid.
+    """
+    if report.rows_in == 0:
+        raise DataError("the table is empty; at least one configuration row is needed")
+    wanted = spec.accelerator_type
+    if wanted is not None:
+        if report.type_kept == 0:
+            raise DataError(f"accelerator_type {wanted!r} matches no row; the table has: "
+                            f"{', '.join(report.types) or 'no accelerator_type values'}")
+        if report.type_kept < report.rows_in:
+            notes.append(f"{report.rows_in - report.type_kept:,} rows with accelerator_type "
+                         f"other than {wanted!r} left out (--accelerator-type)")
+    if report.constraints.constraints:
+        if report.constraints.feasible == 0:
+            raise DataError(infeasible_message(report.constraints))
+        notes.extend(report.constraints.notes())
+    if report.invalid_rows:
+        if not spec.drop_invalid:
+            raise DataError(f"{report.invalid_rows:,} rows are invalid: "
+                            f"{report.invalid_text()}; fix them or pass --drop-invalid to "
+                            "leave those rows out")
+        notes.append(f"{report.invalid_rows:,} invalid rows dropped (--drop-invalid): "
+                     f"{report.invalid_text()}")
+    if report.kept == 0:
+        raise DataError("every row is invalid; nothing to rank")
+
+
+def describe_preparation(prepared: Prepared) -> list[str]:
+    """Notes about the table itself: replaced result columns and skipped derived metrics."""
+    notes = []
+    if prepared.replaced:
+        notes.append(f"input columns {', '.join(prepared.replaced)} are gpurank's result "
+                     "columns; this analysis replaced them")
+    skipped = {m: why for m, why in prepared.skipped.items() if not why.startswith("the table")}
+    if skipped:
+        notes.append("derived metrics skipped: " + "; ".join(f"{m} ({why})"
+                                                             for m, why in skipped.items()))
+    return notes
+
