@@ -37,7 +37,7 @@ from .prepare import describe_preparation, prepare_rows, raise_or_note
 from .progress import SILENT
 from .ranking import rank_configurations
 from .results import AnalysisResult, ClusterResult, PreparationResult
-from .robust import ROBUST_COLUMNS
+from .robust import ROBUST_COLUMNS, weight_bounds
 from .spec import NORMS, AnalysisSpec, default_criteria, limit_notes, parse_criteria
 from .summary import build_summary
 
@@ -125,6 +125,8 @@ class Engine:
         with step("derive", len(df)):
             check_target_column(spec, df.columns)
             criteria = resolve_criteria(spec, df.columns)
+            if spec.robust:
+                weight_bounds(spec, criteria)  # before any work: names every criterion
             prepared = prepare_rows(df, spec, criteria, backend=self.backend)
             raise_or_note(prepared.report, spec, notes)
             notes.extend(describe_preparation(prepared))
@@ -138,6 +140,8 @@ class Engine:
         clusters = None
         with step("cluster", n):
             model = cluster_step(frame, spec, criteria, backend=self.backend, notes=notes)
+            if model is not None and spec.clusters is None:
+                spec = replace(spec, clusters=model.k)
             if model is not None:
                 labels = model.predict(frame, backend=self.backend)
                 clusters = ClusterResult(

@@ -7,6 +7,7 @@ Errors are printed as one line on stderr; ``--verbose`` adds the traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import traceback
@@ -97,7 +98,8 @@ def _common(p, *, out_default):
     p.add_argument("--target", default=None,
                    help="column whose drivers the random forest measures (default: "
                         "throughput_per_accelerator, or time_to_train_min without throughput)")
-    p.add_argument("--clusters", type=_clusters, default=5, help="k for KMeans, or 'auto'")
+    p.add_argument("--clusters", type=_clusters, default=None,
+                   help="k for KMeans, or 'auto' (default: 5, fewer for a table of fewer rows)")
     p.add_argument("--top", type=_integer, default=10, help="how many top rows to report")
     p.add_argument("--sample-rows", type=_integer, default=20_000,
                    help="rows the random forest is fitted on at most (seeded sample)")
@@ -449,6 +451,29 @@ def _one_line(text) -> str:
                    for ch in text)
 
 
+@contextlib.contextmanager
+def _silenced(quiet: bool):
+    """``--quiet``: nothing but errors reaches the terminal, not even the libraries'
+    warnings (NumPy, matplotlib, scikit-learn) or Dask's log lines; restored afterwards."""
+    if not quiet:
+        yield
+        return
+    import logging
+    import warnings
+
+    loggers = [logging.getLogger(n) for n in ("matplotlib", "distributed", "dask", "numba")]
+    levels = [lg.level for lg in loggers]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for lg in loggers:
+            lg.setLevel(logging.ERROR)
+        try:
+            yield
+        finally:
+            for lg, level in zip(loggers, levels):
+                lg.setLevel(level)
+
+
 def main(argv=None) -> int:
     """Entry point of the ``gpurank`` console script."""
     parser = build_parser()
@@ -458,7 +483,8 @@ def main(argv=None) -> int:
         print(f"gpurank: error: {_one_line(exc)}", file=sys.stderr)
         return exc.exit_code
     try:
-        return _COMMANDS[args.command](args)
+        with _silenced(getattr(args, "quiet", False)):
+            return _COMMANDS[args.command](args)
     except GpurankError as exc:
         if args.verbose:
             traceback.print_exc()

@@ -15,6 +15,7 @@ import pandas as pd
 
 from .errors import UsageError
 from .params import ParamError
+from .spec import DEFAULT_CLUSTERS
 from .results import ClusterResult
 
 __all__ = [
@@ -190,7 +191,7 @@ def default_cluster_features(columns, criteria=()) -> tuple[str, ...]:
     return feats
 
 
-def fit_cluster_model(df, *, k=5, backend, features=None, k_range=(2, 10), seed=0,
+def fit_cluster_model(df, *, k=None, backend, features=None, k_range=(2, 10), seed=0,
                       criteria=()) -> ClusterModel:
     """Fit the grouping on ``df``: log scales and standardization from its rows, KMeans on a
     seeded sample of at most ``FIT_ROWS`` of them, stable cluster numbers from its medians.
@@ -200,7 +201,8 @@ def fit_cluster_model(df, *, k=5, backend, features=None, k_range=(2, 10), seed=
     df : DataFrame
         Configuration table with derived metrics (the whole table in memory, a seeded sample
         of the dataset on Dask), on the backend.
-    k : int or "auto"
+    k : int, "auto" or None
+        None: ``DEFAULT_CLUSTERS``, or fewer when the table has fewer rows (with a note).
     backend : Backend
     features : sequence of str, optional
         Numeric columns to cluster on; :func:`default_cluster_features` by default.
@@ -244,6 +246,11 @@ def fit_cluster_model(df, *, k=5, backend, features=None, k_range=(2, 10), seed=
                      "to all")
     Zfit = xp.ascontiguousarray(Z[xp.asarray(fit_idx)])
 
+    if k is None:
+        k = min(DEFAULT_CLUSTERS, int(fit_idx.size))
+        if k < DEFAULT_CLUSTERS:
+            notes.append(f"{k} clusters, not {DEFAULT_CLUSTERS}: the table has {fit_idx.size} "
+                         "rows to group")
     if k != "auto" and k > fit_idx.size:
         raise ParamError("clusters", f"is {k}, more than the rows that can be clustered "
                          f"({fit_idx.size}); use a smaller k or 'auto'")

@@ -9,6 +9,7 @@ an existing file is replaced only when gpurank wrote it (or ``overwrite=True``).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +19,7 @@ from .outputs import publish_file
 
 __all__ = [
     "read_table",
+    "short_message",
     "read_metadata",
     "write_table",
     "write_json",
@@ -36,37 +38,74 @@ def read_table(path, *, backend=None) -> pd.DataFrame:
     ----------
     path : str or Path
         A ``.parquet`` file, a folder holding ``.parquet`` files (a partitioned dataset), or a
-        ``.csv`` file.
+        ``.csv`` file (UTF-8).
     backend : Backend, optional
         Where the table should live; the CPU backend (pandas) when omitted.
 
     Raises
     ------
     DataError
-        The path does not exist, has an unknown format, or cannot be parsed.
+        The path does not exist, is not a regular file or folder, has an unknown format,
+        cannot be parsed, or a CSV is not UTF-8 text.
     """
     p = Path(path)
     if not p.exists():
         raise DataError(f"table file '{p}' does not exist")
+    if not (p.is_dir() or p.is_file()):
+        raise DataError(f"table '{p}' is not a regular file or folder")
     xdf = backend.xdf if backend is not None else pd
+    suffix = p.suffix.lower()
     try:
-        if p.is_dir() or p.suffix.lower() in _PARQUET_SUFFIXES:
-            if p.is_dir() and not any(p.rglob("*.parquet")):
-                raise DataError(f"table folder '{p}' holds no .parquet files")
+        if p.is_dir() or suffix in _PARQUET_SUFFIXES:
+            if p.is_dir():
+                _check_folder(p)
             return xdf.read_parquet(p)
-        if p.suffix.lower() in _CSV_SUFFIXES:
-            sep = "\t" if p.suffix.lower() == ".tsv" else ","
+        if suffix in _CSV_SUFFIXES:
+            sep = "\t" if suffix == ".tsv" else ","
             if xdf is pd:
-                return pd.read_csv(p, sep=sep, engine="pyarrow")
+                return _check_text(pd.read_csv(p, sep=sep, engine="pyarrow"), p)
             return xdf.read_csv(p, sep=sep)
     except DataError:
         raise
     except Exception as exc:  # noqa: BLE001 - any parser failure is a data problem for the user
-        raise DataError(f"cannot read table '{p}': {type(exc).__name__}: {exc}") from exc
+        raise DataError(f"cannot read table '{p}': {type(exc).__name__}: "
+                        f"{short_message(exc)}") from exc
     raise DataError(
         f"table file '{p}' has unknown format '{p.suffix}'; allowed: .parquet, .csv, "
         "or a folder of .parquet files"
     )
+
+
+def short_message(exc, limit: int = 240) -> str:
+    """An exception's text as one line of at most ``limit`` characters (a parser's message
+    can be a multi-line schema dump)."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _check_folder(p: Path) -> None:
+    try:
+        found = any(f.is_file() for f in p.rglob("*.parquet"))
+    except OSError as exc:
+        raise DataError(f"cannot read table folder '{p}': {exc.strerror or exc}") from None
+    if not found:
+        if not os.access(p, os.R_OK | os.X_OK):
+            raise DataError(f"cannot read table folder '{p}': permission denied")
+        raise DataError(f"table folder '{p}' holds no .parquet files")
+
+
+def _check_text(df: pd.DataFrame, p: Path) -> pd.DataFrame:
+    """Refuse a CSV that is not UTF-8: pyarrow keeps such a column as raw bytes."""
+    for col in df.columns:
+        s = df[col]
+        if s.dtype == object:
+            raw = s.map(lambda v: isinstance(v, bytes))
+            if bool(raw.any()):
+                i = int(raw.to_numpy().argmax())
+                sample = s.iloc[i][:20]
+                raise DataError(f"table '{p}' is not UTF-8 text: column '{col}' row {i} holds "
+                                f"the bytes {sample!r}; save the file as UTF-8")
+    return df
 
 
 def write_table(df, path, *, metadata=None, overwrite=False, name="path") -> Path:

@@ -205,7 +205,7 @@ def derive_metrics(df, *, by="accelerator", reference=None):
     for col in inputs:
         if not _is_numeric(df[col]):
             raise DataError(f"column '{col}' must be numeric; it has dtype {df[col].dtype}"
-                            + (f" (row 0 holds {df[col].iloc[0]!r})" if len(df) else ""))
+                            + _first_non_number(df[col]))
     out = df.copy()
     if "accelerator_hours" in derived:
         out["accelerator_hours"] = accelerator_hours(df)
@@ -226,6 +226,18 @@ def derive_metrics(df, *, by="accelerator", reference=None):
     if "energy_kwh" in derived:
         out["energy_kwh"] = energy_kwh(df)
     return out
+
+
+def _first_non_number(s) -> str:
+    """`` (row 3 holds 'fast')`` for the first value that is not a number, or ``""``."""
+    import pandas as pd
+
+    host = s.to_pandas() if hasattr(s, "to_pandas") else s
+    bad = pd.to_numeric(host, errors="coerce").isna() & host.notna()
+    if not bool(bad.any()):
+        return ""
+    i = int(bad.to_numpy().argmax())
+    return f" (row {i} holds {host.iloc[i]!r})"
 
 
 def _is_numeric(s) -> bool:

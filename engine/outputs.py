@@ -304,10 +304,23 @@ def _size(path: Path) -> int:
 
 
 def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    else:
+    """Remove a staging or replaced output so that, killed halfway, what is left is still
+    recognizably gpurank's: the marker goes in first and comes out last."""
+    if not path.is_dir() or path.is_symlink():
         path.unlink(missing_ok=True)
+        return
+    marker = path / _STAGING_MARKER
+    if not marker.exists():
+        marker.write_bytes(b"")
+    for entry in os.scandir(path):
+        if entry.name == _STAGING_MARKER:
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)
+    marker.unlink()
+    path.rmdir()
 
 
 def _human(nbytes: int) -> str:
@@ -322,7 +335,9 @@ def clean_leftovers(target) -> list[str]:
     """Remove what interrupted runs left beside ``target``; put back a set left aside.
 
     Only paths named ``.NAME.gpurank-staging-PID-ID`` / ``.NAME.gpurank-old-PID-ID`` whose
-    process is gone are touched. A staging folder must also hold gpurank's marker file.
+    process is gone are touched. A staging folder must also be provably gpurank's: it holds
+    the marker file (written right after the folder is made), or a manifest (a complete set,
+    new or swapped out), or nothing.
 
     Returns
     -------
@@ -343,7 +358,14 @@ def clean_leftovers(target) -> list[str]:
             continue
         path = Path(entry.path)
         if path.is_dir() and not path.is_symlink() and m["what"] == _STAGING and not (
-                path / _STAGING_MARKER).exists():
+                path / _STAGING_MARKER).exists() and read_manifest(path) is None:
+            # A run killed between creating its staging folder and marking it leaves it
+            # empty; anything else without the marker is not provably gpurank's.
+            try:
+                path.rmdir()
+                notes.append(f"removed '{path.name}' (empty), left by an interrupted run")
+            except OSError:
+                pass
             continue
         if m["what"] == _OLD:
             olds.append(path)
@@ -462,10 +484,10 @@ def publish_folder(target, *, kind, name="--out", overwrite=False, manifest=None
     notes = clean_leftovers(target)
     staging, tag = _staging_name(target)
     os.mkdir(staging, _umask_mode(0o777))
-    (staging / _STAGING_MARKER).write_bytes(b"")
     pub = Publication(path=staging, target=target, run_id=uuid.uuid4().hex, notes=notes,
                       manifest=dict(manifest or {}))
     try:
+        (staging / _STAGING_MARKER).write_bytes(b"")
         yield pub
         _write_manifest(pub, kind)
         (staging / _STAGING_MARKER).unlink()
@@ -474,7 +496,7 @@ def publish_folder(target, *, kind, name="--out", overwrite=False, manifest=None
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
         raise
-    if old is not None:
+    if old is not None:  # the old output now sits at the staging name
         try:
             _remove(old)
         except OSError as exc:

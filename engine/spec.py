@@ -31,6 +31,8 @@ NORMS = ("vector", "minmax", "log")
 DEFAULT_TARGET = "throughput_per_accelerator"
 FALLBACK_TARGET = "time_to_train_min"
 MAX_CLUSTERS = 1000
+#: The study behind the method found five groups.
+DEFAULT_CLUSTERS = 5
 #: Default criteria, each used when the table has the column.
 DEFAULT_CRITERIA = (("time_to_train_min", "min"), ("throughput_per_accelerator", "max"),
                     ("scaling_efficiency", "max"), ("cost_usd", "min"))
@@ -181,6 +183,9 @@ def normalize_weights(criteria) -> tuple[float, ...]:
             "weight or none"
         )
     total = sum(given)
+    if not math.isfinite(total):
+        raise ParamError("criteria", f"weights {given} sum to {total}; give weights whose sum "
+                         "is a finite number (they are normalized to sum to one)")
     if total <= 0:
         raise UsageError(f"criteria weights are all zero ({given}); at least one must be > 0")
     return tuple(w / total for w in given)
@@ -233,8 +238,10 @@ class AnalysisSpec:
     target : str, optional
         Column whose drivers the random forest measures; by default
         ``throughput_per_accelerator`` when the table has it, else ``time_to_train_min``.
-    clusters : int or "auto"
+    clusters : int, "auto" or None
         Number of KMeans clusters, or ``"auto"`` to pick k by silhouette over ``k_range``.
+        ``None`` (the default) means :data:`DEFAULT_CLUSTERS`, or as many as a smaller table
+        has rows to group (with a note); an explicit k larger than that is an error.
     top : int
         How many top configurations to report.
     sample_rows : int
@@ -275,7 +282,7 @@ class AnalysisSpec:
 
     criteria: tuple[Criterion, ...] = ()
     target: str | None = None
-    clusters: int | str = 5
+    clusters: int | str | None = None
     k_range: tuple[int, int] = (2, 10)
     top: int = 10
     sample_rows: int = 20_000
@@ -308,7 +315,8 @@ class AnalysisSpec:
                                  f"as 'cost_usd:min'; got {type(c).__name__}")
         object.__setattr__(self, "criteria", crit)
         check_param("target", self.target, None, str)
-        check_param("clusters", self.clusters, Interval(int, 1, MAX_CLUSTERS), Options(("auto",)))
+        check_param("clusters", self.clusters, None, Interval(int, 1, MAX_CLUSTERS),
+                    Options(("auto",)))
         k_range = tuple(self.k_range) if isinstance(self.k_range, (tuple, list)) else None
         if k_range is None or len(k_range) != 2 or not all(
                 Interval(int, 2, MAX_CLUSTERS).accepts(v) for v in k_range) or k_range[0] > \

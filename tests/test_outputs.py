@@ -155,13 +155,16 @@ def test_leftovers_of_dead_runs_are_removed_and_reported(tmp_path):
     # Not ours: no marker inside, or a live process, or another name.
     foreign = tmp_path / f".set.gpurank-staging-{dead}-fedcba98"
     foreign.mkdir()
+    (foreign / "theirs.txt").write_text("not gpurank's")
+    empty = tmp_path / f".set.gpurank-staging-{dead}-0000aaaa"
+    empty.mkdir()  # killed between making its staging folder and marking it
     alive = tmp_path / f".set.gpurank-staging-{os.getpid()}-00000000"
     alive.write_bytes(b"z")
     other = tmp_path / f".other.gpurank-staging-{dead}-11111111"
     other.write_bytes(b"w")
     notes = clean_leftovers(target)
-    assert len(notes) == 2 and all("interrupted run" in n for n in notes)
-    assert not staged.exists() and not stray_file.exists()
+    assert len(notes) == 3 and all("interrupted run" in n for n in notes)
+    assert not staged.exists() and not stray_file.exists() and not empty.exists()
     assert foreign.exists() and alive.exists() and other.exists()
 
 

@@ -8,6 +8,7 @@ that gpurank does not take on the command line.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 
@@ -95,8 +96,10 @@ def start_dask(spec: str, *, backend_name: str = "cpu"):
     n = int(count) if sep else (os.cpu_count() or 1)
     from distributed import Client, LocalCluster
 
+    # Worker log lines below errors (a nanny's "still alive, killing") are noise to a user.
     cluster = LocalCluster(n_workers=n, processes=True, threads_per_worker=1,
-                           dashboard_address=None, host="127.0.0.1")
+                           dashboard_address=None, host="127.0.0.1",
+                           silence_logs=logging.ERROR)
     client = Client(cluster)
     try:
         client.wait_for_workers(n, timeout=WORKERS_TIMEOUT_S)

@@ -254,6 +254,8 @@ def _run(path, client, spec, fallback, out, overwrite, return_columns):
 
     with tick("cluster_fit"):
         model = cluster_step(sample, spec, criteria, backend=be, notes=notes)
+        if model is not None and spec.clusters is None:
+            spec = replace(spec, clusters=model.k)
         clusters = None
         if model is not None:
             if sampled:
