@@ -100,6 +100,9 @@ class ClusterModel:
         Whether each feature is clustered on a log10 scale.
     mean, std : ndarray of float64
         Standardization of the (logged) features, from the rows the model was fitted on.
+    scales : tuple of float
+        Powers of two each (logged) feature is multiplied by before standardization: 1,
+        except for a feature whose magnitudes would overflow or underflow its variance.
     kmeans : estimator
         The backend's fitted KMeans (scikit-learn or cuML).
     order : ndarray of int32, shape (k,)
@@ -120,6 +123,7 @@ class ClusterModel:
     k: int
     silhouette: dict
     note: str = ""
+    scales: tuple = ()
 
     @property
     def names(self) -> tuple:
@@ -129,7 +133,7 @@ class ClusterModel:
     def transform(self, df, *, backend):
         """Standardized features of ``df`` on the backend, and the mask of rows that have
         every feature (the others get label -1)."""
-        X = _feature_matrix(df, self.features, self.logs, backend)
+        X = _feature_matrix(df, self.features, self.logs, backend, self.scales)
         xp = backend.xp
         valid = xp.isfinite(X).all(axis=1)
         return (X - xp.asarray(self.mean)) / xp.asarray(self.std), valid
@@ -170,15 +174,33 @@ def _log_flags(df, features, backend):
     return tuple(flags)
 
 
-def _feature_matrix(df, features, logs, backend):
+def _feature_matrix(df, features, logs, backend, scales=()):
     xp = backend.xp
     cols = []
-    for f, lg in zip(features, logs):
+    for j, (f, lg) in enumerate(zip(features, logs)):
         v = backend.values(df, f, role="cluster feature")
         if lg:
             v = xp.log10(xp.where(v > 0, v, xp.nan))
+        if scales and scales[j] != 1.0:
+            v = v * scales[j]
         cols.append(v)
     return xp.stack(cols, axis=1) if cols else xp.empty((len(df), 0))
+
+
+#: A feature whose largest magnitude is outside this range would overflow (or underflow)
+#: the sum of squares of its standard deviation; it is rescaled by a power of two first.
+_SAFE_MAGNITUDE = (1e-100, 1e100)
+
+
+def _safe_scales(X, valid, backend):
+    xp = backend.xp
+    if not bool(valid.any()):
+        return ()
+    top = np.asarray(backend.to_host(xp.max(xp.abs(X[valid]), axis=0)), dtype=np.float64)
+    scales = tuple(float(2.0 ** -int(np.frexp(t)[1]))
+                   if np.isfinite(t) and (t > _SAFE_MAGNITUDE[1] or 0 < t < _SAFE_MAGNITUDE[0])
+                   else 1.0 for t in top)
+    return scales if any(s != 1.0 for s in scales) else ()
 
 
 def default_cluster_features(columns, criteria=()) -> tuple[str, ...]:
@@ -224,6 +246,9 @@ def fit_cluster_model(df, *, k=None, backend, features=None, k_range=(2, 10), se
     logs = _log_flags(df, features, backend)
     X = _feature_matrix(df, features, logs, backend)
     valid = xp.isfinite(X).all(axis=1)
+    scales = _safe_scales(X, valid, backend)
+    if scales:
+        X = _feature_matrix(df, features, logs, backend, scales)
     if bool(valid.any()):
         mu, sd = X[valid].mean(axis=0), X[valid].std(axis=0)
     else:
@@ -266,7 +291,8 @@ def fit_cluster_model(df, *, k=None, backend, features=None, k_range=(2, 10), se
     if n_valid:
         raw[idx] = kmeans.predict(xp.ascontiguousarray(Z[idx]))
     order = stable_order(df, raw, k, backend=backend)
-    return ClusterModel(features=features, logs=logs, mean=mean, std=std, kmeans=kmeans,
+    return ClusterModel(features=features, logs=logs, mean=mean, std=std, scales=scales,
+                        kmeans=kmeans,
                         order=order, k=int(k), silhouette=silhouette, note="; ".join(notes))
 
 

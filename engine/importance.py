@@ -70,7 +70,7 @@ def encode_features(df, features, *, backend):
             if bool(missing.any()):
                 med = float(xp.nanmedian(v)) if not bool(missing.all()) else 0.0
                 v = xp.where(missing, med, v)
-            v = v.astype(xp.float32)
+            v = _to_float32(v, xp)
         if v.size and bool((v == v[0]).all()):
             continue
         cols.append(v)
@@ -80,7 +80,25 @@ def encode_features(df, features, *, backend):
     return xp.ascontiguousarray(xp.stack(cols, axis=1)), kept
 
 
+#: Columns whose largest magnitude is outside this range would overflow or underflow as
+#: float32, which the forests are fitted in (cuML requires it).
+_FLOAT32_SAFE = (1e-30, 1e30)
+
+
+def _to_float32(v, xp):
+    """``v`` as float32. A column whose magnitudes would overflow or underflow float32 is
+    first scaled by a power of two (exact) to magnitudes below one: trees split on order and
+    R^2 is scale-free, so the importances do not change."""
+    if v.size:
+        top = float(xp.max(xp.abs(v)))
+        if top > _FLOAT32_SAFE[1] or 0 < top < _FLOAT32_SAFE[0]:
+            v = v * 2.0 ** -int(np.frexp(top)[1])
+    return v.astype(xp.float32)
+
+
 def _r2(xp, y, pred) -> float:
+    y = y.astype(xp.float64)
+    pred = xp.asarray(pred).astype(xp.float64)
     ss_res = float(xp.sum((y - pred) ** 2))
     ss_tot = float(xp.sum((y - y.mean()) ** 2))
     return 1.0 - ss_res / ss_tot if ss_tot > 0 else 0.0
@@ -171,7 +189,7 @@ def feature_importance(df, *, target, backend, features=None, sample_rows=20_000
             f"no feature varies in this table (tried: {', '.join(features)}); importance "
             "needs at least one varying configuration variable"
         )
-    y = y_all[rows].astype(xp.float32)
+    y = _to_float32(y_all[rows], xp)
 
     order = rng.permutation(rows.size)
     n_test = max(1, int(round(rows.size * HOLDOUT_FRACTION)))

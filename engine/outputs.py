@@ -224,6 +224,17 @@ def _protected(target: Path) -> str | None:
     return None
 
 
+#: Bytes a staging name adds to the target's name: ".NAME.gpurank-staging-PID-XXXXXXXX".
+_STAGING_OVERHEAD = len(".." + _STAGING + "-4194304-") + 8
+
+
+def _name_max(folder: Path) -> int:
+    try:
+        return os.pathconf(folder if folder.exists() else ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
 def check_target(target, *, name, overwrite=False, folder=False) -> Path:
     """Check up front that ``target`` may be written, before any work is done.
 
@@ -251,6 +262,12 @@ def check_target(target, *, name, overwrite=False, folder=False) -> Path:
     p = Path(os.fspath(target))
     if not str(target).strip():
         raise UsageError(f"{name} is empty; name the output path")
+    if "\x00" in str(target):
+        raise UsageError(f"{name} holds a NUL character; name a real path")
+    longest = _name_max(p.parent) - _STAGING_OVERHEAD
+    if len(os.fsencode(p.name)) > longest:
+        raise UsageError(f"{name}: the name '{p.name[:40]}...' is {len(os.fsencode(p.name))} "
+                         f"bytes long; at most {longest} are allowed here")
     why = _protected(p)
     if why:
         raise UsageError(f"{name} '{target}' {why}; name a new path for gpurank's output")

@@ -195,6 +195,25 @@ def _type_mask(df, wanted, backend):
     return keep, tuple(sorted(map(str, list(types))))
 
 
+def _coerce_numbers(df, backend):
+    """Canonical numeric columns that arrived as text (a CSV with one bad cell reads as a
+    text column) become numbers; a value that is not a number becomes missing, and is
+    reported as such: ``{reason: (mask, column, original values)}``."""
+    bad = {}
+    for col in INPUT_DOMAINS:
+        if col not in df.columns or getattr(df[col].dtype, "kind", "O") in "iufb":
+            continue
+        raw = df[col]
+        text = raw.astype("str").str.strip()
+        number = backend.xdf.to_numeric(raw.where(raw.notna() & (text != "")),
+                                        errors="coerce")
+        mask = number.isna() & raw.notna() & (text != "")
+        if bool(mask.any()):
+            bad[f"{col} is not a number"] = (mask, col, raw)
+        df = df.assign(**{col: number.astype("float64")})
+    return df, bad
+
+
 def _domain_masks(df, backend):
     """``{reason: mask}`` of present values outside each canonical column's domain."""
     out = {}
@@ -224,6 +243,7 @@ def input_reference(df, *, wanted=None, backend):
     need = ("accelerator", "n_accelerators", "time_to_train_min")
     if len(df) == 0 or any(c not in df.columns for c in need):
         return None
+    df, _ = _coerce_numbers(df, backend)
     keep, _ = _type_mask(df, wanted, backend)
     bad = _any_bad(df, backend, len(df))
     ok = ~bad if keep is None else keep & ~bad
@@ -285,6 +305,7 @@ def prepare_rows(df, spec, criteria, *, backend, reference=None, offset=0):
 
     df, replaced = check_columns(df)
     n = len(df)
+    df, not_numbers = _coerce_numbers(df, backend)
     keep, types = _type_mask(df, spec.accelerator_type, backend)
     type_kept = n if keep is None else int(keep.sum())
     derived, skipped = plan_metrics(df.columns)
@@ -309,6 +330,13 @@ def prepare_rows(df, spec, criteria, *, backend, reference=None, offset=0):
     xp = backend.xp
     scope = _array(feasible, backend) if feasible is not None else xp.ones(n, dtype=bool)
     invalid, bad_any = {}, xp.zeros(n, dtype=bool)
+    for reason, (mask, col, raw) in not_numbers.items():
+        m = _array(mask, backend) & scope
+        if bool(m.any()):
+            i, _ = _first(m, None, 0, backend)
+            invalid[reason] = (int(m.sum()), offset + i, repr(backend.to_host(raw.iloc[i:i + 1])
+                                                             .iloc[0]))
+            bad_any |= m
     for reason, (mask, col) in bad_inputs.items():
         m = _array(mask, backend) & scope
         if bool(m.any()):

@@ -61,8 +61,8 @@ def test_default_criteria_are_the_ones_the_table_has():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"clusters": 0}, "clusters must be an integer in [1, 1000] or one of 'auto'; got 0"),
-        ({"clusters": "many"}, "clusters must be an integer in [1, 1000] or one of 'auto'; "
+        ({"clusters": 0}, "clusters must be None or an integer in [1, 1000] or one of 'auto'; got 0"),
+        ({"clusters": "many"}, "clusters must be None or an integer in [1, 1000] or one of 'auto'; "
                                "got 'many'"),
         ({"top": 0}, "top must be an integer in [1, 2147483647]; got 0"),
         ({"seed": -3}, "seed must be an integer in [0, 4294967295]; got -3"),
