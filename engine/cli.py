@@ -474,8 +474,19 @@ def _silenced(quiet: bool):
                 lg.setLevel(level)
 
 
+def _terminated(signum, frame):
+    # SIGTERM (a batch scheduler's kill, `timeout`, a container stop) unwinds like Ctrl-C,
+    # so a write in progress removes its staging files instead of leaving them behind.
+    raise SystemExit(128 + signum)
+
+
 def main(argv=None) -> int:
     """Entry point of the ``gpurank`` console script."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -216,3 +216,23 @@ def _dead_pid() -> int:
     p = subprocess.Popen([sys.executable, "-c", "pass"])
     p.wait()
     return p.pid
+
+
+def test_sigterm_during_a_write_leaves_nothing_behind(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    target = tmp_path / "big.parquet"
+    proc = subprocess.Popen([sys.executable, "-m", "gpurank.engine", "simulate", "--n",
+                             "50000000", "--row-group-rows", "100000", "-o", str(target)],
+                            cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not any(p.name.startswith(".big.parquet.gpurank-staging") for p in
+                  tmp_path.iterdir()):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    assert list(tmp_path.iterdir()) == []
