@@ -146,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     cal = sub.add_parser("calibrate", help="fit the performance model to an MLPerf table")
     cal.add_argument("table", help="table written by gpurank mlperf")
     cal.add_argument("-o", "--output", required=True, help="output model .json")
+    cal.add_argument("--report", default=None, metavar="DOC_MD",
+                     help="also write the cross-validation tables into this Markdown file "
+                          "(between its calibrate --report markers, or a new file)")
     cal.add_argument("--json", action="store_true", help="print the outcome as JSON")
     _overwrite(cal)
 
@@ -349,9 +352,10 @@ def _cmd_simulate(args) -> int:
 def _cmd_calibrate(args) -> int:
     from .sources.calibrate import run_calibrate_cli
 
-    model = run_calibrate_cli(args.table, args.output, overwrite=args.overwrite)
-    _emit(args, {"output": args.output, "model": model.to_dict()},
-          f"wrote {args.output}")
+    model = run_calibrate_cli(args.table, args.output, overwrite=args.overwrite,
+                              report=args.report)
+    _emit(args, {"output": args.output, "report": args.report, "model": model.to_dict()},
+          f"wrote {args.output}" + (f" and the report in {args.report}" if args.report else ""))
     return 0
 
 

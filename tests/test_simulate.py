@@ -119,7 +119,8 @@ def test_partitioned_dataset(tmp_path):
 
 # ---------------------------------------------------------------------------- model sanity
 def _cfg(**kw):
-    base = dict(peak_tflops=989.0, mfu=0.17, n_accelerators=8, accelerators_per_node=8, n_nodes=1,
+    base = dict(peak_tflops=989.0, compute_efficiency=0.3, mem_bw_tbps=3.35, n_accelerators=8,
+                accelerators_per_node=8, n_nodes=1,
                 local_batch=256, intra_GBps=450.0, inter_GBps=400.0,
                 cpu_cores_per_accelerator=14.0, cpu_decode_factor=1.0, dali=True)
     base.update(kw)
@@ -148,11 +149,12 @@ def test_starvation_visible():
 @pytest.mark.parametrize("batch", [32, 256])
 def test_more_accelerators_never_lower_total_throughput(net, batch):
     acc = accelerator_catalog()
+    acc = acc[acc["mem_bw_tbps"] > 0]
     peak = acc["bf16_dense_tflops"].fillna(acc["fp16_dense_tflops"]).to_numpy(float)
     counts = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096], dtype=float)
-    for p in peak:
+    for p, bw in zip(peak, acc["mem_bw_tbps"].to_numpy(float)):
         g = np.minimum(counts, 8)
-        out = evaluate(_cfg(peak_tflops=p, n_accelerators=counts, accelerators_per_node=g,
+        out = evaluate(_cfg(peak_tflops=p, mem_bw_tbps=bw, n_accelerators=counts, accelerators_per_node=g,
                             n_nodes=counts / g, local_batch=batch, inter_GBps=net,
                             cpu_cores_per_accelerator=np.nan),
                        DEFAULT_MODEL, resnet50())
@@ -267,7 +269,7 @@ def test_run_simulate_cli_parquet_and_csv(tmp_path):
     from gpurank.engine.sources.simulate import run_simulate_cli
 
     model = tmp_path / "m.json"
-    CalibratedModel(mfu_default=0.3).to_json(model)
+    CalibratedModel(compute_efficiency_default=0.3).to_json(model)
     info = run_simulate_cli(tmp_path / "s.parquet", n=500, seed=1, model_path=model)
     assert info["rows"] == 500 and len(pd.read_parquet(tmp_path / "s.parquet")) == 500
     info = run_simulate_cli(tmp_path / "s.csv", n=200, seed=1, accelerators=["H100"])

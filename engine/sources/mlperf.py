@@ -32,7 +32,7 @@ from gpurank.engine.catalog import accelerator_catalog
 from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.io import write_table
 from gpurank.engine.outputs import check_target
-from gpurank.engine.sources.accelerators import accelerator_aliases, normalize_accelerator
+from gpurank.engine.sources.accelerators import ResolvedAccelerator, resolve_accelerator
 from gpurank.engine.sources.mlperf_logs import IMAGENET_TRAIN_SAMPLES, RunLog, parse_result_log
 from gpurank.engine.sources.mlperf_systems import parse_system_description
 
@@ -295,7 +295,7 @@ def _read_scaling(path: Path, warn: _Warnings) -> float:
         return 1.0
 
 
-def _system_row(ref: _SystemRef, bench: _Benchmark, warn: _Warnings, aliases: pd.DataFrame) -> tuple[dict, tuple]:
+def _system_row(ref: _SystemRef, bench: _Benchmark, warn: _Warnings) -> tuple[dict, tuple]:
     row: dict = {"round": ref.round, "submitter": ref.submitter, "system": ref.system}
     reasons: list[str] = []
     fields = None
@@ -313,20 +313,21 @@ def _system_row(ref: _SystemRef, bench: _Benchmark, warn: _Warnings, aliases: pd
     if fields and (apn is None or nodes is None):
         warn.add(ref.desc_path, "accelerators_per_node or number_of_nodes missing or not an integer")
     n_acc = apn * nodes if apn is not None and nodes is not None else None
-    name, known = normalize_accelerator(
+    res = resolve_accelerator(
         acc_raw, memory=fields.get("accelerator_memory", ""), hint=f"{fields.get('system_name', '')} {ref.system}"
     )
-    if fields and not known:
+    name = res.name
+    if fields and not res.known:
         warn.add(ref.desc_path, f"unknown accelerator name {acc_raw!r}; kept as {name!r}, catalog facts left empty")
     if n_acc == 0:
         atype = "cpu"
-    elif name in aliases.index:
-        atype = aliases.at[name, "accelerator_type"]
+    elif res.known and res.match != "cpu":
+        atype = res.accelerator_type
     elif not fields:
         atype = ""
     else:
-        low = name.lower()
-        atype = "tpu" if "tpu" in low else "other"
+        atype = "tpu" if "tpu" in name.lower() else "other"
+    row["_resolved"] = res if n_acc != 0 else None
     row.update(
         division=fields.get("division", ""),
         availability=fields.get("availability", ""),
@@ -398,23 +399,21 @@ def _round_sort_key(rnd: str):
     return (int(m.group(1)), int(m.group(2))) if m else (10**6, 0)
 
 
-def _add_catalog(df: pd.DataFrame, aliases: pd.DataFrame) -> pd.DataFrame:
+def _add_catalog(df: pd.DataFrame, resolved: list) -> pd.DataFrame:
+    """Catalog facts per row from its resolved accelerator (one resolver, one fact table)."""
     cat = accelerator_catalog().set_index("accelerator_id")
     ids, years, gens, ranks = [], [], [], []
-    for name, atype in zip(df["accelerator"], df["accelerator_type"]):
-        if atype == "cpu" or name not in aliases.index:
+    for res in resolved:
+        if not isinstance(res, ResolvedAccelerator) or not res.known or res.match == "cpu":
             ids.append("")
             years.append(None)
             gens.append("")
             ranks.append(None)
             continue
-        a = aliases.loc[name]
-        aid = a["accelerator_id"] if a["accelerator_id"] in cat.index else ""
-        ids.append(aid)
-        year = cat.at[aid, "release_year"] if aid else (int(a["release_year"]) if a["release_year"] else None)
-        years.append(year)
-        gens.append(a["generation"])
-        ranks.append(int(a["generation_rank"]) if a["generation_rank"] else None)
+        ids.append(res.accelerator_id)
+        years.append(res.release_year)
+        gens.append(res.generation)
+        ranks.append(res.generation_rank)
     df["accelerator_id"] = ids
     df["release_year"] = pd.array(years, dtype="Int64")
     df["generation"] = gens
@@ -524,11 +523,10 @@ def read_mlperf(paths, *, benchmark: str = "resnet", strict: bool = False, dedup
             published_runs = Path(published_scores).parent / "runs.csv"
     if published_runs is not None:
         runs_timing = _published_timings(published_runs)
-    aliases = accelerator_aliases()
     rows: list[dict] = []
     first_by_timing: dict[tuple, str] = {}
     for ref in refs:
-        row, timing = _system_row(ref, bench, warn, aliases)
+        row, timing = _system_row(ref, bench, warn)
         key = (ref.round, ref.submitter, ref.system)
         if published is not None and row["score_source"] != "logs" and key in published:
             _fill_published(row, published[key])
@@ -544,8 +542,9 @@ def read_mlperf(paths, *, benchmark: str = "resnet", strict: bool = False, dedup
             else:
                 first_by_timing[timing] = ident
         rows.append(row)
+    resolved = [r.pop("_resolved", None) for r in rows]
     df = _build_table(rows)
-    df = _add_catalog(df, aliases)
+    df = _add_catalog(df, resolved)
     df = df[MLPERF_COLUMNS]
     dropped: tuple[str, ...] = ()
     if dedupe and len(df):

@@ -30,6 +30,7 @@ import pandas as pd
 from .. import catalog as _cat
 from ..errors import UsageError
 from ..outputs import publish_file, publish_folder
+from .accelerators import resolve_accelerators
 from .perfmodel import DEFAULT_MODEL, CalibratedModel, Workload, evaluate, resnet50
 
 __all__ = [
@@ -59,7 +60,7 @@ _FRAMEWORKS = ["PyTorch", "PyTorch + DALI", "MXNet + DALI", "TensorFlow", "Tenso
 _FW_NVIDIA = np.array([0, 1, 2, 3, 4, 5], dtype=np.int64)
 _FW_OTHER = np.array([0, 3, 5], dtype=np.int64)
 _FW_DALI = np.array(["DALI" in f for f in _FRAMEWORKS])
-_BOTTLENECKS = ["compute", "communication", "input"]
+_BOTTLENECKS = ["compute", "communication", "input", "memory"]
 _REASONS = ("accelerators_per_node_above_chassis_limit", "nodes_do_not_divide_accelerators",
             "batch_per_accelerator_beyond_memory")
 
@@ -69,39 +70,9 @@ COLUMNS = (
     "n_nodes", "accelerators_per_node", "host_cpu", "cpu_cores_per_accelerator", "interconnect",
     "network", "framework", "input_pipeline", "provider", "provider_type",
     "price_per_accelerator_hour", "global_batch_size", "local_batch_size", "epochs",
-    "time_to_train_min", "throughput", "utilization", "mfu", "bottleneck", "power_w",
-    "cost_usd", "energy_kwh",
+    "time_to_train_min", "throughput", "utilization", "mfu", "bottleneck", "prediction_basis",
+    "power_w", "cost_usd", "energy_kwh",
 )
-
-
-# --------------------------------------------------------------------------------------
-# catalog resolution
-# --------------------------------------------------------------------------------------
-def resolve_accelerators(names, acc: pd.DataFrame) -> list[str]:
-    """Map names (accelerator_id, display_name or model, case-insensitive) to ids."""
-    if isinstance(names, str):
-        names = [names]
-    ids, seen = [], set()
-    by_id = {str(a).lower(): a for a in acc["accelerator_id"]}
-    by_disp = {str(d).lower(): a for d, a in zip(acc["display_name"], acc["accelerator_id"])}
-    for name in names:
-        key = str(name).strip().lower()
-        if key in by_id:
-            hit = [by_id[key]]
-        elif key in by_disp:
-            hit = [by_disp[key]]
-        else:
-            hit = list(acc.loc[acc["model"].astype(str).str.lower() == key, "accelerator_id"])
-        if not hit:
-            raise UsageError(
-                f"accelerators: unknown accelerator {name!r}; use an accelerator_id, display "
-                f"name or model from the catalog, e.g. {', '.join(map(str, acc['accelerator_id'][:5]))}"
-            )
-        for h in hit:
-            if h not in seen:
-                seen.add(h)
-                ids.append(h)
-    return ids
 
 
 def _int_list(name, values, lo, hi):
@@ -160,10 +131,24 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
     acc = acc.copy()
     acc["peak"] = pd.to_numeric(acc["bf16_dense_tflops"], errors="coerce").fillna(
         pd.to_numeric(acc["fp16_dense_tflops"], errors="coerce"))
-    acc = acc[acc["peak"] > 0]
+    acc["mem_bw"] = pd.to_numeric(acc["mem_bw_tbps"], errors="coerce")
+    modelled = (acc["peak"] > 0) & (acc["mem_bw"] > 0)
+    acc = acc.reset_index(drop=True)
+    modelled_ids = set(acc.loc[modelled.to_numpy(), "accelerator_id"])
     if accelerators is not None:
-        ids = resolve_accelerators(accelerators, acc)
+        if isinstance(accelerators, str):
+            accelerators = [accelerators]
+        ids = []
+        for name in accelerators:
+            hit = [i for i in resolve_accelerators([name], acc) if i in modelled_ids]
+            if not hit:
+                raise UsageError(
+                    f"accelerators: {name!r} has no peak or memory bandwidth in the accelerator "
+                    "catalog, so the model cannot simulate it; choose modelled accelerators"
+                )
+            ids += [i for i in hit if i not in ids]
         acc = acc[acc["accelerator_id"].isin(ids)]
+    acc = acc[acc["accelerator_id"].isin(modelled_ids)]
 
     known_prov = list(dict.fromkeys(prices["provider"].astype(str)))
     if providers is not None:
@@ -186,15 +171,20 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
 
     link_bw = {}
     link_eff = {}
+    spans = set()
     for _, r in links.iterrows():
         bw = pd.to_numeric(r["aggregate_GB_s_per_dir"], errors="coerce")
         link_bw[r["link_id"]] = float(bw) if bw == bw else float("nan")
         rdma = str(r.get("rdma", "yes")).strip().lower()
         link_eff[r["link_id"]] = model.tcp_efficiency if rdma.startswith("no") else 1.0
+        if str(r.get("spans_nodes", "no")).strip().lower() == "yes":
+            spans.add(r["link_id"])
     for lid in acc["intra_link_id"]:
         if lid not in link_bw or not link_bw[lid] > 0:
             raise UsageError(f"accelerator catalog: intra_link_id {lid!r} has no bandwidth in the interconnect table")
     nets = [x for x in DEFAULT_NETWORKS if x in link_bw]
+    # a pod fabric (TPU ICI) also joins the hosts: its rows name it as their network
+    fabric_nets = list(dict.fromkeys(x for x in acc["intra_link_id"] if x in spans))
 
     # categories (fixed per plan so every chunk shares one dictionary)
     provs = list(dict.fromkeys(prices["provider"].astype(str)))
@@ -206,13 +196,16 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
     cpu_names = list(x86["host_cpu"].astype(str)) + ["NVIDIA Grace"]
     gens = list(dict.fromkeys(acc["generation"].astype(str)))
     fams = list(dict.fromkeys(acc["family"].astype(str)))
+    eff_basis = [model.compute_efficiency_for(f, g)
+                 for f, g in zip(acc["family"].astype(str), acc["generation"].astype(str))]
+    bases = list(dict.fromkeys(b for _e, b in eff_basis))
     cats = {
         "accelerator": list(acc["display_name"].astype(str)),
         "accelerator_id": list(acc["accelerator_id"].astype(str)),
         "family": fams, "generation": gens, "host_cpu": cpu_names,
-        "interconnect": intra_ids, "network": ["none"] + nets, "framework": _FRAMEWORKS,
-        "input_pipeline": ["cpu", "dali"], "provider": provs, "provider_type": ptypes,
-        "bottleneck": _BOTTLENECKS,
+        "interconnect": intra_ids, "network": ["none"] + nets + fabric_nets,
+        "framework": _FRAMEWORKS, "input_pipeline": ["cpu", "dali"], "provider": provs,
+        "provider_type": ptypes, "bottleneck": _BOTTLENECKS, "prediction_basis": bases,
     }
 
     offers = prices.assign(_a=prices["accelerator_id"].map({a: i for i, a in enumerate(acc["accelerator_id"])}))
@@ -227,10 +220,15 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
     cpa = pd.to_numeric(acc["host_cpus_per_accel"], errors="coerce").fillna(1.0).to_numpy(float)
     fam_codes = np.array([fams.index(f) for f in acc["family"].astype(str)], dtype=np.int64)
     gen_codes = np.array([gens.index(x) for x in acc["generation"].astype(str)], dtype=np.int64)
-    mfu = np.array([model.mfu_for(f, g) for f, g in zip(acc["family"].astype(str), acc["generation"].astype(str))])
+    fabric = np.array([x in spans for x in acc["intra_link_id"]])
     accd = {
         "peak": acc["peak"].to_numpy(float),
-        "mfu": mfu,
+        "mem_bw": acc["mem_bw"].to_numpy(float),
+        "eff": np.array([e for e, _b in eff_basis], dtype=float),
+        "basis": np.array([bases.index(b) for _e, b in eff_basis], dtype=np.int64),
+        "fabric": fabric,
+        "fabric_code": np.array([1 + len(nets) + fabric_nets.index(x) if x in spans else 0
+                                 for x in acc["intra_link_id"]], dtype=np.int64),
         "mem": pd.to_numeric(acc["mem_gb"], errors="coerce").to_numpy(float),
         "tdp": pd.to_numeric(acc["tdp_w"], errors="coerce").to_numpy(float),
         "max_per_node": pd.to_numeric(acc["max_accels_per_node"], errors="coerce").fillna(8).to_numpy(np.int64),
@@ -313,6 +311,12 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
 
     n_net = len(plan.net["bw"]) - 1
     net_code = np.where(m > 1, 1 + np.minimum((u[6] * n_net).astype(np.int64), n_net - 1), 0)
+    inter_bw = plan.net["bw"][net_code]
+    fabric = A["fabric"][a] & (m > 1)
+    if fabric.any():
+        # chips on a pod fabric reach other hosts' chips over it: a node's share is its chips'
+        net_code = np.where(fabric, A["fabric_code"][a], net_code)
+        inter_bw = np.where(fabric, A["intra_bw"][a] * per_node, inter_bw)
     intra_code = np.where(per_node > 1, A["intra_code"][a], 0)
 
     fw = np.where(A["dali_ok"][a], _pick(u[7], _FW_NVIDIA), _pick(u[7], _FW_OTHER))
@@ -329,9 +333,10 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
     gb = b * n
 
     cfg = {
-        "peak_tflops": A["peak"][a], "mfu": A["mfu"][a], "n_accelerators": n,
+        "peak_tflops": A["peak"][a], "compute_efficiency": A["eff"][a],
+        "mem_bw_tbps": A["mem_bw"][a], "n_accelerators": n,
         "accelerators_per_node": per_node, "n_nodes": m, "local_batch": b,
-        "intra_GBps": A["intra_bw"][a], "inter_GBps": plan.net["bw"][net_code],
+        "intra_GBps": A["intra_bw"][a], "inter_GBps": inter_bw,
         "cpu_cores_per_accelerator": cores_pa, "cpu_decode_factor": cpu_factor, "dali": dali,
     }
     out = evaluate(cfg, plan.model, plan.workload, xp=xp)
@@ -383,6 +388,7 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
         "utilization": util[keep],
         "mfu": mfu_ach[keep],
         "bottleneck": cat("bottleneck", out["bottleneck"]),
+        "prediction_basis": cat("prediction_basis", A["basis"][a]),
         "power_w": power[keep],
         "cost_usd": (n * price * train_s / 3600.0)[keep],
         "energy_kwh": ((n * power + m * host_w) * train_s / 3.6e6)[keep],
