@@ -18,10 +18,17 @@ __all__ = ["main", "build_parser"]
 
 
 def _positive_int(text):
+    t = str(text).replace("_", "").replace(",", "")
     try:
-        v = int(str(text).replace("_", ""))
+        v = int(t)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+        try:  # "1e12": an integer written in scientific notation
+            f = float(t)
+            v = int(f) if f.is_integer() else None
+        except (ValueError, OverflowError):
+            v = None
+        if v is None:
+            raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if v <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return v
@@ -140,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--row-group-rows", type=_positive_int, default=1_000_000)
     sim.add_argument("--partitioned", action="store_true",
                      help="write a folder of Parquet part files (a dataset for Dask)")
+    sim.add_argument("--no-size-check", action="store_true",
+                     help="write even when the estimated output is larger than the free disk "
+                          "(or memory, for .csv)")
     sim.add_argument("--json", action="store_true", help="print the outcome as JSON")
     _overwrite(sim)
 
@@ -326,8 +336,6 @@ def _cmd_study(args) -> int:
 def _cmd_simulate(args) -> int:
     from .sources.simulate import run_simulate_cli
 
-    if args.seed < 0:
-        raise UsageError(f"--seed must be a non-negative integer; got {args.seed}")
     progress = _progress(args)
     try:
         with progress.step("simulate", args.n):
@@ -337,7 +345,8 @@ def _cmd_simulate(args) -> int:
                                    nodes=_split(args.nodes, int),
                                    providers=_split(args.providers),
                                    row_group_rows=args.row_group_rows,
-                                   partitioned=args.partitioned, overwrite=args.overwrite)
+                                   partitioned=args.partitioned, overwrite=args.overwrite,
+                                   check_size=not args.no_size_check)
     finally:
         progress.close()
     for note in out.get("notes", ()):

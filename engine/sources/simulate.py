@@ -20,7 +20,12 @@ same numbers in the Parquet file's key-value metadata (``gpurank.excluded``).
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,9 +47,19 @@ __all__ = [
     "DEFAULT_NETWORKS",
     "COLUMNS",
     "resolve_accelerators",
+    "estimate_size",
+    "MEMORY_BYTES_PER_ROW",
+    "PARQUET_BYTES_PER_ROW",
+    "CSV_BYTES_PER_ROW",
 ]
 
 LOGICAL_CHUNK = 1 << 16
+#: Bytes per row, measured on the default sweep and rounded up (docs/simulator.md, "Scale"):
+#: the DataFrame ``simulate`` returns is 141 B/row and its chunks are held while they are
+#: joined; Parquet (snappy) is 75-81 B/row on disk; CSV text is 325 B/row.
+MEMORY_BYTES_PER_ROW = 300
+PARQUET_BYTES_PER_ROW = 85
+CSV_BYTES_PER_ROW = 340
 #: Accelerator counts of the default grid: powers of two and common node multiples (x3 of 8).
 DEFAULT_COUNTS = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024,
                   1536, 2048, 3072, 4096)
@@ -396,11 +411,105 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
     return df, reasons
 
 
-def _check_n_seed(n, seed):
+_API_NAMES = {"n": "n", "seed": "seed", "skip": "check_size=False", "output": "path",
+              "stream": "simulate_to_parquet (it streams with bounded memory)"}
+_CLI_NAMES = {"n": "--n", "seed": "--seed", "skip": "--no-size-check", "output": "--output",
+              "stream": "a .parquet --output (it streams with bounded memory)"}
+
+
+def _check_n_seed(n, seed, names=_API_NAMES):
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n <= 0:
-        raise UsageError(f"n={n!r} is not allowed; n must be an integer > 0")
+        raise UsageError(f"{names['n']}={n!r} is not allowed; {names['n']} must be an integer > 0")
+    # any non-negative integer, of any size: NumPy's SeedSequence takes it whole
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise UsageError(f"seed={seed!r} is not allowed; seed must be an integer >= 0")
+        raise UsageError(f"{names['seed']}={seed!r} is not allowed; {names['seed']} must be an "
+                         "integer >= 0 (of any size)")
+
+
+def _human(nbytes: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if nbytes < 1000 or unit == "PB":
+            return f"{nbytes:,.0f} {unit}" if unit == "B" else f"{nbytes:,.1f} {unit}"
+        nbytes /= 1000
+    return f"{nbytes:,.0f} B"  # pragma: no cover
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory the system can give without swapping (Linux MemAvailable), or None."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _free_disk(target: Path) -> tuple[int | None, Path]:
+    """Free bytes on the file system that will hold ``target`` (its nearest existing folder)."""
+    folder = target.parent if str(target.parent) else Path(".")
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        return shutil.disk_usage(folder).free, folder
+    except OSError:
+        return None, folder
+
+
+def estimate_size(n: int, *, output: str = "memory") -> int:
+    """Bytes a sweep of ``n`` rows needs: ``output`` ``"memory"`` (``simulate``), ``"parquet"``
+    (on disk) or ``"csv"`` (on disk)."""
+    per = {"memory": MEMORY_BYTES_PER_ROW, "parquet": PARQUET_BYTES_PER_ROW, "csv": CSV_BYTES_PER_ROW}
+    if output not in per:
+        raise UsageError(f"output={output!r} is not allowed; use 'memory', 'parquet' or 'csv'")
+    return int(n) * per[output]
+
+
+def _check_memory(n: int, names) -> None:
+    need, free = estimate_size(n, output="memory"), _available_memory()
+    if free is not None and need > free:
+        raise UsageError(
+            f"{names['n']}={n:,} would need about {_human(need)} of memory "
+            f"({MEMORY_BYTES_PER_ROW} bytes per row) but {_human(free)} is available; use "
+            f"{names['stream']}, fewer rows, or pass {names['skip']} to try anyway")
+
+
+def _check_disk(n: int, target: Path, output: str, names) -> None:
+    need = estimate_size(n, output=output)
+    free, folder = _free_disk(target)
+    if free is not None and need > free:
+        per = PARQUET_BYTES_PER_ROW if output == "parquet" else CSV_BYTES_PER_ROW
+        raise UsageError(
+            f"{names['n']}={n:,} would need about {_human(need)} on disk for the {output} output "
+            f"({per} bytes per row) but '{folder}' has {_human(free)} free; simulate fewer rows, "
+            f"write to a disk with more room, or pass {names['skip']} to write anyway")
+
+
+@contextmanager
+def _sigterm_raises():
+    """Turn SIGTERM into ``SystemExit(143)`` while the block runs (main thread only), so the
+    staging output is removed on the way out like on any other exception; the previous
+    handler is restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):  # noqa: ARG001 - the signal API
+        raise SystemExit(128 + signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except (ValueError, OSError):  # not settable here (embedded interpreters)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _iter_chunks(plan, n, seed):
@@ -424,7 +533,8 @@ def _no_rows_error(n, excluded):
 
 def simulate(n, *, seed=0, model=None, accelerators=None, counts=None, nodes=None,
              providers=None, local_batch=None, workload=None, accelerator_table=None,
-             price_table=None, host_cpu_table=None, interconnect_table=None) -> pd.DataFrame:
+             price_table=None, host_cpu_table=None, interconnect_table=None,
+             check_size=True) -> pd.DataFrame:
     """Simulate ``n`` training configurations in memory.
 
     Parameters
@@ -432,7 +542,8 @@ def simulate(n, *, seed=0, model=None, accelerators=None, counts=None, nodes=Non
     n : int > 0
         Configurations to draw (rows returned = n minus the excluded impossible ones).
     seed : int >= 0
-        Same seed and options give the same rows, bit for bit.
+        Same seed and options give the same rows, bit for bit. Any non-negative integer
+        (of any size) is allowed.
     model : CalibratedModel, optional
         Fitted parameters (``calibrate``/``CalibratedModel.from_json``); defaults built in.
     accelerators : list of str, optional
@@ -449,13 +560,29 @@ def simulate(n, *, seed=0, model=None, accelerators=None, counts=None, nodes=Non
         ResNet-50 / ImageNet by default.
     accelerator_table, price_table, host_cpu_table, interconnect_table : path or DataFrame
         Replace the built-in catalogs.
+    check_size : bool
+        Refuse up front (``UsageError``) when ``n`` rows would need more memory than is
+        available (``MEMORY_BYTES_PER_ROW`` each); ``False`` skips the check.
 
     Returns
     -------
     DataFrame with ``COLUMNS``; string columns are categorical. ``attrs["excluded"]`` is the
     number of dropped impossible configurations and ``attrs["excluded_by_reason"]`` a dict.
     """
-    _check_n_seed(n, seed)
+    return _simulate(n, seed=seed, model=model, accelerators=accelerators, counts=counts,
+                     nodes=nodes, providers=providers, local_batch=local_batch, workload=workload,
+                     accelerator_table=accelerator_table, price_table=price_table,
+                     host_cpu_table=host_cpu_table, interconnect_table=interconnect_table,
+                     check_size=check_size, names=_API_NAMES)
+
+
+def _simulate(n, *, seed, check_size, names, model=None, accelerators=None, counts=None,
+              nodes=None, providers=None, local_batch=None, workload=None,
+              accelerator_table=None, price_table=None, host_cpu_table=None,
+              interconnect_table=None) -> pd.DataFrame:
+    _check_n_seed(n, seed, names)
+    if check_size:
+        _check_memory(int(n), names)
     plan = _prepare(model=model, workload=workload, accelerators=accelerators,
                     providers=providers, counts=counts, nodes=nodes, local_batch=local_batch,
                     accelerator_table=accelerator_table, price_table=price_table,
@@ -479,7 +606,7 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
                         accelerator_table=None, price_table=None, host_cpu_table=None,
                         interconnect_table=None, row_group_rows=1_000_000,
                         partitioned=False, compression="snappy", overwrite=False,
-                        name="path") -> dict:
+                        name="path", check_size=True) -> dict:
     """Stream ``simulate`` rows to Parquet with bounded memory.
 
     ``partitioned=False`` writes one file with row groups of ``row_group_rows`` rows;
@@ -490,6 +617,8 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
     An existing ``path`` is replaced only when gpurank wrote it (``overwrite=True`` replaces
     anything); the old output stays in place until the new one is complete (see
     :mod:`gpurank.engine.outputs`). ``name`` is the parameter named in messages.
+    ``check_size`` refuses up front (``UsageError``) an ``n`` whose estimated output
+    (``PARQUET_BYTES_PER_ROW`` each) is larger than the free space of the target's disk.
 
     Returns a dict: ``path, rows, excluded, excluded_by_reason, seconds, row_groups, notes``
     (``notes``: leftovers of interrupted runs that were cleaned).
@@ -497,9 +626,12 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    _check_n_seed(n, seed)
+    names = _CLI_NAMES if name == "--output" else _API_NAMES
+    _check_n_seed(n, seed, names)
     if isinstance(row_group_rows, bool) or not isinstance(row_group_rows, (int, np.integer)) or row_group_rows <= 0:
         raise UsageError(f"row_group_rows={row_group_rows!r} is not allowed; it must be an integer > 0")
+    if check_size:
+        _check_disk(int(n), Path(path), "parquet", names)
     plan = _prepare(model=model, workload=workload, accelerators=accelerators,
                     providers=providers, counts=counts, nodes=nodes, local_batch=local_batch,
                     accelerator_table=accelerator_table, price_table=price_table,
@@ -576,12 +708,16 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
 
 def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, counts=None,
                      nodes=None, providers=None, row_group_rows=1_000_000, partitioned=False,
-                     overwrite=False):
+                     overwrite=False, check_size=True):
     """CLI entry: ``gpurank simulate --n N --seed S [--model model.json] -o sweep.parquet``.
 
     Writes Parquet (file, or folder of parts with ``partitioned``) or, when ``output`` ends
     in ``.csv``, a CSV (in memory). Returns the summary dict of ``simulate_to_parquet``.
+    Sizes are checked before any work (``check_size``; CLI ``--no-size-check`` skips it) and
+    a SIGTERM while writing ends the process with exit code 143 after the staging output is
+    removed, leaving the target as it was. Messages name the CLI flags.
     """
+    _check_n_seed(n, seed, _CLI_NAMES)
     model = CalibratedModel.from_json(model_path) if model_path is not None else None
     output = Path(output)
     kw = dict(seed=seed, model=model, accelerators=accelerators, counts=counts, nodes=nodes,
@@ -590,13 +726,17 @@ def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, c
         if partitioned:
             raise UsageError(f"--output '{output}' ends in .csv; --partitioned writes a folder "
                              "of Parquet files: name a folder")
+        if check_size:
+            _check_memory(int(n), _CLI_NAMES)
+            _check_disk(int(n), output, "csv", _CLI_NAMES)
         t0 = time.perf_counter()
-        with publish_file(output, name="--output", overwrite=overwrite) as pub:
-            df = simulate(n, **kw)
+        with _sigterm_raises(), publish_file(output, name="--output", overwrite=overwrite) as pub:
+            df = _simulate(n, check_size=False, names=_CLI_NAMES, **kw)
             df.to_csv(pub.path, index=False)
         return {"path": str(output), "rows": len(df), "excluded": df.attrs["excluded"],
                 "excluded_by_reason": df.attrs["excluded_by_reason"],
                 "seconds": time.perf_counter() - t0, "row_groups": 0, "notes": pub.notes}
-    return simulate_to_parquet(output, n, row_group_rows=row_group_rows,
-                               partitioned=partitioned, overwrite=overwrite, name="--output",
-                               **kw)
+    with _sigterm_raises():
+        return simulate_to_parquet(output, n, row_group_rows=row_group_rows,
+                                   partitioned=partitioned, overwrite=overwrite, name="--output",
+                                   check_size=check_size, **kw)
