@@ -333,3 +333,17 @@ def test_cli_helpers_round_trip(tmp_path, mlperf):
     back = pd.read_parquet(tmp_path / "pred.parquet")
     assert len(back) == len(out) == len(mlperf) and "predicted_time_to_train_min" in back
     assert set(back["prediction_basis"]) <= {"", "fitted"}
+
+
+@needs_mlperf
+def test_docs_and_default_model_are_what_calibrate_writes(mlperf):
+    """docs/simulator.md's generated section and engine/data/default_model.json are the output
+    of `gpurank calibrate mlperf.parquet -o engine/data/default_model.json --report
+    docs/simulator.md` on the shared data (regenerate them with that command)."""
+    from pathlib import Path
+
+    model = calibrate(mlperf)
+    assert model.to_dict() == DEFAULT_MODEL.to_dict(), "engine/data/default_model.json is stale"
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "simulator.md").read_text(encoding="utf-8")
+    a, b = doc.index(REPORT_BEGIN), doc.index(REPORT_END) + len(REPORT_END) + 1
+    assert doc[a:b] == validation_report(mlperf, model=model), "docs/simulator.md's report is stale"
