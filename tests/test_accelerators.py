@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from gpurank.engine.catalog import accelerator_catalog
 from gpurank.engine.errors import UsageError
 from gpurank.engine.sources.accelerators import (
@@ -27,14 +26,18 @@ from gpurank.engine.sources.simulate import simulate
 from mlperf_data import shared_data
 
 # name, accelerator_id, match, type, vendor, generation, rank, release year, modelled
+# fmt: off
 ALIASES = [
     ('V100-SXM2-16GB', 'nvidia_v100_sxm2_16gb', 'exact', 'gpu', 'NVIDIA', 'Volta', 1, 2017, True),
     ('V100-SXM2-32GB', 'nvidia_v100_sxm2_32gb', 'exact', 'gpu', 'NVIDIA', 'Volta', 1, 2018, True),
-    ('V100-SXM3-32GB', 'nvidia_v100_sxm2_32gb', 'stand-in', 'gpu', 'NVIDIA', 'Volta', 1, 2018, True),
-    ('V100-SXM3-32GB-H', 'nvidia_v100_sxm2_32gb', 'stand-in', 'gpu', 'NVIDIA', 'Volta', 1, 2018, True),
+    ('V100-SXM3-32GB', 'nvidia_v100_sxm2_32gb', 'stand-in',
+     'gpu', 'NVIDIA', 'Volta', 1, 2018, True),
+    ('V100-SXM3-32GB-H', 'nvidia_v100_sxm2_32gb', 'stand-in',
+     'gpu', 'NVIDIA', 'Volta', 1, 2018, True),
     ('V100-PCIe-16GB', 'nvidia_v100_pcie_16gb', 'exact', 'gpu', 'NVIDIA', 'Volta', 1, 2017, True),
     ('V100-PCIe-32GB', 'nvidia_v100_pcie_32gb', 'exact', 'gpu', 'NVIDIA', 'Volta', 1, 2018, True),
-    ('V100S-PCIe-32GB', 'nvidia_v100s_pcie_32gb', 'exact', 'gpu', 'NVIDIA', 'Volta', 1, 2019, False),
+    ('V100S-PCIe-32GB', 'nvidia_v100s_pcie_32gb', 'exact',
+     'gpu', 'NVIDIA', 'Volta', 1, 2019, False),
     ('V100-32GB', '', 'unplaced', 'gpu', 'NVIDIA', 'Volta', 1, 2018, False),
     ('V100', '', 'unplaced', 'gpu', 'NVIDIA', 'Volta', 1, 2017, False),
     ('A100-SXM4-40GB', 'nvidia_a100_sxm4_40gb', 'exact', 'gpu', 'NVIDIA', 'Ampere', 2, 2020, True),
@@ -65,7 +68,8 @@ ALIASES = [
     ('MI250X', 'amd_mi250x', 'exact', 'gpu', 'AMD', 'CDNA2', 1, 2021, True),
     ('MI300X', 'amd_mi300x', 'exact', 'gpu', 'AMD', 'CDNA3', 2, 2023, True),
     ('MI325X', 'amd_mi325x', 'exact', 'gpu', 'AMD', 'CDNA3', 2, 2024, True),
-    ('Radeon RX 7900 XTX', 'amd_radeon_rx_7900_xtx', 'exact', 'gpu', 'AMD', 'RDNA3', 1, 2022, False),
+    ('Radeon RX 7900 XTX', 'amd_radeon_rx_7900_xtx', 'exact',
+     'gpu', 'AMD', 'RDNA3', 1, 2022, False),
     ('TPU v2', 'google_tpu_v2', 'exact', 'tpu', 'Google', 'TPU v2', 1, 2017, False),
     ('TPU v3', 'google_tpu_v3', 'exact', 'tpu', 'Google', 'TPU v3', 2, 2018, True),
     ('TPU v4', 'google_tpu_v4', 'exact', 'tpu', 'Google', 'TPU v4', 3, 2021, True),
@@ -78,10 +82,12 @@ ALIASES = [
     ('Bow IPU', 'graphcore_bow_ipu', 'exact', 'other', 'Graphcore', 'Bow IPU', 2, 2022, False),
     ('Ascend 910', 'huawei_ascend_910', 'exact', 'other', 'Huawei', 'Ascend 910', 1, 2019, False),
 ]
+# fmt: on
 
 # raw accelerator_model_name, accelerator_memory_capacity, hint (system name + id; only
 # where the name has no TPU version), model name, accelerator_id, match: every distinct name
 # of the system descriptions in ../shared/data/mlperf_resnet and ../shared/data/mlperf_training
+# fmt: off
 REAL_NAMES = [
     ('A100-SXM4-40GB', '40 GB', '', 'A100-SXM4-40GB', 'nvidia_a100_sxm4_40gb', 'exact'),
     ('A100-SXM4-80GB', '80 GB', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
@@ -99,34 +105,45 @@ REAL_NAMES = [
     ('NVIDIA A100', '40G', '', 'A100-40GB', 'nvidia_a100_sxm4_40gb', 'stand-in'),
     ('NVIDIA A100 - PCIe - 80 GB', '80 GB', '', 'A100-PCIe-80GB', 'nvidia_a100_pcie_80gb', 'exact'),
     ('NVIDIA A100-PCIE-40GB', '40 GB', '', 'A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact'),
-    ('NVIDIA A100-PCIE-40GB (250W)', '40 GB', '', 'A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact'),
-    ('NVIDIA A100-PCIE-40GB (250W)', '40GB', '', 'A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact'),
+    ('NVIDIA A100-PCIE-40GB (250W)', '40 GB', '',
+     'A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact'),
+    ('NVIDIA A100-PCIE-40GB (250W)', '40GB', '',
+     'A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact'),
     ('NVIDIA A100-PCIE-80GB', '80 GB', '', 'A100-PCIe-80GB', 'nvidia_a100_pcie_80gb', 'exact'),
-    ('NVIDIA A100-PCIE-80GB (300W)', '40 GB', '', 'A100-PCIe-80GB', 'nvidia_a100_pcie_80gb', 'exact'),
-    ('NVIDIA A100-PCIE-80GB (300W)', '80 GB', '', 'A100-PCIe-80GB', 'nvidia_a100_pcie_80gb', 'exact'),
+    ('NVIDIA A100-PCIE-80GB (300W)', '40 GB', '',
+     'A100-PCIe-80GB', 'nvidia_a100_pcie_80gb', 'exact'),
+    ('NVIDIA A100-PCIE-80GB (300W)', '80 GB', '',
+     'A100-PCIe-80GB', 'nvidia_a100_pcie_80gb', 'exact'),
     ('NVIDIA A100-PCIe-40GB', '40 GB', '', 'A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact'),
-    ('NVIDIA A100-PCIe-40GB (250W)', '40 GB', '', 'A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact'),
-    ('NVIDIA A100-PCIe-40GB (250W)', '40GB', '', 'A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact'),
+    ('NVIDIA A100-PCIe-40GB (250W)', '40 GB', '',
+     'A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact'),
+    ('NVIDIA A100-PCIe-40GB (250W)', '40GB', '',
+     'A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact'),
     ('NVIDIA A100-PCIe-40GB(250W)', '40G', '', 'A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact'),
     ('NVIDIA A100-PCIe-80GB', '80 GB', '', 'A100-PCIe-80GB', 'nvidia_a100_pcie_80gb', 'exact'),
     ('NVIDIA A100-PCIe-80GB', '80GiB', '', 'A100-PCIe-80GB', 'nvidia_a100_pcie_80gb', 'exact'),
-    ('NVIDIA A100-PCIe-80GB (300W)', '80 GB', '', 'A100-PCIe-80GB', 'nvidia_a100_pcie_80gb', 'exact'),
+    ('NVIDIA A100-PCIe-80GB (300W)', '80 GB', '',
+     'A100-PCIe-80GB', 'nvidia_a100_pcie_80gb', 'exact'),
     ('NVIDIA A100-SXM-40GB', '', '', 'A100-SXM4-40GB', 'nvidia_a100_sxm4_40gb', 'exact'),
     ('NVIDIA A100-SXM-40GB', '40 GB', '', 'A100-SXM4-40GB', 'nvidia_a100_sxm4_40gb', 'exact'),
     ('NVIDIA A100-SXM-80GB', '80 GB', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
     ('NVIDIA A100-SXM-80GB', '80G', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
     ('NVIDIA A100-SXM-80GB (400W)', '80GB', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
-    ('NVIDIA A100-SXM-80GB (500W)', '80 GB', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
+    ('NVIDIA A100-SXM-80GB (500W)', '80 GB', '',
+     'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
     ('NVIDIA A100-SXM-80GB CTS', '80 GB', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
     ('NVIDIA A100-SXM4-40GB', '40 GB', '', 'A100-SXM4-40GB', 'nvidia_a100_sxm4_40gb', 'exact'),
-    ('NVIDIA A100-SXM4-40GB (400W)', '40 GB', '', 'A100-SXM4-40GB', 'nvidia_a100_sxm4_40gb', 'exact'),
+    ('NVIDIA A100-SXM4-40GB (400W)', '40 GB', '',
+     'A100-SXM4-40GB', 'nvidia_a100_sxm4_40gb', 'exact'),
     ('NVIDIA A100-SXM4-40GB (400W)', '40G', '', 'A100-SXM4-40GB', 'nvidia_a100_sxm4_40gb', 'exact'),
     ('NVIDIA A100-SXM4-80GB', '', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
     ('NVIDIA A100-SXM4-80GB', '80 GB', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
     ('NVIDIA A100-SXM4-80GB', '80G', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
     ('NVIDIA A100-SXM4-80GB', '80GiB', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
-    ('NVIDIA A100-SXM4-80GB (400W)', '80 GB', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
-    ('NVIDIA A100-SXM4-80GB (500W)', '80 GB', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
+    ('NVIDIA A100-SXM4-80GB (400W)', '80 GB', '',
+     'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
+    ('NVIDIA A100-SXM4-80GB (500W)', '80 GB', '',
+     'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
     ('NVIDIA A100-SXM4-80GB (500W)', '80G', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
     ('NVIDIA A100-SXM4-80GB(400W)', '80G', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
     ('NVIDIA A10G', '22.056640625 GB', '', 'A10G', 'nvidia_a10g', 'exact'),
@@ -152,13 +169,18 @@ REAL_NAMES = [
     ('NVIDIA L40S', '48 GB', '', 'L40S', 'nvidia_l40s', 'exact'),
     ('NVIDIA RTX A5000', '2x 24 GB', '', 'RTX A5000', 'nvidia_rtx_a5000', 'exact'),
     ('NVIDIA V100', 'TODO', '', 'V100', '', 'unplaced'),
-    ('NVIDIA V100-SXM2-16GB (300W)', '16 GB', '', 'V100-SXM2-16GB', 'nvidia_v100_sxm2_16gb', 'exact'),
-    ('NVIDIA V100-SXM3-32GB (450W)', '32 GB', '', 'V100-SXM3-32GB-H', 'nvidia_v100_sxm2_32gb', 'stand-in'),
+    ('NVIDIA V100-SXM2-16GB (300W)', '16 GB', '',
+     'V100-SXM2-16GB', 'nvidia_v100_sxm2_16gb', 'exact'),
+    ('NVIDIA V100-SXM3-32GB (450W)', '32 GB', '',
+     'V100-SXM3-32GB-H', 'nvidia_v100_sxm2_32gb', 'stand-in'),
     ('Nvidia Tesla V100', '32GB', '', 'V100-32GB', '', 'unplaced'),
-    ('Nvidia Tesla V100-SXM2-32GB', '32 GB', '', 'V100-SXM2-32GB', 'nvidia_v100_sxm2_32gb', 'exact'),
-    ('Nvidia Tesla V100S-PCIe-32GB', '32 GB', '', 'V100S-PCIe-32GB', 'nvidia_v100s_pcie_32gb', 'exact'),
+    ('Nvidia Tesla V100-SXM2-32GB', '32 GB', '',
+     'V100-SXM2-32GB', 'nvidia_v100_sxm2_32gb', 'exact'),
+    ('Nvidia Tesla V100S-PCIe-32GB', '32 GB', '',
+     'V100S-PCIe-32GB', 'nvidia_v100s_pcie_32gb', 'exact'),
     ('TPU', '32GB', 'tpu-v4-128 tpu-v4-128-TF', 'TPU v4', 'google_tpu_v4', 'exact'),
-    ('TPU', '32GB', 'tpu-v4-256 tpu-v4-256-JAX-Distributed-Shampoo', 'TPU v4', 'google_tpu_v4', 'exact'),
+    ('TPU', '32GB', 'tpu-v4-256 tpu-v4-256-JAX-Distributed-Shampoo',
+     'TPU v4', 'google_tpu_v4', 'exact'),
     ('TPU', '32GB', 'tpu-v4-4096 tpu-v4-4096-TF', 'TPU v4', 'google_tpu_v4', 'exact'),
     ('TPU', '32GB', 'tpu-v4-6912 tpu-v4-6912-TF', 'TPU v4', 'google_tpu_v4', 'exact'),
     ('TPU', 'TODO', 'tpu-v4-16 tpu-v4-16-TF', 'TPU v4', 'google_tpu_v4', 'exact'),
@@ -170,8 +192,10 @@ REAL_NAMES = [
     ('Tesla V100-PCIe-32GB', '32 GB', '', 'V100-PCIe-32GB', 'nvidia_v100_pcie_32gb', 'exact'),
     ('Tesla V100-SXM2-16GB', '16 GB', '', 'V100-SXM2-16GB', 'nvidia_v100_sxm2_16gb', 'exact'),
     ('Tesla V100-SXM3-32GB', '32 GB', '', 'V100-SXM3-32GB', 'nvidia_v100_sxm2_32gb', 'stand-in'),
-    ('Tesla V100-SXM3-32GB-H', '32 GB', '', 'V100-SXM3-32GB-H', 'nvidia_v100_sxm2_32gb', 'stand-in'),
-    ('Tesla V100-SXM3-H-32GB', '32 GB', '', 'V100-SXM3-32GB-H', 'nvidia_v100_sxm2_32gb', 'stand-in'),
+    ('Tesla V100-SXM3-32GB-H', '32 GB', '',
+     'V100-SXM3-32GB-H', 'nvidia_v100_sxm2_32gb', 'stand-in'),
+    ('Tesla V100-SXM3-H-32GB', '32 GB', '',
+     'V100-SXM3-32GB-H', 'nvidia_v100_sxm2_32gb', 'stand-in'),
     ('tpu-v3', '32 GB', '', 'TPU v3', 'google_tpu_v3', 'exact'),
     ('tpuv2-512', '', '', 'TPU v2', 'google_tpu_v2', 'exact'),
     ('tpuv2-8', '', '', 'TPU v2', 'google_tpu_v2', 'exact'),
@@ -179,6 +203,7 @@ REAL_NAMES = [
     ('tpuv3-512', '', '', 'TPU v3', 'google_tpu_v3', 'exact'),
     ('tpuv3-8', '', '', 'TPU v3', 'google_tpu_v3', 'exact'),
 ]
+# fmt: on
 
 #: The ten names the reader and calibration used to place differently, and how they are
 #: settled (docs/mlperf-reader.md, "Accelerators").
@@ -197,8 +222,9 @@ SETTLED = {
 
 
 @pytest.mark.parametrize("name, aid, match, atype, vendor, gen, rank, year, modelled", ALIASES)
-def test_every_alias_resolves_to_its_product_and_facts(name, aid, match, atype, vendor, gen,
-                                                       rank, year, modelled):
+def test_every_alias_resolves_to_its_product_and_facts(
+    name, aid, match, atype, vendor, gen, rank, year, modelled
+):
     r = resolve_accelerator(name)
     assert (r.name, r.accelerator_id, r.match) == (name, aid, match)
     assert (r.accelerator_type, r.vendor, r.generation) == (atype, vendor, gen)
@@ -220,8 +246,14 @@ def test_one_fact_table():
     assert list(accelerator_aliases().columns) == ["accelerator_id", "match", "note"]
     cat = accelerator_catalog()
     assert cat["accelerator_id"].is_unique
-    for col in ("vendor", "family", "generation", "generation_rank", "release_year",
-                "accelerator_type"):
+    for col in (
+        "vendor",
+        "family",
+        "generation",
+        "generation_rank",
+        "release_year",
+        "accelerator_type",
+    ):
         assert cat[col].notna().all(), col
     # one rank per (vendor, generation)
     assert (cat.groupby(["vendor", "generation"])["generation_rank"].nunique() == 1).all()
@@ -233,8 +265,9 @@ def test_the_ten_settled_names(name, aid, match):
     assert (r.accelerator_id, r.match) == (aid, match)
     # calibration places it exactly where the resolver does: a prediction only where the
     # catalog models the product
-    row = pd.DataFrame({"accelerator": [name], "n_accelerators": [8], "n_nodes": [1],
-                        "accelerators_per_node": [8]})
+    row = pd.DataFrame(
+        {"accelerator": [name], "n_accelerators": [8], "n_nodes": [1], "accelerators_per_node": [8]}
+    )
     pred = predict(row)
     assert np.isfinite(pred["predicted_time_to_train_min"].iloc[0]) == r.modelled
     note = pred["prediction_note"].iloc[0]
@@ -250,46 +283,85 @@ def test_real_system_description_names(raw, memory, hint, name, aid, match):
 def test_h200_is_known_to_reader_calibration_and_simulator(tmp_path):
     sysd = tmp_path / "v4.0" / "NVIDIA" / "systems"
     sysd.mkdir(parents=True)
-    (sysd / "h200.json").write_text(json.dumps({
-        "division": "closed", "status": "available", "system_name": "NVIDIA H200",
-        "accelerator_model_name": "NVIDIA H200-SXM5-141GB", "accelerators_per_node": "8",
-        "number_of_nodes": "1", "accelerator_memory_capacity": "143771 MiB"}))
+    (sysd / "h200.json").write_text(
+        json.dumps(
+            {
+                "division": "closed",
+                "status": "available",
+                "system_name": "NVIDIA H200",
+                "accelerator_model_name": "NVIDIA H200-SXM5-141GB",
+                "accelerators_per_node": "8",
+                "number_of_nodes": "1",
+                "accelerator_memory_capacity": "143771 MiB",
+            }
+        )
+    )
     res = read_mlperf(tmp_path)
     row = res.table.iloc[0]
     assert not [w for w in res.warnings if "unknown accelerator" in w.reason]
     assert (row["accelerator"], row["accelerator_id"]) == ("H200-SXM5-141GB", "nvidia_h200_sxm")
     assert row["peak_tflops"] == pytest.approx(989) and row["mem_bw_tbps"] == pytest.approx(4.8)
     assert (row["generation"], row["generation_rank"], row["release_year"]) == ("Hopper", 4, 2024)
-    pred = predict(pd.DataFrame({"accelerator": ["NVIDIA H200-SXM5-141GB"], "n_accelerators": [8],
-                                 "n_nodes": [1], "accelerators_per_node": [8]}))
+    pred = predict(
+        pd.DataFrame(
+            {
+                "accelerator": ["NVIDIA H200-SXM5-141GB"],
+                "n_accelerators": [8],
+                "n_nodes": [1],
+                "accelerators_per_node": [8],
+            }
+        )
+    )
     assert pred["accelerator_id"].iloc[0] == "nvidia_h200_sxm"
     assert resolve_accelerators(["NVIDIA H200-SXM5-141GB"]) == ["nvidia_h200_sxm"]
     assert set(simulate(50, seed=0, accelerators=["NVIDIA H200-SXM5-141GB"])["accelerator_id"]) == {
-        "nvidia_h200_sxm"}
+        "nvidia_h200_sxm"
+    }
 
 
-@pytest.mark.parametrize("name, aid, match, atype, vendor, gen, rank, year, modelled",
-                         [a for a in ALIASES if a[8]])
-def test_reader_calibration_and_simulator_agree(name, aid, match, atype, vendor, gen, rank,
-                                                year, modelled):
-    pred = predict(pd.DataFrame({"accelerator": [name], "n_accelerators": [1], "n_nodes": [1],
-                                 "accelerators_per_node": [1]}))
+@pytest.mark.parametrize(
+    "name, aid, match, atype, vendor, gen, rank, year, modelled", [a for a in ALIASES if a[8]]
+)
+def test_reader_calibration_and_simulator_agree(
+    name, aid, match, atype, vendor, gen, rank, year, modelled
+):
+    pred = predict(
+        pd.DataFrame(
+            {
+                "accelerator": [name],
+                "n_accelerators": [1],
+                "n_nodes": [1],
+                "accelerators_per_node": [1],
+            }
+        )
+    )
     assert pred["accelerator_id"].iloc[0] == aid
     assert resolve_accelerators([name]) == [aid]
 
 
 def test_selection_by_model_id_and_display_name():
-    assert resolve_accelerators(["H100"]) == ["nvidia_h100_sxm5", "nvidia_h100_pcie",
-                                              "nvidia_h100_nvl", "nvidia_h100_sxm5_96gb"]
-    assert resolve_accelerators(["NVIDIA H100 SXM5 80GB", "nvidia_h100_sxm5"]) == ["nvidia_h100_sxm5"]
+    assert resolve_accelerators(["H100"]) == [
+        "nvidia_h100_sxm5",
+        "nvidia_h100_pcie",
+        "nvidia_h100_nvl",
+        "nvidia_h100_sxm5_96gb",
+    ]
+    assert resolve_accelerators(["NVIDIA H100 SXM5 80GB", "nvidia_h100_sxm5"]) == [
+        "nvidia_h100_sxm5"
+    ]
     with pytest.raises(UsageError, match=r"^accelerators: unknown accelerator 'H900'"):
         resolve_accelerators(["H900"])
     # a known product without performance facts cannot be simulated, and the message says so
-    with pytest.raises(UsageError, match=r"^accelerators: 'NVIDIA A10G' has no peak or memory "
-                                        r"bandwidth in the accelerator catalog"):
+    with pytest.raises(
+        UsageError,
+        match=r"^accelerators: 'NVIDIA A10G' has no peak or memory "
+        r"bandwidth in the accelerator catalog",
+    ):
         simulate(10, accelerators=["NVIDIA A10G"])
     # a model name selects only its modelled products
-    assert "nvidia_h100_sxm5_96gb" not in set(simulate(300, seed=0, accelerators=["H100"])["accelerator_id"])
+    assert "nvidia_h100_sxm5_96gb" not in set(
+        simulate(300, seed=0, accelerators=["H100"])["accelerator_id"]
+    )
 
 
 def test_rules_for_marks_power_and_unknown_names():
@@ -306,8 +378,11 @@ def test_rules_for_marks_power_and_unknown_names():
 
 
 def test_user_catalog_names_resolve_against_it():
-    own = accelerator_catalog().iloc[:1].assign(accelerator_id="my_chip", display_name="My Chip",
-                                                model="MyChip")
+    own = (
+        accelerator_catalog()
+        .iloc[:1]
+        .assign(accelerator_id="my_chip", display_name="My Chip", model="MyChip")
+    )
     assert resolve_accelerator("My Chip", catalog=own).accelerator_id == "my_chip"
     assert resolve_accelerator("MyChip", catalog=own).accelerator_id == "my_chip"
     # a built-in alias whose product is not in the user's catalog is unknown there

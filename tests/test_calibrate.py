@@ -10,7 +10,6 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-
 from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.sources.calibrate import (
     REPORT_BEGIN,
@@ -34,8 +33,9 @@ TRAIN = ["v0.5", "v0.6", "v0.7", "v1.0", "v1.1", "v2.0", "v2.1"]
 TEST = ["v3.0", "v3.1"]
 L40S = ("v3.1", "xFusion", "G5500V7x8xL40S")
 
-needs_mlperf = pytest.mark.skipif(not (DATA / "raw").is_dir(),
-                                  reason=f"MLPerf data not found at {DATA} (../shared absent)")
+needs_mlperf = pytest.mark.skipif(
+    not (DATA / "raw").is_dir(), reason=f"MLPerf data not found at {DATA} (../shared absent)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -64,14 +64,21 @@ def _row(t, key):
 
 # ------------------------------------------------------------------ the model file
 def test_json_round_trip(tmp_path):
-    m = CalibratedModel(compute_efficiency_by_family={"A100": 0.25}, borrow_by_generation={"Ada": "A100"},
-                        overlap=0.3, fit={"note": "x"})
+    m = CalibratedModel(
+        compute_efficiency_by_family={"A100": 0.25},
+        borrow_by_generation={"Ada": "A100"},
+        overlap=0.3,
+        fit={"note": "x"},
+    )
     path = m.to_json(tmp_path / "sub" / "model.json")
     assert CalibratedModel.from_json(path) == m
     assert [p.name for p in path.parent.iterdir()] == ["model.json"]
     raw = json.loads(path.read_text())
     assert raw["format"] == "gpurank.CalibratedModel" and raw["version"] == 2
-    assert CalibratedModel.from_json(path).compute_efficiency_for("L40", "Ada") == (0.25, "borrowed:A100")
+    assert CalibratedModel.from_json(path).compute_efficiency_for("L40", "Ada") == (
+        0.25,
+        "borrowed:A100",
+    )
 
 
 def test_default_model_is_the_shipped_fit():
@@ -91,14 +98,28 @@ def test_from_json_errors(tmp_path):
     bad.write_text(json.dumps({"format": "other"}))
     with pytest.raises(DataError, match=r"has format='other'; expected 'gpurank.CalibratedModel'$"):
         CalibratedModel.from_json(bad)
-    bad.write_text(json.dumps({"format": "gpurank.CalibratedModel", "version": 1, "mfu_default": 0.2}))
-    with pytest.raises(DataError, match=r"has version=1; this gpurank reads version 2 .*recalibrate"):
+    bad.write_text(
+        json.dumps({"format": "gpurank.CalibratedModel", "version": 1, "mfu_default": 0.2})
+    )
+    with pytest.raises(
+        DataError, match=r"has version=1; this gpurank reads version 2 .*recalibrate"
+    ):
         CalibratedModel.from_json(bad)
     bad.write_text(json.dumps({"format": "gpurank.CalibratedModel", "version": 2, "overlap": 3}))
-    with pytest.raises(DataError, match=r"CalibratedModel.overlap=3 is not allowed; it must be a number in \[0, 1\]$"):
+    with pytest.raises(
+        DataError,
+        match=r"CalibratedModel.overlap=3 is not allowed; it must be a number in \[0, 1\]$",
+    ):
         CalibratedModel.from_json(bad)
-    bad.write_text(json.dumps({"format": "gpurank.CalibratedModel", "version": 2,
-                               "borrow_by_generation": {"Ada": "L40"}}))
+    bad.write_text(
+        json.dumps(
+            {
+                "format": "gpurank.CalibratedModel",
+                "version": 2,
+                "borrow_by_generation": {"Ada": "L40"},
+            }
+        )
+    )
     with pytest.raises(DataError, match=r"borrow_by_generation\['Ada'\]='L40' is not allowed"):
         CalibratedModel.from_json(bad)
 
@@ -111,8 +132,13 @@ def test_from_json_deeply_nested_is_one_line(tmp_path):
     msg = str(err.value)
     assert "\n" not in msg and msg.startswith(f"model file '{deep}' is not valid JSON")
     nested = tmp_path / "nested.json"
-    nested.write_text('{"format": "gpurank.CalibratedModel", "version": 2, "fit": '
-                      + '{"a": ' * 100_000 + "1" + "}" * 100_000 + "}")
+    nested.write_text(
+        '{"format": "gpurank.CalibratedModel", "version": 2, "fit": '
+        + '{"a": ' * 100_000
+        + "1"
+        + "}" * 100_000
+        + "}"
+    )
     with pytest.raises(DataError, match=r"^model file '.*nested.json' is not valid JSON"):
         CalibratedModel.from_json(nested)
 
@@ -121,7 +147,9 @@ def test_from_json_refuses_huge_files_and_folders(tmp_path):
     big = tmp_path / "big.json"
     with open(big, "wb") as fh:
         fh.truncate(17 << 20)
-    with pytest.raises(DataError, match=r"^model file '.*big.json' has 17,825,792 bytes; a model file"):
+    with pytest.raises(
+        DataError, match=r"^model file '.*big.json' has 17,825,792 bytes; a model file"
+    ):
         CalibratedModel.from_json(big)
     with pytest.raises(DataError, match=r"is a folder"):
         CalibratedModel.from_json(tmp_path)
@@ -139,9 +167,15 @@ def test_from_json_binary_value_is_escaped(tmp_path):
 def test_model_parameter_errors():
     with pytest.raises(UsageError, match=r"^CalibratedModel.comm_efficiency=-0.1 is not allowed"):
         CalibratedModel(comm_efficiency=-0.1)
-    with pytest.raises(UsageError, match=r"^CalibratedModel.allreduce='tree' is not allowed; use 'hierarchical' or 'ring'$"):
+    with pytest.raises(
+        UsageError,
+        match=r"^CalibratedModel.allreduce='tree' is not allowed; use 'hierarchical' or 'ring'$",
+    ):
         CalibratedModel(allreduce="tree")
-    with pytest.raises(UsageError, match=r"^CalibratedModel.arithmetic_intensity=0 is not allowed; it must be a number > 0$"):
+    with pytest.raises(
+        UsageError,
+        match=r"^CalibratedModel.arithmetic_intensity=0 is not allowed; it must be a number > 0$",
+    ):
         CalibratedModel(arithmetic_intensity=0)
     with pytest.raises(UsageError, match=r"^Workload.arithmetic_intensity=-1 is not allowed"):
         Workload("w", 1e9, 1e6, 100, ((256, 10),), arithmetic_intensity=-1)
@@ -153,9 +187,9 @@ def test_predict_keeps_measured_and_matches_simulator():
     pred = predict(sim)
     for c in ("time_to_train_min", "throughput", "utilization", "cost_usd", "energy_kwh"):
         assert f"predicted_{c}" in pred.columns
-        assert pred[c].equals(sim[c])                      # measured values untouched
+        assert pred[c].equals(sim[c])  # measured values untouched
     ape = (pred["predicted_throughput"] / sim["throughput"] - 1).abs()
-    assert ape.median() < 0.05                             # only the seeded noise differs
+    assert ape.median() < 0.05  # only the seeded noise differs
     assert (pred["prediction_note"] == "").all()
     assert (pred["prediction_basis"].astype(str) == sim["prediction_basis"].astype(str)).all()
     assert (pred["predicted_bottleneck"].astype(str) == sim["bottleneck"].astype(str)).mean() > 0.9
@@ -166,16 +200,25 @@ def test_prediction_basis_fitted_and_borrowed():
     basis = dict(zip(t["family"].astype(str), t["prediction_basis"].astype(str)))
     assert basis["H100"] == basis["A100"] == "fitted"
     assert basis["B200"] == "borrowed:H100" and basis["MI300"] == "borrowed:H100"
-    pred = predict(t[["accelerator", "accelerator_id", "n_accelerators", "n_nodes",
-                      "accelerators_per_node"]])
+    pred = predict(
+        t[["accelerator", "accelerator_id", "n_accelerators", "n_nodes", "accelerators_per_node"]]
+    )
     assert (pred["prediction_basis"] == t["prediction_basis"].astype(str)).all()
 
 
 def test_memory_bound_card_is_not_sped_up_by_compute():
     """L40 and L40S share their 864 GB/s; the L40S's doubled tensor peak must not halve time."""
-    t = pd.DataFrame({"accelerator": ["NVIDIA L40", "NVIDIA L40S", "NVIDIA H100-SXM5-80GB"],
-                      "n_accelerators": 8, "n_nodes": 1, "accelerators_per_node": 8,
-                      "global_batch_size": 2400, "epochs": 35.0, "framework": "NGC MXNet"})
+    t = pd.DataFrame(
+        {
+            "accelerator": ["NVIDIA L40", "NVIDIA L40S", "NVIDIA H100-SXM5-80GB"],
+            "n_accelerators": 8,
+            "n_nodes": 1,
+            "accelerators_per_node": 8,
+            "global_batch_size": 2400,
+            "epochs": 35.0,
+            "framework": "NGC MXNet",
+        }
+    )
     p = predict(t)
     ratio = p["predicted_time_to_train_min"].iloc[0] / p["predicted_time_to_train_min"].iloc[1]
     assert 1.0 < ratio < 1.3
@@ -189,16 +232,24 @@ def test_predict_unknown_accelerator_row_is_nan_with_note():
     pred = predict(t)
     assert np.isnan(pred.loc[0, "predicted_time_to_train_min"])
     assert pred.loc[0, "prediction_note"] == "accelerator not in catalog"
-    assert pred.loc[1, "prediction_note"] == "accelerator has no peak or memory bandwidth in the catalog"
+    assert (
+        pred.loc[1, "prediction_note"]
+        == "accelerator has no peak or memory bandwidth in the catalog"
+    )
     assert pred.loc[0, "prediction_basis"] == ""
     assert pred.loc[2:, "predicted_time_to_train_min"].notna().all()
 
 
 def test_predict_and_calibrate_missing_columns():
-    with pytest.raises(DataError, match=r"^table is missing column 'n_nodes'; required columns are: "
-                                        r"accelerator, n_accelerators, n_nodes, accelerators_per_node$"):
+    with pytest.raises(
+        DataError,
+        match=r"^table is missing column 'n_nodes'; required columns are: "
+        r"accelerator, n_accelerators, n_nodes, accelerators_per_node$",
+    ):
         predict(pd.DataFrame({"accelerator": ["H100"], "n_accelerators": [8]}))
-    with pytest.raises(DataError, match=r"^calibration table is missing column 'time_to_train_min'"):
+    with pytest.raises(
+        DataError, match=r"^calibration table is missing column 'time_to_train_min'"
+    ):
         calibrate(simulate(50, seed=0).drop(columns=["time_to_train_min"]))
     with pytest.raises(UsageError, match=r"^table: list is not allowed; pass a pandas DataFrame$"):
         predict([1, 2])
@@ -207,9 +258,16 @@ def test_predict_and_calibrate_missing_columns():
 
 
 def test_rows_with_zero_or_missing_counts_raise_no_warning():
-    t = pd.DataFrame({"accelerator": ["NVIDIA A100-SXM4-80GB"] * 4, "n_accelerators": [0, np.nan, 8, -8],
-                      "n_nodes": [0, 1, 1, 1], "accelerators_per_node": [np.nan, 0, 0, 8],
-                      "global_batch_size": [0, 100, np.nan, 64], "time_to_train_min": [1.0, 2.0, 3.0, 4.0]})
+    t = pd.DataFrame(
+        {
+            "accelerator": ["NVIDIA A100-SXM4-80GB"] * 4,
+            "n_accelerators": [0, np.nan, 8, -8],
+            "n_nodes": [0, 1, 1, 1],
+            "accelerators_per_node": [np.nan, 0, 0, 8],
+            "global_batch_size": [0, 100, np.nan, 64],
+            "time_to_train_min": [1.0, 2.0, 3.0, 4.0],
+        }
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         pred = predict(t)
@@ -244,9 +302,22 @@ def test_calibrate_prints_no_warnings(tmp_path):
 
     table = tmp_path / "mlperf.parquet"
     run_mlperf_cli(DATA / "raw", table, published_scores=DATA / "summary.csv")
-    proc = subprocess.run([sys.executable, "-W", "always", "-m", "gpurank.engine", "calibrate",
-                           str(table), "-o", str(tmp_path / "m.json")],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-W",
+            "always",
+            "-m",
+            "gpurank.engine",
+            "calibrate",
+            str(table),
+            "-o",
+            str(tmp_path / "m.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     assert CalibratedModel.from_json(tmp_path / "m.json").fit["success"]
@@ -265,7 +336,9 @@ def test_l40s_predicted_within_15_percent(mlperf, loro):
 def test_leave_one_round_out_median_per_family(loro):
     s = cv_summary(loro)
     big = s[s["n"] >= 3]
-    assert {"A100", "H100", "V100", "L40", "A30", "Gaudi2", "TPU v3", "TPU v4"} <= set(big["family"])
+    assert {"A100", "H100", "V100", "L40", "A30", "Gaudi2", "TPU v3", "TPU v4"} <= set(
+        big["family"]
+    )
     assert (big["median_ape"] <= 15).all(), big
 
 
@@ -293,14 +366,19 @@ def test_report_section_is_replaced_and_the_rest_kept(tmp_path, monkeypatch):
     import gpurank.engine.sources.calibrate as cal
 
     sim = simulate(600, seed=1, accelerators=["A100", "H100", "L40S"]).assign(
-        round=lambda d: np.where(np.arange(len(d)) % 2, "r1", "r2"))
+        round=lambda d: np.where(np.arange(len(d)) % 2, "r1", "r2")
+    )
     table = tmp_path / "t.parquet"
     sim.to_parquet(table)
     doc = tmp_path / "doc.md"
     doc.write_text(f"# Title\n\nhand-written\n\n{REPORT_BEGIN}\nold\n{REPORT_END}\ntail\n")
-    monkeypatch.setattr(cal, "validation_report", lambda t, model: f"{REPORT_BEGIN}\nnew\n{REPORT_END}\n")
+    monkeypatch.setattr(
+        cal, "validation_report", lambda t, model: f"{REPORT_BEGIN}\nnew\n{REPORT_END}\n"
+    )
     run_calibrate_cli(table, tmp_path / "m.json", report=doc)
-    assert doc.read_text() == f"# Title\n\nhand-written\n\n{REPORT_BEGIN}\nnew\n{REPORT_END}\ntail\n"
+    assert (
+        doc.read_text() == f"# Title\n\nhand-written\n\n{REPORT_BEGIN}\nnew\n{REPORT_END}\ntail\n"
+    )
     new = tmp_path / "new.md"
     run_calibrate_cli(table, tmp_path / "m.json", report=new)
     assert new.read_text().startswith("<!-- generated by gpurank calibrate --report -->")
@@ -315,7 +393,8 @@ def test_report_section_is_replaced_and_the_rest_kept(tmp_path, monkeypatch):
 
 def test_validation_report_tables():
     sim = simulate(900, seed=5, accelerators=["A100", "H100", "L40S", "A30"]).assign(
-        round=lambda d: np.array(["r1", "r2", "r3"])[np.arange(len(d)) % 3])
+        round=lambda d: np.array(["r1", "r2", "r3"])[np.arange(len(d)) % 3]
+    )
     text = validation_report(sim)
     assert text.startswith(REPORT_BEGIN) and text.rstrip().endswith(REPORT_END)
     assert "**Leave-one-round-out**" in text and "**Leave-one-family-out**" in text
@@ -344,6 +423,8 @@ def test_docs_and_default_model_are_what_calibrate_writes(mlperf):
 
     model = calibrate(mlperf)
     assert model.to_dict() == DEFAULT_MODEL.to_dict(), "engine/data/default_model.json is stale"
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "simulator.md").read_text(encoding="utf-8")
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "simulator.md").read_text(
+        encoding="utf-8"
+    )
     a, b = doc.index(REPORT_BEGIN), doc.index(REPORT_END) + len(REPORT_END) + 1
     assert doc[a:b] == validation_report(mlperf, model=model), "docs/simulator.md's report is stale"

@@ -13,15 +13,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from gpurank.engine.errors import DataError
 from gpurank.engine.sources import mlperf_logs, mlperf_systems
 from gpurank.engine.sources.mlperf import read_mlperf
 from gpurank.engine.sources.mlperf_systems import parse_system_text
 from gpurank.engine.sources.regular_files import UnreadableFile, excerpt, read_regular
 
-FIX = (Path(__file__).parent / "fixtures" / "mlperf" / "repos" / "training_results_v4.0"
-       / "NVIDIA")
+FIX = Path(__file__).parent / "fixtures" / "mlperf" / "repos" / "training_results_v4.0" / "NVIDIA"
 SYSTEM = "dgxh100_ngc24.04_mxnet"
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
 needs_zero = pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
@@ -92,9 +90,11 @@ def test_fifo_description_and_scaling_are_skipped(tmp_path):
     res = read_bounded(root)
     assert reasons(res, d.name) == [
         "unreadable system description: the file is a FIFO, not a regular file; skipped; "
-        "hardware fields left empty"]
+        "hardware fields left empty"
+    ]
     assert reasons(res, "scaling.json") == [
-        "scaling.json is a FIFO, not a regular file; skipped; scaling factor 1 used"]
+        "scaling.json is a FIFO, not a regular file; skipped; scaling factor 1 used"
+    ]
 
 
 @needs_zero
@@ -105,7 +105,8 @@ def test_links_to_dev_zero_are_not_read(tmp_path):
         p.symlink_to("/dev/zero")
     res = read_bounded(root, seconds=30)
     assert reasons(res, "result_1.txt") == [
-        "result log is a link to a device, not to a regular file; skipped"]
+        "result log is a link to a device, not to a regular file; skipped"
+    ]
     assert any("is a link to a device" in r for r in reasons(res, d.name))
     assert any("is a link to a device" in r for r in reasons(res, "scaling.json"))
 
@@ -130,7 +131,8 @@ def test_oversized_files_are_refused_before_reading(tmp_path, monkeypatch):
     res = read_bounded(root)
     size = (bench / "result_0.txt").stat().st_size
     assert reasons(res, "result_0.txt") == [
-        f"result log has {size:,} bytes, more than the 1,000 a file may have here; skipped"]
+        f"result log has {size:,} bytes, more than the 1,000 a file may have here; skipped"
+    ]
     assert reasons(res, d.name)[0].startswith("unreadable system description: the file has ")
 
 
@@ -152,10 +154,12 @@ def test_description_nested_100000_deep_is_a_warning(tmp_path):
     root, d, _b = tree(tmp_path, desc="[" * 100_000 + "]" * 100_000)
     res = read_bounded(root)
     assert reasons(res, d.name) == [
-        "unreadable system description: JSON nested too deeply to parse; hardware fields left empty"]
+        "unreadable system description: JSON nested too deeply to parse; hardware fields left empty"
+    ]
     d.write_text('{"accelerator_model_name": ' + '{"a": ' * 100_000 + "1" + "}" * 100_000 + "}")
     assert reasons(read_bounded(root), d.name)[0].startswith(
-        "unreadable system description: JSON nested too deeply")
+        "unreadable system description: JSON nested too deeply"
+    )
 
 
 def test_nested_values_below_the_parser_limit_are_not_walked():
@@ -169,37 +173,59 @@ def test_mll_text_with_a_deep_literal_and_log_lines_nested_deep(tmp_path):
     assert f is None and "neither JSON nor MLPerf log lines" in why
     root, _d, bench = tree(tmp_path)
     with open(bench / "result_2.txt", "a") as fh:
-        fh.write(':::MLLOG {"key": "run_stop", "time_ms": 1, "value": '
-                 + "[" * 100_000 + "]" * 100_000 + "}\n")
-        fh.write(':::MLLOG {"key": "global_batch_size", "time_ms": 1, "value": 1e999, '
-                 '"metadata": [1, 2]}\n')
+        fh.write(
+            ':::MLLOG {"key": "run_stop", "time_ms": 1, "value": '
+            + "[" * 100_000
+            + "]" * 100_000
+            + "}\n"
+        )
+        fh.write(
+            ':::MLLOG {"key": "global_batch_size", "time_ms": 1, "value": 1e999, '
+            '"metadata": [1, 2]}\n'
+        )
     res = read_bounded(root)
     assert any("malformed log line" in r for r in reasons(res, "result_2.txt"))
 
 
 # ------------------------------------------------------------------ absurd numbers
-@pytest.mark.parametrize("field, value, message", [
-    ("accelerators_per_node", "-8", "accelerators_per_node = '-8' is negative"),
-    ("accelerators_per_node", -8, "accelerators_per_node = -8 is negative"),
-    ("number_of_nodes", "0", "number_of_nodes = '0' is zero"),
-    ("number_of_nodes", "-1", "number_of_nodes = '-1' is negative"),
-    ("number_of_nodes", "1e300", "number_of_nodes = '1e300' is beyond any real system"),
-    ("accelerators_per_node", 10 ** 40, "accelerators_per_node = 10000000000000000000000000000000000000000 is beyond"),
-    ("accelerators_per_node", "NaN", "accelerators_per_node = 'NaN' is not an integer"),
-    ("number_of_nodes", "inf", "number_of_nodes = 'inf' is not an integer"),
-    ("number_of_nodes", "-inf", "number_of_nodes = '-inf' is not an integer"),
-    ("number_of_nodes", 2.5, "number_of_nodes = 2.5 is not an integer"),
-    ("host_processors_per_node", "-2", "host_processors_per_node = '-2' is negative"),
-    ("host_processor_core_count", "99999999", "host_processor_core_count = '99999999' is beyond"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("accelerators_per_node", "-8", "accelerators_per_node = '-8' is negative"),
+        ("accelerators_per_node", -8, "accelerators_per_node = -8 is negative"),
+        ("number_of_nodes", "0", "number_of_nodes = '0' is zero"),
+        ("number_of_nodes", "-1", "number_of_nodes = '-1' is negative"),
+        ("number_of_nodes", "1e300", "number_of_nodes = '1e300' is beyond any real system"),
+        (
+            "accelerators_per_node",
+            10**40,
+            "accelerators_per_node = 10000000000000000000000000000000000000000 is beyond",
+        ),
+        ("accelerators_per_node", "NaN", "accelerators_per_node = 'NaN' is not an integer"),
+        ("number_of_nodes", "inf", "number_of_nodes = 'inf' is not an integer"),
+        ("number_of_nodes", "-inf", "number_of_nodes = '-inf' is not an integer"),
+        ("number_of_nodes", 2.5, "number_of_nodes = 2.5 is not an integer"),
+        ("host_processors_per_node", "-2", "host_processors_per_node = '-2' is negative"),
+        (
+            "host_processor_core_count",
+            "99999999",
+            "host_processor_core_count = '99999999' is beyond",
+        ),
+    ],
+)
 def test_absurd_counts_are_warnings_and_never_enter_the_table(tmp_path, field, value, message):
     root, d, _b = tree(tmp_path, desc=flat(**{field: value}))
     res = read_bounded(root)
     got = reasons(res, d.name)
     assert any(r.startswith(message) for r in got), got
     row = res.table.iloc[0]
-    for col in ("n_accelerators", "n_nodes", "accelerators_per_node", "host_processors_per_node",
-                "host_cores_per_processor"):
+    for col in (
+        "n_accelerators",
+        "n_nodes",
+        "accelerators_per_node",
+        "host_processors_per_node",
+        "host_cores_per_processor",
+    ):
         v = row[col]
         assert pd.isna(v) or v > 0, (col, v)
     assert pd.isna(row["cpu_cores_per_accelerator"]) or row["cpu_cores_per_accelerator"] > 0
@@ -208,24 +234,43 @@ def test_absurd_counts_are_warnings_and_never_enter_the_table(tmp_path, field, v
 def test_total_beyond_any_real_system(tmp_path):
     root, d, _b = tree(tmp_path, desc=flat(accelerators_per_node="16000", number_of_nodes="90000"))
     res = read_bounded(root)
-    assert any("accelerators_per_node x number_of_nodes = 1,440,000,000 accelerators is beyond"
-               in r for r in reasons(res, d.name))
+    assert any(
+        "accelerators_per_node x number_of_nodes = 1,440,000,000 accelerators is beyond" in r
+        for r in reasons(res, d.name)
+    )
     assert pd.isna(res.table.iloc[0]["n_accelerators"])
 
 
 def test_zero_accelerators_with_a_gpu_name(tmp_path):
     root, d, _b = tree(tmp_path, desc=flat(accelerators_per_node="0"))
     res = read_bounded(root)
-    assert any(r.startswith("accelerators_per_node = 0 but accelerator_model_name is")
-               for r in reasons(res, d.name))
+    assert any(
+        r.startswith("accelerators_per_node = 0 but accelerator_model_name is")
+        for r in reasons(res, d.name)
+    )
     assert pd.isna(res.table.iloc[0]["n_accelerators"])
 
 
 def test_entry_format_counts_are_checked():
-    f, _ = parse_system_text(json.dumps({"hardware": "x", "nodes": [
-        {"num_nodes": "-4", "num_accelerators": "8", "accelerator": "V100", "cpu": "-2x Xeon"}]}))
+    f, _ = parse_system_text(
+        json.dumps(
+            {
+                "hardware": "x",
+                "nodes": [
+                    {
+                        "num_nodes": "-4",
+                        "num_accelerators": "8",
+                        "accelerator": "V100",
+                        "cpu": "-2x Xeon",
+                    }
+                ],
+            }
+        )
+    )
     assert f["number_of_nodes"] is None and f["accelerators_per_node"] == 8
-    assert f["desc_problems"] == ["number_of_nodes = '-4' is negative (allowed: 1 to 100,000); left empty"]
+    assert f["desc_problems"] == [
+        "number_of_nodes = '-4' is negative (allowed: 1 to 100,000); left empty"
+    ]
 
 
 # ------------------------------------------------------------------ what messages quote

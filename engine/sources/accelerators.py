@@ -128,7 +128,9 @@ def accelerator_aliases() -> pd.DataFrame:
     Columns: ``accelerator_id`` (a catalog product), ``match`` (``exact``, ``stand-in`` or
     ``unplaced``) and ``note``.
     """
-    with resources.files("gpurank.engine.data").joinpath("accelerator_aliases.csv").open("rb") as fh:
+    with (
+        resources.files("gpurank.engine.data").joinpath("accelerator_aliases.csv").open("rb") as fh
+    ):
         df = pd.read_csv(fh, keep_default_na=False, dtype=str)
     return df.set_index("accelerator")
 
@@ -138,9 +140,9 @@ def accelerator_aliases() -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class _CatalogIndex:
-    by_key: dict      # lower-case accelerator_id / display_name -> accelerator_id
-    by_model: dict    # lower-case model -> list of accelerator_id
-    facts: dict       # accelerator_id -> identity facts and ``modelled``
+    by_key: dict  # lower-case accelerator_id / display_name -> accelerator_id
+    by_model: dict  # lower-case model -> list of accelerator_id
+    facts: dict  # accelerator_id -> identity facts and ``modelled``
 
 
 def _int_or_none(v) -> int | None:
@@ -166,11 +168,22 @@ def _index(catalog: pd.DataFrame) -> _CatalogIndex:
         return catalog[name] if name in catalog.columns else pd.Series([default] * len(catalog))
 
     peak = pd.to_numeric(col("bf16_dense_tflops"), errors="coerce").fillna(
-        pd.to_numeric(col("fp16_dense_tflops"), errors="coerce"))
+        pd.to_numeric(col("fp16_dense_tflops"), errors="coerce")
+    )
     bw = pd.to_numeric(col("mem_bw_tbps"), errors="coerce")
-    rows = zip(catalog["accelerator_id"], col("display_name"), col("model"), col("vendor"),
-               col("family"), col("generation"), col("generation_rank"), col("release_year"),
-               col("accelerator_type"), peak, bw)
+    rows = zip(
+        catalog["accelerator_id"],
+        col("display_name"),
+        col("model"),
+        col("vendor"),
+        col("family"),
+        col("generation"),
+        col("generation_rank"),
+        col("release_year"),
+        col("accelerator_type"),
+        peak,
+        bw,
+    )
     for aid, disp, model, vendor, fam, gen, rank, year, atype, p, b in rows:
         aid = _str(aid)
         if not aid:
@@ -181,9 +194,12 @@ def _index(catalog: pd.DataFrame) -> _CatalogIndex:
         if _str(model):
             by_model.setdefault(_str(model).lower(), []).append(aid)
         facts[aid] = {
-            "accelerator_type": _str(atype) or "gpu", "vendor": _str(vendor),
-            "family": _str(fam) or _str(model), "generation": _str(gen),
-            "generation_rank": _int_or_none(rank), "release_year": _int_or_none(year),
+            "accelerator_type": _str(atype) or "gpu",
+            "vendor": _str(vendor),
+            "family": _str(fam) or _str(model),
+            "generation": _str(gen),
+            "generation_rank": _int_or_none(rank),
+            "release_year": _int_or_none(year),
             "modelled": bool(p > 0) and bool(b > 0),
         }
     return _CatalogIndex(by_key, by_model, facts)
@@ -265,7 +281,8 @@ def _rules(text: str, memory: str, hint: str) -> str | None:
     mem = _mem_from(rest) or _mem_from(memory)
     h_variant = model == "V100" and (
         re.search(r"(?:^|[-\s])H(?:$|[-\s])", rest.upper()) is not None
-        or (form == "SXM3" and _V100_H_POWER.search(text) is not None))
+        or (form == "SXM3" and _V100_H_POWER.search(text) is not None)
+    )
     name = "-".join([model] + [p for p in (form, mem) if p])
     if h_variant:
         name += "-H"
@@ -290,7 +307,9 @@ def normalize_accelerator(raw: str, *, memory: str = "", hint: str = "") -> tupl
     return name, name in accelerator_aliases().index
 
 
-def resolve_accelerator(raw, *, memory: str = "", hint: str = "", catalog=None) -> ResolvedAccelerator:
+def resolve_accelerator(
+    raw, *, memory: str = "", hint: str = "", catalog=None
+) -> ResolvedAccelerator:
     """Resolve one accelerator name: catalog keys, then the rules, the alias table and the
     catalog.
 
@@ -340,10 +359,18 @@ def _placed(raw, name, aid, match, note, idx: _CatalogIndex) -> ResolvedAccelera
     f = idx.facts[aid]
     performance = match in ("exact", "stand-in")
     return ResolvedAccelerator(
-        raw=raw, name=name, accelerator_id=aid if performance else "", match=match,
-        accelerator_type=f["accelerator_type"], vendor=f["vendor"], family=f["family"],
-        generation=f["generation"], generation_rank=f["generation_rank"],
-        release_year=f["release_year"], modelled=performance and f["modelled"], note=note,
+        raw=raw,
+        name=name,
+        accelerator_id=aid if performance else "",
+        match=match,
+        accelerator_type=f["accelerator_type"],
+        vendor=f["vendor"],
+        family=f["family"],
+        generation=f["generation"],
+        generation_rank=f["generation_rank"],
+        release_year=f["release_year"],
+        modelled=performance and f["modelled"],
+        note=note,
     )
 
 

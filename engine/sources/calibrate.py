@@ -59,9 +59,16 @@ BOTTLENECKS = ("compute", "communication", "input", "memory")
 #: Generations without calibration data borrow the compute efficiency of a related
 #: generation (assumption, see docs/simulator.md): (generation without data, generation it
 #: borrows from). A generation with data lends the family with the most rows.
-GENERATION_FALLBACK = (("Blackwell", "Hopper"), ("Ada", "Ampere"), ("CDNA3", "Hopper"),
-                       ("CDNA2", "Ampere"), ("TPU v4", "TPU v3"), ("TPU v5p", "TPU v3"),
-                       ("TPU v3", "TPU v4"), ("Gaudi3", "Gaudi2"))
+GENERATION_FALLBACK = (
+    ("Blackwell", "Hopper"),
+    ("Ada", "Ampere"),
+    ("CDNA3", "Hopper"),
+    ("CDNA2", "Ampere"),
+    ("TPU v4", "TPU v3"),
+    ("TPU v5p", "TPU v3"),
+    ("TPU v3", "TPU v4"),
+    ("Gaudi3", "Gaudi2"),
+)
 #: The section of a Markdown file that ``calibrate --report`` rewrites (the rest is kept).
 REPORT_BEGIN = "<!-- gpurank calibrate --report: begin (generated; edits here are replaced) -->"
 REPORT_END = "<!-- gpurank calibrate --report: end -->"
@@ -95,8 +102,16 @@ def _cpu_factor(host_cpu, fmap) -> float:
     return 1.0
 
 
-_NET_RATE = {"xdr": 800, "ndr": 400, "hdr100": 100, "hdr": 200, "edr": 100, "fdr": 56,
-             "omni-path": 100, "opa": 100}
+_NET_RATE = {
+    "xdr": 800,
+    "ndr": 400,
+    "hdr100": 100,
+    "hdr": 200,
+    "edr": 100,
+    "fdr": 56,
+    "omni-path": 100,
+    "opa": 100,
+}
 
 
 def _network_GBps(text, links: dict, tcp_eff: float) -> float:
@@ -132,7 +147,9 @@ def _network_GBps(text, links: dict, tcp_eff: float) -> float:
     return total if total > 0 else math.nan
 
 
-_ACCEL_FW = re.compile(r"dali|mxnet|ngc|nvidia|mlperf|habana|synapse|poplar|mindspore|tpu|jax|tensorflow 1\.1[2-5]")
+_ACCEL_FW = re.compile(
+    r"dali|mxnet|ngc|nvidia|mlperf|habana|synapse|poplar|mindspore|tpu|jax|tensorflow 1\.1[2-5]"
+)
 
 
 def _to_float(col) -> np.ndarray:
@@ -144,6 +161,7 @@ def _to_float(col) -> np.ndarray:
         except (TypeError, ValueError):
             return math.nan
         return f if math.isfinite(f) else math.nan
+
     return np.array([one(v) for v in col], dtype=np.float64)
 
 
@@ -189,9 +207,16 @@ def _resolve_rows(table: pd.DataFrame, acc: pd.DataFrame):
     return ids, np.array(notes, dtype=object)
 
 
-def _configs(table: pd.DataFrame, model: CalibratedModel, workload: Workload, *,
-             accelerator_table=None, interconnect_table=None, host_cpu_table=None,
-             use_table_epochs: bool = True):
+def _configs(
+    table: pd.DataFrame,
+    model: CalibratedModel,
+    workload: Workload,
+    *,
+    accelerator_table=None,
+    interconnect_table=None,
+    host_cpu_table=None,
+    use_table_epochs: bool = True,
+):
     """Turn a canonical table into model inputs. Returns (cfg, extra, note)."""
     missing = [c for c in REQUIRED_PREDICT_COLUMNS if c not in table.columns]
     if missing:
@@ -216,8 +241,11 @@ def _configs(table: pd.DataFrame, model: CalibratedModel, workload: Workload, *,
     acc = acc.set_index("accelerator_id", drop=False)
     known = np.array([i is not None for i in ids])
     A = acc.loc[[i if i is not None else acc.index[0] for i in ids]]
-    peak = pd.to_numeric(A["bf16_dense_tflops"], errors="coerce").fillna(
-        pd.to_numeric(A["fp16_dense_tflops"], errors="coerce")).to_numpy(float)
+    peak = (
+        pd.to_numeric(A["bf16_dense_tflops"], errors="coerce")
+        .fillna(pd.to_numeric(A["fp16_dense_tflops"], errors="coerce"))
+        .to_numpy(float)
+    )
     mem_bw = pd.to_numeric(A["mem_bw_tbps"], errors="coerce").to_numpy(float)
     fam = A["family"].astype(str).to_numpy()
     gen = A["generation"].astype(str).to_numpy()
@@ -233,10 +261,20 @@ def _configs(table: pd.DataFrame, model: CalibratedModel, workload: Workload, *,
     # intra-node link: a link id, "pcie" text, or the accelerator's own link
     link_ids = A["intra_link_id"].astype(str).to_numpy()
     intra_default = np.array([bw.get(x, math.nan) for x in link_ids])
-    hi = A["host_interface"].astype(str).str.lower() if "host_interface" in A else pd.Series([""] * n_rows)
-    pcie_bw = np.where(hi.str.contains("gen5").to_numpy(), bw.get("pcie_gen5_x16", 64.0),
-                       np.where(hi.str.contains("gen3").to_numpy(), bw.get("pcie_gen3_x16", 16.0),
-                                bw.get("pcie_gen4_x16", 32.0)))
+    hi = (
+        A["host_interface"].astype(str).str.lower()
+        if "host_interface" in A
+        else pd.Series([""] * n_rows)
+    )
+    pcie_bw = np.where(
+        hi.str.contains("gen5").to_numpy(),
+        bw.get("pcie_gen5_x16", 64.0),
+        np.where(
+            hi.str.contains("gen3").to_numpy(),
+            bw.get("pcie_gen3_x16", 16.0),
+            bw.get("pcie_gen4_x16", 32.0),
+        ),
+    )
     ic = table["interconnect"] if "interconnect" in table.columns else pd.Series([None] * n_rows)
     spanning = np.array([x in spans for x in link_ids])
     intra = []
@@ -258,8 +296,11 @@ def _configs(table: pd.DataFrame, model: CalibratedModel, workload: Workload, *,
     # the fabric is its chips' links, not the host network
     inter = np.where(spanning, intra * np.where(g > 0, g, 1.0), inter)
 
-    cores = (_to_float(table["cpu_cores_per_accelerator"]) if "cpu_cores_per_accelerator" in table.columns
-             else np.full(n_rows, np.nan))
+    cores = (
+        _to_float(table["cpu_cores_per_accelerator"])
+        if "cpu_cores_per_accelerator" in table.columns
+        else np.full(n_rows, np.nan)
+    )
     cores = np.where(cores > 0, cores, np.nan)
     fmap = _cpu_factor_map(cpus)
     hc = table["host_cpu"] if "host_cpu" in table.columns else pd.Series([None] * n_rows)
@@ -274,34 +315,57 @@ def _configs(table: pd.DataFrame, model: CalibratedModel, workload: Workload, *,
     # Gaudi2/Gaudi3 decode JPEGs on the accelerator's media engine whatever the framework says
     dali = dali | (A["vendor"].astype(str).str.lower() == "intel").to_numpy()
 
-    gb = _to_float(table["global_batch_size"]) if "global_batch_size" in table.columns else np.full(n_rows, np.nan)
-    max_b = workload.max_local_batch(np.nan_to_num(
-        pd.to_numeric(A["mem_gb"], errors="coerce").to_numpy(float), nan=0.0))
+    gb = (
+        _to_float(table["global_batch_size"])
+        if "global_batch_size" in table.columns
+        else np.full(n_rows, np.nan)
+    )
+    max_b = workload.max_local_batch(
+        np.nan_to_num(pd.to_numeric(A["mem_gb"], errors="coerce").to_numpy(float), nan=0.0)
+    )
     max_b = np.where(max_b > 0, max_b, 256.0)
     b = _div(gb, np.where(n > 0, n, np.nan))
     b = np.where(b > 0, b, np.minimum(256.0, max_b))
     gb = np.where(gb > 0, gb, b * np.where(n > 0, n, np.nan))
     curve = workload.epochs(gb)
-    ep = _to_float(table["epochs"]) if ("epochs" in table.columns and use_table_epochs) else np.full(n_rows, np.nan)
+    ep = (
+        _to_float(table["epochs"])
+        if ("epochs" in table.columns and use_table_epochs)
+        else np.full(n_rows, np.nan)
+    )
     epochs = np.where(ep > 0, ep, curve)
 
     note = np.where(known & ~(n > 0), "n_accelerators missing or not > 0", note)
     note = np.where(known & (n > 0) & (b > max_b), "batch per accelerator beyond memory", note)
     cfg = {
-        "peak_tflops": peak, "compute_efficiency": eff, "mem_bw_tbps": mem_bw,
-        "n_accelerators": n, "accelerators_per_node": g, "n_nodes": m, "local_batch": b,
-        "intra_GBps": intra, "inter_GBps": inter, "cpu_cores_per_accelerator": cores,
-        "cpu_decode_factor": cpu_factor, "dali": dali,
+        "peak_tflops": peak,
+        "compute_efficiency": eff,
+        "mem_bw_tbps": mem_bw,
+        "n_accelerators": n,
+        "accelerators_per_node": g,
+        "n_nodes": m,
+        "local_batch": b,
+        "intra_GBps": intra,
+        "inter_GBps": inter,
+        "cpu_cores_per_accelerator": cores,
+        "cpu_decode_factor": cpu_factor,
+        "dali": dali,
     }
-    price = (_to_float(table["price_per_accelerator_hour"]) if "price_per_accelerator_hour" in table.columns
-             else np.full(n_rows, np.nan))
+    price = (
+        _to_float(table["price_per_accelerator_hour"])
+        if "price_per_accelerator_hour" in table.columns
+        else np.full(n_rows, np.nan)
+    )
     extra = {
         "accelerator_id": np.array(ids, dtype=object),
         "family": np.where(known, fam, None),
         "generation": np.where(known, gen, None),
         "basis": np.where(known, basis, ""),
         "tdp": pd.to_numeric(A["tdp_w"], errors="coerce").to_numpy(float),
-        "epochs": epochs, "curve_epochs": curve, "global_batch": gb, "price": price,
+        "epochs": epochs,
+        "curve_epochs": curve,
+        "global_batch": gb,
+        "price": price,
         "valid": known & (n > 0) & (peak > 0) & (mem_bw > 0),
     }
     return cfg, extra, note
@@ -326,9 +390,16 @@ def _outputs(cfg, extra, model, workload):
     }
 
 
-def predict(table, model: CalibratedModel | None = None, *, workload: Workload | None = None,
-            use_table_epochs: bool = True, accelerator_table=None, interconnect_table=None,
-            host_cpu_table=None) -> pd.DataFrame:
+def predict(
+    table,
+    model: CalibratedModel | None = None,
+    *,
+    workload: Workload | None = None,
+    use_table_epochs: bool = True,
+    accelerator_table=None,
+    interconnect_table=None,
+    host_cpu_table=None,
+) -> pd.DataFrame:
     """Predict ``PREDICTED`` for every row of a canonical table.
 
     Returns a copy of the table with ``predicted_time_to_train_min``, ``predicted_throughput``,
@@ -349,7 +420,9 @@ def predict(table, model: CalibratedModel | None = None, *, workload: Workload |
         raise UsageError(f"table: {type(table).__name__} is not allowed; pass a pandas DataFrame")
     model = DEFAULT_MODEL if model is None else model
     if not isinstance(model, CalibratedModel):
-        raise UsageError(f"model: {type(model).__name__} is not allowed; pass a CalibratedModel or None")
+        raise UsageError(
+            f"model: {type(model).__name__} is not allowed; pass a CalibratedModel or None"
+        )
     workload = resnet50() if workload is None else workload
     res = table.copy()
     if len(table) == 0:
@@ -357,9 +430,15 @@ def predict(table, model: CalibratedModel | None = None, *, workload: Workload |
             res[f"predicted_{c}"] = pd.Series(dtype=float)
         res["prediction_basis"] = pd.Series(dtype=str)
         return res
-    cfg, extra, note = _configs(table, model, workload, accelerator_table=accelerator_table,
-                                interconnect_table=interconnect_table,
-                                host_cpu_table=host_cpu_table, use_table_epochs=use_table_epochs)
+    cfg, extra, note = _configs(
+        table,
+        model,
+        workload,
+        accelerator_table=accelerator_table,
+        interconnect_table=interconnect_table,
+        host_cpu_table=host_cpu_table,
+        use_table_epochs=use_table_epochs,
+    )
     out = _outputs(cfg, extra, model, workload)
     valid = extra["valid"] & np.isfinite(out["time_to_train_min"])
     if "accelerator_id" not in res.columns:
@@ -367,13 +446,17 @@ def predict(table, model: CalibratedModel | None = None, *, workload: Workload |
     for c in PREDICTED + ("epochs",):
         res[f"predicted_{c}"] = np.where(valid, out[c], np.nan)
     bn = np.array(BOTTLENECKS, dtype=object)[out["bottleneck"]]
-    res["predicted_bottleneck"] = pd.Categorical(np.where(valid, bn, None), categories=list(BOTTLENECKS))
+    res["predicted_bottleneck"] = pd.Categorical(
+        np.where(valid, bn, None), categories=list(BOTTLENECKS)
+    )
     res["prediction_basis"] = np.where(valid, extra["basis"], "")
     res["prediction_note"] = note
     return res
 
 
-def fit_errors(pred: pd.DataFrame, *, by: str = "family", column: str = "time_to_train_min") -> pd.DataFrame:
+def fit_errors(
+    pred: pd.DataFrame, *, by: str = "family", column: str = "time_to_train_min"
+) -> pd.DataFrame:
     """Absolute percentage error of ``predicted_<column>`` vs ``<column>``: n, median, p90
     per group (``family`` is looked up from the catalog when absent) and overall."""
     df = pred.copy()
@@ -383,10 +466,23 @@ def fit_errors(pred: pd.DataFrame, *, by: str = "family", column: str = "time_to
     meas = pd.to_numeric(df[column], errors="coerce").to_numpy(float)
     ape = np.abs(_div(df[f"predicted_{column}"].to_numpy(float) - meas, meas)) * 100
     df = df.assign(_ape=ape)[np.isfinite(ape)]
-    rows = [{"group": str(k), "n": len(v), "median_ape": float(v["_ape"].median()),
-             "p90_ape": float(v["_ape"].quantile(0.9))} for k, v in df.groupby(by, observed=True)]
-    rows.append({"group": "ALL", "n": len(df), "median_ape": float(df["_ape"].median()) if len(df) else math.nan,
-                 "p90_ape": float(df["_ape"].quantile(0.9)) if len(df) else math.nan})
+    rows = [
+        {
+            "group": str(k),
+            "n": len(v),
+            "median_ape": float(v["_ape"].median()),
+            "p90_ape": float(v["_ape"].quantile(0.9)),
+        }
+        for k, v in df.groupby(by, observed=True)
+    ]
+    rows.append(
+        {
+            "group": "ALL",
+            "n": len(df),
+            "median_ape": float(df["_ape"].median()) if len(df) else math.nan,
+            "p90_ape": float(df["_ape"].quantile(0.9)) if len(df) else math.nan,
+        }
+    )
     return pd.DataFrame(rows)
 
 
@@ -410,8 +506,13 @@ def _usable(t: pd.DataFrame, cfg, extra, note, ttt) -> tuple[np.ndarray, dict]:
         skipped["repeats an earlier system's runs"] = int((usable & dup).sum())
         usable &= ~dup
     # repeated results (same accelerator, count and score) count once
-    key = pd.DataFrame({"a": extra["accelerator_id"], "n": cfg["n_accelerators"],
-                        "t": np.round(np.nan_to_num(ttt), 4)})
+    key = pd.DataFrame(
+        {
+            "a": extra["accelerator_id"],
+            "n": cfg["n_accelerators"],
+            "t": np.round(np.nan_to_num(ttt), 4),
+        }
+    )
     rep = key.duplicated().to_numpy()
     skipped["same accelerator, count and time as an earlier row"] = int((usable & rep).sum())
     usable &= ~rep
@@ -425,6 +526,7 @@ def _borrowing(train_families: dict, acc: pd.DataFrame) -> tuple[dict, str]:
     lends its family with the most rows; a generation without data lends what its
     ``GENERATION_FALLBACK`` generation lends; the default is the family with the most rows.
     """
+
     def best(fams):
         return sorted(fams, key=lambda f: (-train_families[f][1], f))[0]
 
@@ -440,9 +542,17 @@ def _borrowing(train_families: dict, acc: pd.DataFrame) -> tuple[dict, str]:
     return dict(sorted(lend.items())), default
 
 
-def calibrate(mlperf_table, *, train_rounds=None, test_rounds=None, base: CalibratedModel | None = None,
-              workload: Workload | None = None, accelerator_table=None, interconnect_table=None,
-              host_cpu_table=None) -> CalibratedModel:
+def calibrate(
+    mlperf_table,
+    *,
+    train_rounds=None,
+    test_rounds=None,
+    base: CalibratedModel | None = None,
+    workload: Workload | None = None,
+    accelerator_table=None,
+    interconnect_table=None,
+    host_cpu_table=None,
+) -> CalibratedModel:
     """Fit the model's free parameters to measured runs.
 
     Parameters
@@ -472,7 +582,9 @@ def calibrate(mlperf_table, *, train_rounds=None, test_rounds=None, base: Calibr
     from scipy.optimize import least_squares
 
     if not isinstance(mlperf_table, pd.DataFrame):
-        raise UsageError(f"mlperf_table: {type(mlperf_table).__name__} is not allowed; pass a pandas DataFrame")
+        raise UsageError(
+            f"mlperf_table: {type(mlperf_table).__name__} is not allowed; pass a pandas DataFrame"
+        )
     missing = [c for c in REQUIRED_CALIBRATE_COLUMNS if c not in mlperf_table.columns]
     if missing:
         raise DataError(
@@ -483,12 +595,19 @@ def calibrate(mlperf_table, *, train_rounds=None, test_rounds=None, base: Calibr
     workload = resnet50() if workload is None else workload
     t = mlperf_table.reset_index(drop=True)
     if (train_rounds is not None or test_rounds is not None) and "round" not in t.columns:
-        raise DataError("calibration table has no column 'round'; it is required with train_rounds/test_rounds")
+        raise DataError(
+            "calibration table has no column 'round'; it is required with train_rounds/test_rounds"
+        )
     ttt = _to_float(t["time_to_train_min"])
-    kw = dict(accelerator_table=accelerator_table, interconnect_table=interconnect_table,
-              host_cpu_table=host_cpu_table)
+    kw = dict(
+        accelerator_table=accelerator_table,
+        interconnect_table=interconnect_table,
+        host_cpu_table=host_cpu_table,
+    )
     # no borrowing while fitting: every training family gets its own parameter
-    start = replace(base, compute_efficiency_by_family={}, borrow_by_generation={}, borrow_default="")
+    start = replace(
+        base, compute_efficiency_by_family={}, borrow_by_generation={}, borrow_default=""
+    )
     cfg, extra, note = _configs(t, start, workload, **kw)
     usable, skipped = _usable(t, cfg, extra, note, ttt)
     in_train = usable.copy()
@@ -496,8 +615,9 @@ def calibrate(mlperf_table, *, train_rounds=None, test_rounds=None, base: Calibr
         in_train &= t["round"].astype(str).isin([str(r) for r in train_rounds]).to_numpy()
     if not in_train.any():
         raise DataError(
-            f"calibration table has no usable rows (of {len(t)}) in train_rounds={train_rounds!r}; rows need "
-            "an accelerator the catalog models, n_accelerators > 0 and a time_to_train_min > 0"
+            f"calibration table has no usable rows (of {len(t)}) in train_rounds={train_rounds!r}; "
+            "rows need an accelerator the catalog models, n_accelerators > 0 and a "
+            "time_to_train_min > 0"
         )
     fams = sorted(set(extra["family"][in_train]))
     fam_idx = np.array([fams.index(f) if f in fams else -1 for f in extra["family"]])
@@ -514,9 +634,13 @@ def calibrate(mlperf_table, *, train_rounds=None, test_rounds=None, base: Calibr
 
     def unpack(theta):
         ef = np.exp(theta[:k])
-        p = {"comm_efficiency": min(sigmoid(theta[k]), 1.0), "overlap": min(sigmoid(theta[k + 1]), 0.999),
-             "overhead_s": math.exp(theta[k + 2]), "batch_half": math.exp(theta[k + 3]),
-             "mem_overlap": sigmoid(theta[k + 4])}
+        p = {
+            "comm_efficiency": min(sigmoid(theta[k]), 1.0),
+            "overlap": min(sigmoid(theta[k + 1]), 0.999),
+            "overhead_s": math.exp(theta[k + 2]),
+            "batch_half": math.exp(theta[k + 3]),
+            "mem_overlap": sigmoid(theta[k + 4]),
+        }
         if fit_intensity:
             p["arithmetic_intensity"] = math.exp(theta[k + 5])
         return ef, p
@@ -532,48 +656,90 @@ def calibrate(mlperf_table, *, train_rounds=None, test_rounds=None, base: Calibr
 
     # start each family at twice the fraction of peak its runs achieve overall (the compute
     # term is part of the step), so no family starts in the flat input-bound region
-    thr_meas = _div(sub_extra["epochs"] * workload.dataset_size,
-                    np.maximum(ttt[tr] * 60.0 - base.overhead_s, 1.0))
+    thr_meas = _div(
+        sub_extra["epochs"] * workload.dataset_size,
+        np.maximum(ttt[tr] * 60.0 - base.overhead_s, 1.0),
+    )
     b_tr = sub["local_batch"]
-    achieved = _div(thr_meas * workload.flops_per_sample * (b_tr + base.batch_half),
-                    sub["n_accelerators"] * sub["peak_tflops"] * 1e12 * b_tr)
+    achieved = _div(
+        thr_meas * workload.flops_per_sample * (b_tr + base.batch_half),
+        sub["n_accelerators"] * sub["peak_tflops"] * 1e12 * b_tr,
+    )
     eff0 = [float(np.clip(2.0 * np.nanmedian(achieved[fi == j]), 0.05, 0.95)) for j in range(k)]
-    ai0 = base.arithmetic_intensity if workload.arithmetic_intensity is None else workload.arithmetic_intensity
-    x0 = np.concatenate([np.log(eff0),
-                         [logit(base.comm_efficiency), logit(base.overlap),
-                          math.log(max(base.overhead_s, 1.0)), math.log(max(base.batch_half, 1.0)),
-                          logit(base.mem_overlap)],
-                         [math.log(ai0)] if fit_intensity else []])
-    lo = np.concatenate([np.full(k, math.log(0.01)), [-4, -4, math.log(0.5), math.log(0.5), -6],
-                         [math.log(5.0)] if fit_intensity else []])
-    hi = np.concatenate([np.full(k, 0.0), [6, 6, math.log(600), math.log(256), 6],
-                         [math.log(2000.0)] if fit_intensity else []])
-    sol = least_squares(resid, np.clip(x0, lo + 1e-9, hi - 1e-9), bounds=(lo, hi),
-                        loss="soft_l1", f_scale=0.1)
+    ai0 = (
+        base.arithmetic_intensity
+        if workload.arithmetic_intensity is None
+        else workload.arithmetic_intensity
+    )
+    x0 = np.concatenate(
+        [
+            np.log(eff0),
+            [
+                logit(base.comm_efficiency),
+                logit(base.overlap),
+                math.log(max(base.overhead_s, 1.0)),
+                math.log(max(base.batch_half, 1.0)),
+                logit(base.mem_overlap),
+            ],
+            [math.log(ai0)] if fit_intensity else [],
+        ]
+    )
+    lo = np.concatenate(
+        [
+            np.full(k, math.log(0.01)),
+            [-4, -4, math.log(0.5), math.log(0.5), -6],
+            [math.log(5.0)] if fit_intensity else [],
+        ]
+    )
+    hi = np.concatenate(
+        [
+            np.full(k, 0.0),
+            [6, 6, math.log(600), math.log(256), 6],
+            [math.log(2000.0)] if fit_intensity else [],
+        ]
+    )
+    sol = least_squares(
+        resid, np.clip(x0, lo + 1e-9, hi - 1e-9), bounds=(lo, hi), loss="soft_l1", f_scale=0.1
+    )
     ef, p = unpack(sol.x)
-    names = [f"compute_efficiency_by_family[{f}]" for f in fams] + [
-        "comm_efficiency", "overlap", "overhead_s", "batch_half", "mem_overlap"] + (
-        ["arithmetic_intensity"] if fit_intensity else [])
+    names = (
+        [f"compute_efficiency_by_family[{f}]" for f in fams]
+        + ["comm_efficiency", "overlap", "overhead_s", "batch_half", "mem_overlap"]
+        + (["arithmetic_intensity"] if fit_intensity else [])
+    )
     span = hi - lo
-    at_bound = [nm for nm, x, a, b_, s in zip(names, sol.x, lo, hi, span)
-                if min(x - a, b_ - x) < 1e-3 * s]
+    at_bound = [
+        nm for nm, x, a, b_, s in zip(names, sol.x, lo, hi, span) if min(x - a, b_ - x) < 1e-3 * s
+    ]
     rows_per_family = {f: int((fi == j).sum()) for j, f in enumerate(fams)}
     gen_of = {f: g for f, g in zip(sub_extra["family"], sub_extra["generation"])}
     acc = _cat.accelerator_catalog(accelerator_table)
     lend, default = _borrowing({f: (gen_of[f], rows_per_family[f]) for f in fams}, acc)
     rounded = {kk: (round(v, 6) if kk != "overhead_s" else round(v, 4)) for kk, v in p.items()}
-    model = replace(base, compute_efficiency_by_family={f: round(float(v), 6) for f, v in zip(fams, ef)},
-                    borrow_by_generation=lend, borrow_default=default,
-                    workload=workload.name, fit={}, **rounded)
+    model = replace(
+        base,
+        compute_efficiency_by_family={f: round(float(v), 6) for f, v in zip(fams, ef)},
+        borrow_by_generation=lend,
+        borrow_default=default,
+        workload=workload.name,
+        fit={},
+        **rounded,
+    )
 
     # report
     pred = predict(t[usable], model, workload=workload, **kw)
-    report = {"n_rows": int(len(t)), "n_usable": int(usable.sum()), "n_train": int(in_train.sum()),
-              "skipped": {r: c for r, c in skipped.items() if c},
-              "rows_per_family": rows_per_family,
-              "train_rounds": None if train_rounds is None else [str(r) for r in train_rounds],
-              "test_rounds": None if test_rounds is None else [str(r) for r in test_rounds],
-              "cost": float(sol.cost), "success": bool(sol.success), "at_bound": at_bound}
+    report = {
+        "n_rows": int(len(t)),
+        "n_usable": int(usable.sum()),
+        "n_train": int(in_train.sum()),
+        "skipped": {r: c for r, c in skipped.items() if c},
+        "rows_per_family": rows_per_family,
+        "train_rounds": None if train_rounds is None else [str(r) for r in train_rounds],
+        "test_rounds": None if test_rounds is None else [str(r) for r in test_rounds],
+        "cost": float(sol.cost),
+        "success": bool(sol.success),
+        "at_bound": at_bound,
+    }
     trmask = in_train[usable]
     report["train_errors"] = fit_errors(pred[trmask]).to_dict(orient="records")
     if test_rounds is not None:
@@ -588,9 +754,16 @@ def calibrate(mlperf_table, *, train_rounds=None, test_rounds=None, base: Calibr
 # --------------------------------------------------------------------------------------
 # cross-validation and its report
 # --------------------------------------------------------------------------------------
-def cross_validate(mlperf_table, *, by: str = "round", workload: Workload | None = None,
-                   accelerator_table=None, interconnect_table=None, host_cpu_table=None,
-                   base: CalibratedModel | None = None) -> pd.DataFrame:
+def cross_validate(
+    mlperf_table,
+    *,
+    by: str = "round",
+    workload: Workload | None = None,
+    accelerator_table=None,
+    interconnect_table=None,
+    host_cpu_table=None,
+    base: CalibratedModel | None = None,
+) -> pd.DataFrame:
     """Held-out predictions: one fit per value of ``by``, predicting the rows of that value.
 
     Parameters
@@ -614,16 +787,23 @@ def cross_validate(mlperf_table, *, by: str = "round", workload: Workload | None
     if by not in ("round", "family"):
         raise UsageError(f"by={by!r} is not allowed; use 'round' or 'family'")
     if not isinstance(mlperf_table, pd.DataFrame):
-        raise UsageError(f"mlperf_table: {type(mlperf_table).__name__} is not allowed; pass a pandas DataFrame")
+        raise UsageError(
+            f"mlperf_table: {type(mlperf_table).__name__} is not allowed; pass a pandas DataFrame"
+        )
     if by == "round" and "round" not in mlperf_table.columns:
         raise DataError("calibration table has no column 'round'; leave-one-round-out needs it")
     base = CalibratedModel() if base is None else base
     workload = resnet50() if workload is None else workload
-    kw = dict(accelerator_table=accelerator_table, interconnect_table=interconnect_table,
-              host_cpu_table=host_cpu_table)
+    kw = dict(
+        accelerator_table=accelerator_table,
+        interconnect_table=interconnect_table,
+        host_cpu_table=host_cpu_table,
+    )
     t = mlperf_table.reset_index(drop=True)
     ttt = _to_float(t["time_to_train_min"])
-    start = replace(base, compute_efficiency_by_family={}, borrow_by_generation={}, borrow_default="")
+    start = replace(
+        base, compute_efficiency_by_family={}, borrow_by_generation={}, borrow_default=""
+    )
     cfg, extra, note = _configs(t, start, workload, **kw)
     usable, _ = _usable(t, cfg, extra, note, ttt)
     u = t[usable].reset_index(drop=True)
@@ -637,18 +817,23 @@ def cross_validate(mlperf_table, *, by: str = "round", workload: Workload | None
         model = calibrate(u[~held], base=base, workload=workload, **kw)
         pred = predict(u[held], model, workload=workload, **kw)
         meas = _to_float(pred["time_to_train_min"])
-        out = pd.DataFrame({
-            "held_out": value,
-            "round": pred["round"].astype(str).to_numpy() if "round" in pred else "",
-            "family": fam[held],
-            "accelerator": pred["accelerator"].astype(str).to_numpy(),
-            "n_accelerators": pred["n_accelerators"].to_numpy(),
-            "system": (pred["submitter"].astype(str) + " " + pred["system"].astype(str)).to_numpy()
-            if {"submitter", "system"} <= set(pred.columns) else "",
-            "time_to_train_min": meas,
-            "predicted_time_to_train_min": pred["predicted_time_to_train_min"].to_numpy(float),
-            "prediction_basis": pred["prediction_basis"].to_numpy(),
-        })
+        out = pd.DataFrame(
+            {
+                "held_out": value,
+                "round": pred["round"].astype(str).to_numpy() if "round" in pred else "",
+                "family": fam[held],
+                "accelerator": pred["accelerator"].astype(str).to_numpy(),
+                "n_accelerators": pred["n_accelerators"].to_numpy(),
+                "system": (
+                    pred["submitter"].astype(str) + " " + pred["system"].astype(str)
+                ).to_numpy()
+                if {"submitter", "system"} <= set(pred.columns)
+                else "",
+                "time_to_train_min": meas,
+                "predicted_time_to_train_min": pred["predicted_time_to_train_min"].to_numpy(float),
+                "prediction_basis": pred["prediction_basis"].to_numpy(),
+            }
+        )
         out["error_pct"] = _div(out["predicted_time_to_train_min"] - meas, meas) * 100
         parts.append(out)
     if not parts:
@@ -662,22 +847,31 @@ def cv_summary(cv: pd.DataFrame) -> pd.DataFrame:
     for fam, g in cv.groupby("family", sort=True):
         ape = g["error_pct"].abs()
         w = g.loc[ape.idxmax()]
-        rows.append({
-            "family": fam, "n": len(g), "median_ape": float(ape.median()),
-            "p90_ape": float(ape.quantile(0.9)),
-            "worst_row": f"{w['round']} {w['system'] or w['accelerator']} (n={int(w['n_accelerators'])})".strip(),
-            "worst_error_pct": float(w["error_pct"]),
-            "basis": ", ".join(sorted(set(g["prediction_basis"].astype(str)))),
-        })
+        rows.append(
+            {
+                "family": fam,
+                "n": len(g),
+                "median_ape": float(ape.median()),
+                "p90_ape": float(ape.quantile(0.9)),
+                "worst_row": f"{w['round']} {w['system'] or w['accelerator']} "
+                f"(n={int(w['n_accelerators'])})".strip(),
+                "worst_error_pct": float(w["error_pct"]),
+                "basis": ", ".join(sorted(set(g["prediction_basis"].astype(str)))),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def _md_cv(summary: pd.DataFrame) -> list[str]:
-    lines = ["| family | n | median % | p90 % | worst row | its error % | basis |",
-             "|:--|--:|--:|--:|:--|--:|:--|"]
+    lines = [
+        "| family | n | median % | p90 % | worst row | its error % | basis |",
+        "|:--|--:|--:|--:|:--|--:|:--|",
+    ]
     for r in summary.itertuples():
-        lines.append(f"| {r.family} | {r.n} | {r.median_ape:.1f} | {r.p90_ape:.1f} | "
-                     f"{r.worst_row} | {r.worst_error_pct:+.1f} | {r.basis} |")
+        lines.append(
+            f"| {r.family} | {r.n} | {r.median_ape:.1f} | {r.p90_ape:.1f} | "
+            f"{r.worst_row} | {r.worst_error_pct:+.1f} | {r.basis} |"
+        )
     return lines
 
 
@@ -694,35 +888,51 @@ def validation_report(mlperf_table, *, model: CalibratedModel | None = None, **k
     s_loro, s_lofo = cv_summary(loro), cv_summary(lofo)
     f = model.fit
     ins = [r for r in f.get("train_errors", []) if r["group"] == "ALL"]
-    lines = [REPORT_BEGIN, "",
-             f"Fit on {f.get('n_train', 0)} usable rows of {f.get('n_rows', 0)} "
-             f"(skipped: {', '.join(f'{c} {r}' for r, c in f.get('skipped', {}).items()) or 'none'}). "
-             f"In-sample absolute error of time to train: median {ins[0]['median_ape']:.1f}%, "
-             f"p90 {ins[0]['p90_ape']:.1f}%." if ins else "", "",
-             "Fitted parameters: " + ", ".join(
-                 [f"{fam} {v:.3f}" for fam, v in model.compute_efficiency_by_family.items()])
-             + f" (compute efficiency per family); arithmetic intensity "
-               f"{model.arithmetic_intensity:.1f} FLOP/B at {model.mem_efficiency:.0%} of the peak "
-               f"memory bandwidth; compute/memory overlap {model.mem_overlap:.3f}; communication "
-               f"efficiency {model.comm_efficiency:.3f}, overlap {model.overlap:.3f}; overhead "
-               f"{model.overhead_s:.1f} s; batch knee {model.batch_half:.1f}."
-             + (f" On a bound: {', '.join(f['at_bound'])}." if f.get("at_bound") else ""), "",
-             "**Leave-one-round-out** (each round predicted by a model fitted on the other "
-             "rounds; absolute % error of time to train; worst row signed, + = predicted slower):",
-             "", *_md_cv(s_loro), "",
-             "**Leave-one-family-out** (each family predicted by a model that never saw it: its "
-             "compute efficiency is borrowed, `basis` says from which family):", "",
-             *_md_cv(s_lofo), ""]
+    lines = [
+        REPORT_BEGIN,
+        "",
+        f"Fit on {f.get('n_train', 0)} usable rows of {f.get('n_rows', 0)} "
+        f"(skipped: {', '.join(f'{c} {r}' for r, c in f.get('skipped', {}).items()) or 'none'}). "
+        f"In-sample absolute error of time to train: median {ins[0]['median_ape']:.1f}%, "
+        f"p90 {ins[0]['p90_ape']:.1f}%."
+        if ins
+        else "",
+        "",
+        "Fitted parameters: "
+        + ", ".join([f"{fam} {v:.3f}" for fam, v in model.compute_efficiency_by_family.items()])
+        + f" (compute efficiency per family); arithmetic intensity "
+        f"{model.arithmetic_intensity:.1f} FLOP/B at {model.mem_efficiency:.0%} of the peak "
+        f"memory bandwidth; compute/memory overlap {model.mem_overlap:.3f}; communication "
+        f"efficiency {model.comm_efficiency:.3f}, overlap {model.overlap:.3f}; overhead "
+        f"{model.overhead_s:.1f} s; batch knee {model.batch_half:.1f}."
+        + (f" On a bound: {', '.join(f['at_bound'])}." if f.get("at_bound") else ""),
+        "",
+        "**Leave-one-round-out** (each round predicted by a model fitted on the other "
+        "rounds; absolute % error of time to train; worst row signed, + = predicted slower):",
+        "",
+        *_md_cv(s_loro),
+        "",
+        "**Leave-one-family-out** (each family predicted by a model that never saw it: its "
+        "compute efficiency is borrowed, `basis` says from which family):",
+        "",
+        *_md_cv(s_lofo),
+        "",
+    ]
     catalog = _cat.accelerator_catalog(kw.get("accelerator_table"))
     modelled = catalog[pd.to_numeric(catalog["mem_bw_tbps"], errors="coerce") > 0]
     borrowed = []
-    for fam_name, gen in sorted(set(zip(modelled["family"].astype(str), modelled["generation"].astype(str)))):
+    for fam_name, gen in sorted(
+        set(zip(modelled["family"].astype(str), modelled["generation"].astype(str)))
+    ):
         _v, basis = model.compute_efficiency_for(fam_name, gen)
         if basis != "fitted":
             borrowed.append(f"{fam_name} ({gen}) {basis}")
-    lines += ["Families of the catalog without MLPerf rows, which borrow a compute efficiency in "
-              "the sweep (`prediction_basis`): " + ("; ".join(borrowed) or "none") + ".", "",
-              REPORT_END]
+    lines += [
+        "Families of the catalog without MLPerf rows, which borrow a compute efficiency in "
+        "the sweep (`prediction_basis`): " + ("; ".join(borrowed) or "none") + ".",
+        "",
+        REPORT_END,
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -735,8 +945,7 @@ def _write_table(df: pd.DataFrame, path, *, overwrite=False) -> Path:
         with publish_file(p, name="--output", overwrite=overwrite) as pub:
             df.to_csv(pub.path, index=False)
         return p
-    return write_table(df, p, metadata={"predicted": True}, overwrite=overwrite,
-                       name="--output")
+    return write_table(df, p, metadata={"predicted": True}, overwrite=overwrite, name="--output")
 
 
 def _report_target(path) -> tuple[Path, str, str]:
@@ -758,13 +967,15 @@ def _report_target(path) -> tuple[Path, str, str]:
     if a < 0 or b < a:
         raise UsageError(
             f"--report '{path}' has no generated section; add the two lines '{REPORT_BEGIN}' and "
-            f"'{REPORT_END}' where the report goes, or name a new .md file")
-    after = text[b + len(REPORT_END):]
+            f"'{REPORT_END}' where the report goes, or name a new .md file"
+        )
+    after = text[b + len(REPORT_END) :]
     return p, text[:a], after[1:] if after.startswith("\n") else after
 
 
-def run_calibrate_cli(table_path, output, *, train_rounds=None, test_rounds=None,
-                      overwrite=False, report=None) -> CalibratedModel:
+def run_calibrate_cli(
+    table_path, output, *, train_rounds=None, test_rounds=None, overwrite=False, report=None
+) -> CalibratedModel:
     """CLI entry: ``gpurank calibrate MLPERF_TABLE -o model.json [--report doc.md]``.
 
     ``report`` names a Markdown file that receives :func:`validation_report` (the
@@ -785,8 +996,9 @@ def run_calibrate_cli(table_path, output, *, train_rounds=None, test_rounds=None
     return model
 
 
-def run_predict_cli(table_path, model_path, output, *, use_table_epochs=True,
-                    overwrite=False) -> pd.DataFrame:
+def run_predict_cli(
+    table_path, model_path, output, *, use_table_epochs=True, overwrite=False
+) -> pd.DataFrame:
     """CLI entry: ``gpurank predict TABLE --model model.json -o predicted.parquet``."""
     check_target(output, name="--output", overwrite=overwrite)
     model = CalibratedModel.from_json(model_path) if model_path is not None else None

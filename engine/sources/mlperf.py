@@ -216,7 +216,8 @@ def _systems_in_round(root: Path, only: str | None, bench: _Benchmark, warn: _Wa
     rnd = _round_of(root)
     if rnd is None:
         rnd = root.name
-        warn.add(root, f"cannot tell the round from the folder name {excerpt(root.name)}; using it as the round")
+        warn.add(root, f"cannot tell the round from the folder name {excerpt(root.name)}; "
+                       "using it as the round")
     refs: list[_SystemRef] = []
     v05_base = root if root.name == "v0.5.0" else root / "v0.5.0"
     if is_regular_dir(v05_base):
@@ -322,7 +323,8 @@ def _read_scaling(path: Path, warn: _Warnings) -> float:
     if not _exists(path):
         return 1.0
     try:
-        d = json.loads(read_regular(path, limit=MAX_SCALING_BYTES).decode("utf-8", errors="replace"))
+        text = read_regular(path, limit=MAX_SCALING_BYTES).decode("utf-8", errors="replace")
+        d = json.loads(text)
         f = float(d["scaling_factor"])
         if not (0 < f < float("inf")):
             raise ValueError
@@ -360,12 +362,13 @@ def _system_row(ref: _SystemRef, bench: _Benchmark, warn: _Warnings) -> tuple[di
                                 f"{excerpt(acc_raw)}; counts left empty")
         apn = None
     if fields and (apn is None or nodes is None) and not fields.get("desc_problems"):
-        warn.add(ref.desc_path, "accelerators_per_node or number_of_nodes missing or not an integer")
+        warn.add(ref.desc_path,
+                 "accelerators_per_node or number_of_nodes missing or not an integer")
     n_acc = apn * nodes if apn is not None and nodes is not None else None
     name = res.name
     if fields and not res.known:
-        warn.add(ref.desc_path, f"unknown accelerator name {excerpt(acc_raw)}; kept as {excerpt(name)}, "
-                                "catalog facts left empty")
+        warn.add(ref.desc_path, f"unknown accelerator name {excerpt(acc_raw)}; kept as "
+                                f"{excerpt(name)}, catalog facts left empty")
     if n_acc == 0:
         atype = "cpu"
     elif res.known and res.match != "cpu":

@@ -142,7 +142,8 @@ def _from_flat(d: dict) -> dict:
     f["system_name"] = _text(d.get("system_name"))
     f["accelerator_raw"] = _text(d.get("accelerator_model_name"))
     f["accelerators_per_node"] = _count(f, "accelerators_per_node", d.get("accelerators_per_node"))
-    f["number_of_nodes"] = _count(f, "number_of_nodes", _first(d, "number_of_nodes", "number of nodes"))
+    f["number_of_nodes"] = _count(f, "number_of_nodes",
+                                  _first(d, "number_of_nodes", "number of nodes"))
     f["host_cpu"] = _text(d.get("host_processor_model_name"))
     procs = _count(f, "host_processors_per_node", d.get("host_processors_per_node")) or None
     cores = _count(f, "host_processor_core_count", d.get("host_processor_core_count")) or None
@@ -197,7 +198,8 @@ def _from_entry(d: dict, fmt: str = "entry") -> dict:
         f["host_processor_core_count"] = cores_node // procs if procs else cores_node
     tpu = _TPU_SLICE.match(accel)
     if tpu and int(tpu.group(2)) // 2 > COUNT_LIMITS["accelerators_per_node"][1]:
-        f["desc_problems"].append(f"TPU slice {excerpt(accel)} is beyond any real system; counts left empty")
+        f["desc_problems"].append(
+            f"TPU slice {excerpt(accel)} is beyond any real system; counts left empty")
         n_acc = n_nodes = None
     elif tpu:
         # v0.5 listed a TPU slice as cores on several host VMs; count chips (2 cores/chip) on

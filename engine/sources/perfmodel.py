@@ -84,19 +84,33 @@ class Workload:
     def __post_init__(self):
         for name in ("flops_per_sample", "params", "dataset_size", "activation_gb_per_sample"):
             v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                    and v > 0):
+            if not (
+                isinstance(v, (int, float))
+                and not isinstance(v, bool)
+                and math.isfinite(v)
+                and v > 0
+            ):
                 raise UsageError(f"Workload.{name}={v!r} is not allowed; it must be a number > 0")
         for name in ("state_bytes_per_param", "grad_bytes_per_param", "decode_cost"):
             v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                    and v >= 0):
+            if not (
+                isinstance(v, (int, float))
+                and not isinstance(v, bool)
+                and math.isfinite(v)
+                and v >= 0
+            ):
                 raise UsageError(f"Workload.{name}={v!r} is not allowed; it must be a number >= 0")
         ai = self.arithmetic_intensity
-        if ai is not None and not (isinstance(ai, (int, float)) and not isinstance(ai, bool)
-                                   and math.isfinite(ai) and ai > 0):
-            raise UsageError(f"Workload.arithmetic_intensity={ai!r} is not allowed; it must be "
-                             "a number > 0 (FLOPs per byte) or None (use the calibrated value)")
+        if ai is not None and not (
+            isinstance(ai, (int, float))
+            and not isinstance(ai, bool)
+            and math.isfinite(ai)
+            and ai > 0
+        ):
+            raise UsageError(
+                f"Workload.arithmetic_intensity={ai!r} is not allowed; it must be "
+                "a number > 0 (FLOPs per byte) or None (use the calibrated value)"
+            )
         try:
             pts = tuple((float(b), float(e)) for b, e in self.epochs_curve)
         except (TypeError, ValueError):
@@ -193,34 +207,42 @@ class CalibratedModel:
     compute_efficiency_default: float = 0.40
     arithmetic_intensity: float = 100.0  # FLOPs per byte of memory traffic (fitted)
     mem_efficiency: float = MEM_EFFICIENCY  # achieved / peak memory bandwidth (sourced)
-    mem_overlap: float = 0.5          # fraction of the shorter of compute/memory time hidden
-    comm_efficiency: float = 0.80     # achieved / nominal link bandwidth in the all-reduce
-    overlap: float = 0.70             # fraction of the all-reduce hidden behind backward
-    overhead_s: float = 20.0          # per run: evaluation, sync, ramp-up (run_start..stop)
-    batch_half: float = 8.0           # per-accelerator batch at which compute runs at half rate
-    cpu_decode_rate: float = 200.0    # images/s per host core, CPU JPEG decode + augment
+    mem_overlap: float = 0.5  # fraction of the shorter of compute/memory time hidden
+    comm_efficiency: float = 0.80  # achieved / nominal link bandwidth in the all-reduce
+    overlap: float = 0.70  # fraction of the all-reduce hidden behind backward
+    overhead_s: float = 20.0  # per run: evaluation, sync, ramp-up (run_start..stop)
+    batch_half: float = 8.0  # per-accelerator batch at which compute runs at half rate
+    cpu_decode_rate: float = 200.0  # images/s per host core, CPU JPEG decode + augment
     dali_decode_rate: float = 1200.0  # images/s per host core when the GPU decodes (DALI)
-    dali_gpu_overhead: float = 0.03   # extra GPU time for GPU-side decoding (fraction)
-    latency_intra_s: float = 5e-6     # per all-reduce step inside a node
-    latency_inter_s: float = 2e-5     # per all-reduce step between nodes
-    tcp_efficiency: float = 0.70      # non-RDMA networks reach this fraction of line rate
-    allreduce: str = "hierarchical"   # or "ring"
-    noise_sigma: float = 0.04         # run-to-run spread of throughput (simulate only)
-    epochs_noise_sigma: float = 0.025 # run-to-run spread of epochs to converge
-    idle_power_frac: float = 0.30     # accelerator power at 0% busy, fraction of TDP
+    dali_gpu_overhead: float = 0.03  # extra GPU time for GPU-side decoding (fraction)
+    latency_intra_s: float = 5e-6  # per all-reduce step inside a node
+    latency_inter_s: float = 2e-5  # per all-reduce step between nodes
+    tcp_efficiency: float = 0.70  # non-RDMA networks reach this fraction of line rate
+    allreduce: str = "hierarchical"  # or "ring"
+    noise_sigma: float = 0.04  # run-to-run spread of throughput (simulate only)
+    epochs_noise_sigma: float = 0.025  # run-to-run spread of epochs to converge
+    idle_power_frac: float = 0.30  # accelerator power at 0% busy, fraction of TDP
     workload: str = "resnet50"
-    fit: dict = field(default_factory=dict)   # calibration report (errors, rounds, n rows)
+    fit: dict = field(default_factory=dict)  # calibration report (errors, rounds, n rows)
 
     def __post_init__(self):
         checks = {
-            "compute_efficiency_default": (0, 1, False), "arithmetic_intensity": (0, None, False),
-            "mem_efficiency": (0, 1, False), "mem_overlap": (0, 1, True),
-            "comm_efficiency": (0, 1, True), "overlap": (0, 1, True),
-            "overhead_s": (0, None, True), "batch_half": (0, None, True),
-            "cpu_decode_rate": (0, None, True), "dali_decode_rate": (0, None, True),
-            "dali_gpu_overhead": (0, None, True), "latency_intra_s": (0, None, True),
-            "latency_inter_s": (0, None, True), "noise_sigma": (0, 1, True),
-            "epochs_noise_sigma": (0, 1, True), "idle_power_frac": (0, 1, True),
+            "compute_efficiency_default": (0, 1, False),
+            "arithmetic_intensity": (0, None, False),
+            "mem_efficiency": (0, 1, False),
+            "mem_overlap": (0, 1, True),
+            "comm_efficiency": (0, 1, True),
+            "overlap": (0, 1, True),
+            "overhead_s": (0, None, True),
+            "batch_half": (0, None, True),
+            "cpu_decode_rate": (0, None, True),
+            "dali_decode_rate": (0, None, True),
+            "dali_gpu_overhead": (0, None, True),
+            "latency_intra_s": (0, None, True),
+            "latency_inter_s": (0, None, True),
+            "noise_sigma": (0, 1, True),
+            "epochs_noise_sigma": (0, 1, True),
+            "idle_power_frac": (0, 1, True),
             "tcp_efficiency": (0, 1, True),
         }
         for name, (lo, hi, lo_ok) in checks.items():
@@ -228,9 +250,14 @@ class CalibratedModel:
             ok = _number(v) and (v >= lo if lo_ok else v > lo) and (hi is None or v <= hi)
             if not ok:
                 low = "[" if lo_ok else "("
-                allowed = (f"a number in {low}{lo}, {hi}]" if hi is not None
-                           else f"a number {'>=' if lo_ok else '>'} {lo}")
-                raise UsageError(f"CalibratedModel.{name}={v!r} is not allowed; it must be {allowed}")
+                allowed = (
+                    f"a number in {low}{lo}, {hi}]"
+                    if hi is not None
+                    else f"a number {'>=' if lo_ok else '>'} {lo}"
+                )
+                raise UsageError(
+                    f"CalibratedModel.{name}={v!r} is not allowed; it must be {allowed}"
+                )
         if self.allreduce not in ("hierarchical", "ring"):
             raise UsageError(
                 f"CalibratedModel.allreduce={self.allreduce!r} is not allowed; "
@@ -238,25 +265,35 @@ class CalibratedModel:
             )
         for d in ("compute_efficiency_by_family", "borrow_by_generation", "fit"):
             if not isinstance(getattr(self, d), dict):
-                raise UsageError(f"CalibratedModel.{d}={getattr(self, d)!r} is not allowed; it "
-                                 "must be a dict")
+                raise UsageError(
+                    f"CalibratedModel.{d}={getattr(self, d)!r} is not allowed; it must be a dict"
+                )
         fams = self.compute_efficiency_by_family
         for k, v in fams.items():
             if not (isinstance(k, str) and _number(v) and 0 < v <= 1):
-                raise UsageError(f"CalibratedModel.compute_efficiency_by_family[{k!r}]={v!r} "
-                                 "is not allowed; it must be a number in (0, 1]")
+                raise UsageError(
+                    f"CalibratedModel.compute_efficiency_by_family[{k!r}]={v!r} "
+                    "is not allowed; it must be a number in (0, 1]"
+                )
         for k, v in self.borrow_by_generation.items():
             if v not in fams:
-                raise UsageError(f"CalibratedModel.borrow_by_generation[{k!r}]={v!r} is not "
-                                 "allowed; it must name a family of compute_efficiency_by_family")
+                raise UsageError(
+                    f"CalibratedModel.borrow_by_generation[{k!r}]={v!r} is not "
+                    "allowed; it must name a family of compute_efficiency_by_family"
+                )
         if self.borrow_default and self.borrow_default not in fams:
-            raise UsageError(f"CalibratedModel.borrow_default={self.borrow_default!r} is not "
-                             "allowed; it must be '' or a family of compute_efficiency_by_family")
+            raise UsageError(
+                f"CalibratedModel.borrow_default={self.borrow_default!r} is not "
+                "allowed; it must be '' or a family of compute_efficiency_by_family"
+            )
         if not isinstance(self.workload, str):
-            raise UsageError(f"CalibratedModel.workload={self.workload!r} is not allowed; it "
-                             "must be a string")
+            raise UsageError(
+                f"CalibratedModel.workload={self.workload!r} is not allowed; it must be a string"
+            )
 
-    def compute_efficiency_for(self, family: str, generation: str | None = None) -> tuple[float, str]:
+    def compute_efficiency_for(
+        self, family: str, generation: str | None = None
+    ) -> tuple[float, str]:
         """``(efficiency, basis)`` for an accelerator family.
 
         ``basis`` is ``"fitted"`` when the family had calibration rows,
@@ -307,17 +344,22 @@ class CalibratedModel:
             if path.is_dir():
                 raise DataError(f"model file '{path}' is a folder; name the model .json file")
             if size > MAX_MODEL_BYTES:
-                raise DataError(f"model file '{path}' has {size:,} bytes; a model file has at "
-                                f"most {MAX_MODEL_BYTES:,} (it is a few KB): name the file "
-                                "calibrate -o wrote")
+                raise DataError(
+                    f"model file '{path}' has {size:,} bytes; a model file has at "
+                    f"most {MAX_MODEL_BYTES:,} (it is a few KB): name the file "
+                    "calibrate -o wrote"
+                )
             raw = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise DataError(f"model file '{path}' does not exist; write one with calibrate -o") from None
+            raise DataError(
+                f"model file '{path}' does not exist; write one with calibrate -o"
+            ) from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise DataError(f"model file '{path}' is not valid JSON: {_one_line(exc)}") from None
         except RecursionError:
-            raise DataError(f"model file '{path}' is not valid JSON: it is nested too deeply "
-                            "to parse") from None
+            raise DataError(
+                f"model file '{path}' is not valid JSON: it is nested too deeply to parse"
+            ) from None
         except OSError as exc:
             raise DataError(f"model file '{path}' cannot be read: {exc.strerror or exc}") from None
         if not isinstance(raw, dict) or raw.get("format") != "gpurank.CalibratedModel":
@@ -335,8 +377,10 @@ class CalibratedModel:
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(raw) - names - {"format", "version"})
         if unknown:
-            raise DataError(f"model file '{path}' has unknown key {_short(unknown[0])}; known "
-                            f"keys are: {', '.join(sorted(names))}")
+            raise DataError(
+                f"model file '{path}' has unknown key {_short(unknown[0])}; known "
+                f"keys are: {', '.join(sorted(names))}"
+            )
         try:
             return cls(**{k: v for k, v in raw.items() if k in names})
         except UsageError as exc:
@@ -357,7 +401,9 @@ def _one_line(exc) -> str:
 def _load_default_model() -> "CalibratedModel":
     from importlib import resources
 
-    with resources.as_file(resources.files("gpurank.engine.data").joinpath("default_model.json")) as p:
+    with resources.as_file(
+        resources.files("gpurank.engine.data").joinpath("default_model.json")
+    ) as p:
         return CalibratedModel.from_json(p)
 
 
@@ -394,10 +440,25 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
     m = xp.asarray(cfg["n_nodes"], dtype=f64)
     b = xp.asarray(cfg["local_batch"], dtype=f64)
     dali = xp.asarray(cfg["dali"], dtype=bool)
-    shape = np.broadcast_shapes(*(np.shape(cfg[k]) for k in (
-        "peak_tflops", "compute_efficiency", "mem_bw_tbps", "n_accelerators",
-        "accelerators_per_node", "n_nodes", "local_batch", "intra_GBps", "inter_GBps",
-        "cpu_cores_per_accelerator", "cpu_decode_factor", "dali")))
+    shape = np.broadcast_shapes(
+        *(
+            np.shape(cfg[k])
+            for k in (
+                "peak_tflops",
+                "compute_efficiency",
+                "mem_bw_tbps",
+                "n_accelerators",
+                "accelerators_per_node",
+                "n_nodes",
+                "local_batch",
+                "intra_GBps",
+                "inter_GBps",
+                "cpu_cores_per_accelerator",
+                "cpu_decode_factor",
+                "dali",
+            )
+        )
+    )
     # Rows with an impossible input get NaN; the others are computed with safe denominators,
     # so no division by zero or NaN arithmetic happens (and no RuntimeWarning is raised).
     ok = (peak > 0) & (eff_c > 0) & (bw > 0) & (n > 0) & (g > 0) & (m > 0) & (b > 0)
@@ -421,10 +482,11 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
     longer = xp.maximum(t_compute, t_memory)
     shorter = xp.minimum(t_compute, t_memory)
     t_device = (longer + (1.0 - model.mem_overlap) * shorter) * xp.where(
-        dali, 1.0 + model.dali_gpu_overhead, 1.0)
+        dali, 1.0 + model.dali_gpu_overhead, 1.0
+    )
 
     # gradient all-reduce
-    s = workload.params * workload.grad_bytes_per_param            # bytes per accelerator
+    s = workload.params * workload.grad_bytes_per_param  # bytes per accelerator
     ce = model.comm_efficiency
     intra = xp.broadcast_to(xp.asarray(cfg["intra_GBps"], dtype=f64), shape) * 1e9 * ce
     inter = xp.broadcast_to(xp.asarray(cfg["inter_GBps"], dtype=f64), shape) * 1e9 * ce
@@ -446,8 +508,12 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
         hop = xp.where(g > 1, xp.minimum(intra_s, per_acc_net), per_acc_net)
         inter_bw_t = xp.where(ok & (n > 1), 2.0 * (n - 1.0) / n * s / hop, 0.0) - intra_bw_t
         steps_inter = 2.0 * (m - 1.0)
-    t_comm = (intra_bw_t + inter_bw_t + model.latency_intra_s * 2.0 * (g - 1.0)
-              + model.latency_inter_s * steps_inter)
+    t_comm = (
+        intra_bw_t
+        + inter_bw_t
+        + model.latency_intra_s * 2.0 * (g - 1.0)
+        + model.latency_inter_s * steps_inter
+    )
     hidden = xp.minimum(model.overlap * t_comm, (2.0 / 3.0) * t_device)  # backward = 2/3
     t_gpu = t_device + t_comm - hidden
 
@@ -466,9 +532,11 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
     t_step = xp.maximum(t_gpu, t_input)
     throughput = n * b / t_step
     utilization = t_device / t_step
-    bottleneck = xp.where(t_input > t_gpu, 2,
-                          xp.where(t_comm - hidden > 0.25 * t_device, 1,
-                                   xp.where(t_memory > t_compute, 3, 0)))
+    bottleneck = xp.where(
+        t_input > t_gpu,
+        2,
+        xp.where(t_comm - hidden > 0.25 * t_device, 1, xp.where(t_memory > t_compute, 3, 0)),
+    )
     nan = xp.full(shape, np.nan)
     valid = ok & ~bad_link
 
@@ -476,9 +544,14 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
         return xp.where(valid, x, nan)
 
     return {
-        "t_compute": out(t_compute), "t_memory": out(t_memory), "t_device": out(t_device),
-        "t_comm": out(t_comm), "t_input": out(t_input), "t_step": out(t_step),
-        "throughput": out(throughput), "utilization": out(utilization),
+        "t_compute": out(t_compute),
+        "t_memory": out(t_memory),
+        "t_device": out(t_device),
+        "t_comm": out(t_comm),
+        "t_input": out(t_input),
+        "t_step": out(t_step),
+        "throughput": out(throughput),
+        "utilization": out(utilization),
         "bottleneck": xp.where(valid, bottleneck, 0).astype(np.int8),
     }
 

@@ -55,12 +55,15 @@ def read_regular(path, *, limit: int) -> bytes:
             except OSError:
                 raise UnreadableFile("is a broken link; skipped") from None
             if not stat.S_ISREG(st.st_mode):
-                raise UnreadableFile(f"is a link to {_kind(st.st_mode)}, not to a regular file; skipped")
+                raise UnreadableFile(
+                    f"is a link to {_kind(st.st_mode)}, not to a regular file; skipped"
+                )
         elif not stat.S_ISREG(st.st_mode):
             raise UnreadableFile(f"is {_kind(st.st_mode)}, not a regular file; skipped")
         if st.st_size > limit:
-            raise UnreadableFile(f"has {st.st_size:,} bytes, more than the {limit:,} a file may "
-                                 "have here; skipped")
+            raise UnreadableFile(
+                f"has {st.st_size:,} bytes, more than the {limit:,} a file may have here; skipped"
+            )
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except UnreadableFile:
         raise
@@ -78,7 +81,9 @@ def read_regular(path, *, limit: int) -> bytes:
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:
-                raise UnreadableFile(f"grew beyond the {limit:,} bytes a file may have here; skipped")
+                raise UnreadableFile(
+                    f"grew beyond the {limit:,} bytes a file may have here; skipped"
+                )
         return b"".join(chunks)
     except OSError as exc:
         raise UnreadableFile(f"cannot be read ({exc.strerror or exc})") from None
@@ -98,8 +103,10 @@ def printable(text: str) -> str:
     """``text`` with control characters (C0, DEL, C1) escaped, so it is safe on a terminal."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
-                   for c in text)
+    return "".join(
+        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
+        for c in text
+    )
 
 
 def excerpt(value, limit: int = 60) -> str:

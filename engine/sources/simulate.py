@@ -463,7 +463,8 @@ def _free_disk(target: Path) -> tuple[int | None, Path]:
 def estimate_size(n: int, *, output: str = "memory") -> int:
     """Bytes a sweep of ``n`` rows needs: ``output`` ``"memory"`` (``simulate``), ``"parquet"``
     (on disk) or ``"csv"`` (on disk)."""
-    per = {"memory": MEMORY_BYTES_PER_ROW, "parquet": PARQUET_BYTES_PER_ROW, "csv": CSV_BYTES_PER_ROW}
+    per = {"memory": MEMORY_BYTES_PER_ROW, "parquet": PARQUET_BYTES_PER_ROW,
+           "csv": CSV_BYTES_PER_ROW}
     if output not in per:
         raise UsageError(f"output={output!r} is not allowed; use 'memory', 'parquet' or 'csv'")
     return int(n) * per[output]
