@@ -60,18 +60,32 @@ _FILES = {
 }
 
 
+#: A user catalog larger than this is refused before it is read (the built-in ones are < 64 KB).
+MAX_TABLE_BYTES = 64 << 20
+
+
 @lru_cache(maxsize=32)
 def _read(kind: str, path: str | None) -> pd.DataFrame:
+    import io
+
+    from .sources.regular_files import UnreadableFile, excerpt, path_text, read_regular
+
     if path is None:
         with resources.files("gpurank.engine.data").joinpath(_FILES[kind]).open("rb") as fh:
             return pd.read_csv(fh)
     p = Path(path)
-    if not p.is_file():
-        raise DataError(f"{kind} table '{path}' does not exist; pass a CSV file path or a DataFrame")
+    if not (p.exists() or p.is_symlink()):
+        raise DataError(f"{kind} table '{path_text(p)}' does not exist; pass a CSV file path or "
+                        "a DataFrame")
     try:
-        return pd.read_csv(p)
-    except Exception as exc:  # pandas raises several parser error types
-        raise DataError(f"{kind} table '{path}' could not be read as CSV: {exc}") from None
+        data = read_regular(p, limit=MAX_TABLE_BYTES)
+    except UnreadableFile as exc:
+        raise DataError(f"{kind} table '{path_text(p)}' {str(exc).removesuffix('; skipped')}") from None
+    try:
+        return pd.read_csv(io.BytesIO(data))
+    except Exception as exc:  # noqa: BLE001 - pandas raises several parser error types
+        raise DataError(f"{kind} table '{path_text(p)}' could not be read as CSV: "
+                        f"{excerpt(' '.join(str(exc).split()), 160)}") from None
 
 
 def _load(kind: str, source) -> pd.DataFrame:

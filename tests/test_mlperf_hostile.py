@@ -300,7 +300,7 @@ def test_published_scores_that_are_not_regular_files(tmp_path):
     root, _d, _b = tree(tmp_path)
     fifo = tmp_path / "summary.csv"
     os.mkfifo(fifo)
-    with pytest.raises(DataError, match=r"published scores file is a FIFO, not a regular file"):
+    with pytest.raises(DataError, match=r"published scores file is a FIFO, not a regular file$"):
         read_bounded(root, published_scores=fifo)
     binary = tmp_path / "b.csv"
     binary.write_bytes(b"\x1b[2J,\x00\xff\n1,2\n")

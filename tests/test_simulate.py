@@ -358,3 +358,18 @@ def test_run_simulate_cli_parquet_and_csv(tmp_path):
     back = pd.read_csv(tmp_path / "s.csv")
     assert len(back) == 200 and set(back["accelerator"]).issubset(
         {"NVIDIA H100 SXM5 80GB", "NVIDIA H100 PCIe 80GB", "NVIDIA H100 NVL 94GB"})
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no FIFOs here")
+def test_catalog_files_that_are_not_regular_or_not_csv(tmp_path):
+    import os
+
+    fifo = tmp_path / "prices.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(DataError, match=r"^prices table '.*prices.csv' is a FIFO, not a regular file$"):
+        simulate(10, price_table=fifo)
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b'a,b\n\x1b[2J\x00,"\n1,2,3\n')
+    with pytest.raises(DataError) as err:
+        simulate(10, price_table=bad)
+    assert "\n" not in str(err.value) and "\x1b" not in str(err.value)

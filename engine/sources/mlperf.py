@@ -639,7 +639,7 @@ def _read_csv_strings(path, what: str, required) -> pd.DataFrame:
     try:
         data = read_regular(p, limit=MAX_PUBLISHED_BYTES)
     except UnreadableFile as exc:
-        raise DataError(f"{path_text(p)}: {what} file {exc}") from None
+        raise DataError(f"{path_text(p)}: {what} file {str(exc).removesuffix('; skipped')}") from None
     try:
         df = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
     except (ValueError, OSError, pd.errors.ParserError, RecursionError) as exc:
