@@ -2,7 +2,10 @@
 
 The tables ship in ``gpurank/engine/data/``:
 
-* ``accelerators.csv``     one row per ``accelerator_id`` (peak rates, memory, power, chassis limit)
+* ``accelerators.csv``     one row per ``accelerator_id``: the one fact table of every product
+  gpurank names (vendor, family, generation and its rank, release year, accelerator type) and,
+  where known, the performance facts (peak rates, memory size and bandwidth, power, chassis
+  limit). A row without a dense peak or a memory bandwidth is known but not modelled.
 * ``interconnects.csv``    intra-node links and inter-node networks (bandwidth per direction)
 * ``host_cpus.csv``        host CPU models (cores per socket, power, relative decode speed)
 * ``prices.csv``           price per accelerator-hour by provider (cloud, GPU cloud, marketplaces)
@@ -57,18 +60,32 @@ _FILES = {
 }
 
 
+#: A user catalog larger than this is refused before it is read (the built-in ones are < 64 KB).
+MAX_TABLE_BYTES = 64 << 20
+
+
 @lru_cache(maxsize=32)
 def _read(kind: str, path: str | None) -> pd.DataFrame:
+    import io
+
+    from .sources.regular_files import UnreadableFile, excerpt, path_text, read_regular
+
     if path is None:
         with resources.files("gpurank.engine.data").joinpath(_FILES[kind]).open("rb") as fh:
             return pd.read_csv(fh)
     p = Path(path)
-    if not p.is_file():
-        raise DataError(f"{kind} table '{path}' does not exist; pass a CSV file path or a DataFrame")
+    if not (p.exists() or p.is_symlink()):
+        raise DataError(f"{kind} table '{path_text(p)}' does not exist; pass a CSV file path or "
+                        "a DataFrame")
     try:
-        return pd.read_csv(p)
-    except Exception as exc:  # pandas raises several parser error types
-        raise DataError(f"{kind} table '{path}' could not be read as CSV: {exc}") from None
+        data = read_regular(p, limit=MAX_TABLE_BYTES)
+    except UnreadableFile as exc:
+        raise DataError(f"{kind} table '{path_text(p)}' {str(exc).removesuffix('; skipped')}") from None
+    try:
+        return pd.read_csv(io.BytesIO(data))
+    except Exception as exc:  # noqa: BLE001 - pandas raises several parser error types
+        raise DataError(f"{kind} table '{path_text(p)}' could not be read as CSV: "
+                        f"{excerpt(' '.join(str(exc).split()), 160)}") from None
 
 
 def _load(kind: str, source) -> pd.DataFrame:
@@ -97,8 +114,10 @@ def accelerator_catalog(path=None) -> pd.DataFrame:
     path : str, Path or DataFrame, optional
         A CSV with the same columns as the built-in catalog; the built-in one when omitted.
         Columns the simulator adds (``display_name``, ``family``, ``generation``,
-        ``max_accels_per_node``, ``intra_link_id``, ``dali_supported``, ``host_cpu_fixed``,
-        ``host_cpus_per_accel``) are filled with defaults when a user table lacks them.
+        ``accelerator_type``, ``generation_rank``, ``max_accels_per_node``, ``intra_link_id``,
+        ``dali_supported``, ``host_cpu_fixed``, ``host_cpus_per_accel``) are filled with
+        defaults when a user table lacks them; ``mem_bw_tbps`` (the memory term of the model)
+        must be given for a row to be modelled.
     """
     df = _load("accelerators", path)
     if path is None:
@@ -108,6 +127,9 @@ def accelerator_catalog(path=None) -> pd.DataFrame:
                          + df["variant"].astype(str)),
         "family": df["model"].astype(str),
         "generation": df["model"].astype(str),
+        "accelerator_type": "gpu",
+        "generation_rank": float("nan"),
+        "mem_bw_tbps": float("nan"),
         "max_accels_per_node": 8,
         "intra_link_id": "pcie_gen4_x16",
         "dali_supported": (df["vendor"].astype(str).str.upper() == "NVIDIA").astype(int),
@@ -122,10 +144,14 @@ def accelerator_catalog(path=None) -> pd.DataFrame:
 
 def interconnect_catalog(path=None) -> pd.DataFrame:
     """Intra-node links and inter-node networks; ``aggregate_GB_s_per_dir`` is per GPU for
-    intra-node links and per node for networks (see ``aggregate_applies_to``)."""
+    intra-node links and per node for networks (see ``aggregate_applies_to``).
+    ``spans_nodes = yes`` marks a pod fabric (TPU ICI) that the chips also use to reach
+    chips on other hosts, in place of the host network."""
     df = _load("interconnects", path)
     if "rdma" not in df.columns:
         df["rdma"] = "yes"
+    if "spans_nodes" not in df.columns:
+        df["spans_nodes"] = "no"
     return df
 
 

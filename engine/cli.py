@@ -185,12 +185,18 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--row-group-rows", type=_positive_int, default=1_000_000)
     sim.add_argument("--partitioned", action="store_true",
                      help="write a folder of Parquet part files (a dataset for Dask)")
+    sim.add_argument("--no-size-check", action="store_true",
+                     help="write even when the estimated output is larger than the free disk "
+                          "(or memory, for .csv)")
     sim.add_argument("--json", action="store_true", help="print the outcome as JSON")
     _overwrite(sim)
 
     cal = sub.add_parser("calibrate", help="fit the performance model to an MLPerf table")
     cal.add_argument("table", help="table written by gpurank mlperf")
     cal.add_argument("-o", "--output", required=True, help="output model .json")
+    cal.add_argument("--report", default=None, metavar="DOC_MD",
+                     help="also write the cross-validation tables into this Markdown file "
+                          "(between its calibrate --report markers, or a new file)")
     cal.add_argument("--json", action="store_true", help="print the outcome as JSON")
     _overwrite(cal)
 
@@ -381,8 +387,6 @@ def _cmd_study(args) -> int:
 def _cmd_simulate(args) -> int:
     from .sources.simulate import run_simulate_cli
 
-    if args.seed < 0:
-        raise UsageError(f"--seed must be a non-negative integer; got {args.seed}")
     progress = _progress(args)
     try:
         with progress.step("simulate", args.n):
@@ -392,7 +396,8 @@ def _cmd_simulate(args) -> int:
                                    nodes=_split(args.nodes, int),
                                    providers=_split(args.providers),
                                    row_group_rows=args.row_group_rows,
-                                   partitioned=args.partitioned, overwrite=args.overwrite)
+                                   partitioned=args.partitioned, overwrite=args.overwrite,
+                                   check_size=not args.no_size_check)
     finally:
         progress.close()
     for note in out.get("notes", ()):
@@ -407,9 +412,10 @@ def _cmd_simulate(args) -> int:
 def _cmd_calibrate(args) -> int:
     from .sources.calibrate import run_calibrate_cli
 
-    model = run_calibrate_cli(args.table, args.output, overwrite=args.overwrite)
-    _emit(args, {"output": args.output, "model": model.to_dict()},
-          f"wrote {args.output}")
+    model = run_calibrate_cli(args.table, args.output, overwrite=args.overwrite,
+                              report=args.report)
+    _emit(args, {"output": args.output, "report": args.report, "model": model.to_dict()},
+          f"wrote {args.output}" + (f" and the report in {args.report}" if args.report else ""))
     return 0
 
 

@@ -23,6 +23,7 @@ _TOP_COLUMNS = (
     "utilization",
     "cost_usd",
     "energy_kwh",
+    "prediction_basis",
 )
 
 

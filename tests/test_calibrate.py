@@ -1,98 +1,91 @@
-"""Calibration, prediction and the model file (tests/test_calibrate.py)."""
+"""Calibration, prediction, cross-validation and the model file (tests/test_calibrate.py)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import subprocess
+import sys
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
-
 from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.sources.calibrate import (
+    REPORT_BEGIN,
+    REPORT_END,
     CalibratedModel,
     calibrate,
+    cross_validate,
+    cv_summary,
     fit_errors,
-    normalize_accelerator,
     predict,
     run_calibrate_cli,
     run_predict_cli,
+    validation_report,
 )
+from gpurank.engine.sources.perfmodel import DEFAULT_MODEL, Workload, resnet50
 from gpurank.engine.sources.simulate import simulate
+from mlperf_data import shared_data
 
-SUMMARY = Path(__file__).resolve().parents[2] / "shared" / "data" / "mlperf_resnet" / "summary.csv"
+DATA = shared_data("mlperf_resnet")
 TRAIN = ["v0.5", "v0.6", "v0.7", "v1.0", "v1.1", "v2.0", "v2.1"]
 TEST = ["v3.0", "v3.1"]
+L40S = ("v3.1", "xFusion", "G5500V7x8xL40S")
 
-
-def canonical_from_summary(path=SUMMARY) -> pd.DataFrame:
-    """Canonical-column table from the MLPerf summary.csv (development stand-in for the
-    MLPerf reader): closed division, scored rows, repeated results dropped."""
-    s = pd.read_csv(path)
-    s = s[(s["division"] == "closed") & s["time_to_train_minutes"].notna()
-          & (pd.to_numeric(s["total_accelerators"], errors="coerce") > 0)]
-    q = s["quirks"].fillna("")
-    s = s[~q.str.contains("byte-identical|same runs", regex=True)]
-    cores = (pd.to_numeric(s["host_processor_core_count"], errors="coerce")
-             * pd.to_numeric(s["host_processors_per_node"], errors="coerce")
-             / pd.to_numeric(s["accelerators_per_node"], errors="coerce"))
-    gb = s["global_batch_size"].astype(str).str.split(";").str[0]
-    return pd.DataFrame({
-        "accelerator": s["accelerator_model_name"].astype(str).str.strip(),
-        "n_accelerators": pd.to_numeric(s["total_accelerators"], errors="coerce").astype(int),
-        "n_nodes": pd.to_numeric(s["number_of_nodes"], errors="coerce"),
-        "accelerators_per_node": pd.to_numeric(s["accelerators_per_node"], errors="coerce"),
-        "host_cpu": s["host_processor_model_name"],
-        "cpu_cores_per_accelerator": cores.where(cores > 0),
-        "interconnect": s["accelerator_interconnect"],
-        "network": s["host_networking"],
-        "framework": s["framework"],
-        "global_batch_size": pd.to_numeric(gb, errors="coerce"),
-        "epochs": pd.to_numeric(s["epochs_to_converge"], errors="coerce"),
-        "time_to_train_min": s["time_to_train_minutes"].astype(float),
-        "throughput": pd.to_numeric(s["throughput_e2e_samples_per_s"], errors="coerce"),
-        "round": s["round"],
-    }).reset_index(drop=True)
-
-
-needs_mlperf = pytest.mark.skipif(not SUMMARY.is_file(),
-                                  reason=f"MLPerf summary not found at {SUMMARY} (../shared absent)")
+needs_mlperf = pytest.mark.skipif(
+    not (DATA / "raw").is_dir(), reason=f"MLPerf data not found at {DATA} (../shared absent)"
+)
 
 
 @pytest.fixture(scope="module")
 def mlperf():
-    return canonical_from_summary()
+    """The calibration table the documented pipeline builds: the reader on raw/ with the
+    published scores (gpurank mlperf raw --published-scores summary.csv)."""
+    from gpurank.engine.sources.mlperf import read_mlperf
+
+    return read_mlperf(DATA / "raw", published_scores=DATA / "summary.csv").table
 
 
 @pytest.fixture(scope="module")
-def heldout_model(mlperf):
-    return calibrate(mlperf, train_rounds=TRAIN, test_rounds=TEST)
+def loro(mlperf):
+    return cross_validate(mlperf, by="round")
 
 
-@pytest.mark.parametrize("name,expected", [
-    ("NVIDIA A100-SXM4-80GB (400W)", "nvidia_a100_sxm4_80gb"),
-    ("NVIDIA A100-SXM-40GB", "nvidia_a100_sxm4_40gb"),
-    ("NVIDIA A100-PCIe-80GB", "nvidia_a100_pcie_80gb"),
-    ("NVIDIA H100-SXM5-80GB", "nvidia_h100_sxm5"),
-    ("NVIDIA H100-PCIe-80GB", "nvidia_h100_pcie"),
-    ("Tesla V100-SXM3-32GB-H", "nvidia_v100_sxm2_32gb"),
-    ("Tesla V100-SXM2-16GB", "nvidia_v100_sxm2_16gb"),
-    ("NVIDIA L40", "nvidia_l40"), ("NVIDIA L40S", "nvidia_l40s"), ("NVIDIA L4", "nvidia_l4"),
-    ("Habana Gaudi2", "intel_gaudi2"), ("tpu-v3", "google_tpu_v3"), ("TPU-v4", "google_tpu_v4"),
-    ("NVIDIA H100 SXM5 80GB", "nvidia_h100_sxm5"), ("nvidia_b200_hgx", "nvidia_b200_hgx"),
-    ("Graphcore IPU GC200", None), ("", None), (float("nan"), None),
-])
-def test_normalize_accelerator(name, expected):
-    assert normalize_accelerator(name) == expected
+@pytest.fixture(scope="module")
+def lofo(mlperf):
+    return cross_validate(mlperf, by="family")
 
 
+def _row(t, key):
+    r, s, y = key
+    return (t["round"] == r) & (t["submitter"] == s) & (t["system"] == y)
+
+
+# ------------------------------------------------------------------ the model file
 def test_json_round_trip(tmp_path):
-    m = CalibratedModel(mfu_by_family={"A100": 0.25}, overlap=0.3, fit={"note": "x"})
+    m = CalibratedModel(
+        compute_efficiency_by_family={"A100": 0.25},
+        borrow_by_generation={"Ada": "A100"},
+        overlap=0.3,
+        fit={"note": "x"},
+    )
     path = m.to_json(tmp_path / "sub" / "model.json")
     assert CalibratedModel.from_json(path) == m
     assert [p.name for p in path.parent.iterdir()] == ["model.json"]
-    assert json.loads(path.read_text())["format"] == "gpurank.CalibratedModel"
+    raw = json.loads(path.read_text())
+    assert raw["format"] == "gpurank.CalibratedModel" and raw["version"] == 2
+    assert CalibratedModel.from_json(path).compute_efficiency_for("L40", "Ada") == (
+        0.25,
+        "borrowed:A100",
+    )
+
+
+def test_default_model_is_the_shipped_fit():
+    assert DEFAULT_MODEL.fit["success"] and DEFAULT_MODEL.fit["n_train"] > 200
+    assert DEFAULT_MODEL.compute_efficiency_for("H100", "Hopper")[1] == "fitted"
+    assert DEFAULT_MODEL.compute_efficiency_for("B200", "Blackwell")[1] == "borrowed:H100"
+    assert CalibratedModel().compute_efficiency_for("A100", "Ampere") == (0.40, "assumed")
 
 
 def test_from_json_errors(tmp_path):
@@ -105,70 +98,308 @@ def test_from_json_errors(tmp_path):
     bad.write_text(json.dumps({"format": "other"}))
     with pytest.raises(DataError, match=r"has format='other'; expected 'gpurank.CalibratedModel'$"):
         CalibratedModel.from_json(bad)
-    bad.write_text(json.dumps({"format": "gpurank.CalibratedModel", "overlap": 3}))
-    with pytest.raises(DataError, match=r"CalibratedModel.overlap=3 is not allowed; it must be a number in \[0, 1\]$"):
+    bad.write_text(
+        json.dumps({"format": "gpurank.CalibratedModel", "version": 1, "mfu_default": 0.2})
+    )
+    with pytest.raises(
+        DataError, match=r"has version=1; this gpurank reads version 2 .*recalibrate"
+    ):
         CalibratedModel.from_json(bad)
+    bad.write_text(json.dumps({"format": "gpurank.CalibratedModel", "version": 2, "overlap": 3}))
+    with pytest.raises(
+        DataError,
+        match=r"CalibratedModel.overlap=3 is not allowed; it must be a number in \[0, 1\]$",
+    ):
+        CalibratedModel.from_json(bad)
+    bad.write_text(
+        json.dumps(
+            {
+                "format": "gpurank.CalibratedModel",
+                "version": 2,
+                "borrow_by_generation": {"Ada": "L40"},
+            }
+        )
+    )
+    with pytest.raises(DataError, match=r"borrow_by_generation\['Ada'\]='L40' is not allowed"):
+        CalibratedModel.from_json(bad)
+
+
+def test_from_json_deeply_nested_is_one_line(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(DataError) as err:
+        CalibratedModel.from_json(deep)
+    msg = str(err.value)
+    assert "\n" not in msg and msg.startswith(f"model file '{deep}' is not valid JSON")
+    nested = tmp_path / "nested.json"
+    nested.write_text(
+        '{"format": "gpurank.CalibratedModel", "version": 2, "fit": '
+        + '{"a": ' * 100_000
+        + "1"
+        + "}" * 100_000
+        + "}"
+    )
+    with pytest.raises(DataError, match=r"^model file '.*nested.json' is not valid JSON"):
+        CalibratedModel.from_json(nested)
+
+
+def test_from_json_refuses_huge_files_and_folders(tmp_path):
+    big = tmp_path / "big.json"
+    with open(big, "wb") as fh:
+        fh.truncate(17 << 20)
+    with pytest.raises(
+        DataError, match=r"^model file '.*big.json' has 17,825,792 bytes; a model file"
+    ):
+        CalibratedModel.from_json(big)
+    with pytest.raises(DataError, match=r"is a folder"):
+        CalibratedModel.from_json(tmp_path)
+
+
+def test_from_json_binary_value_is_escaped(tmp_path):
+    bad = tmp_path / "b.json"
+    bad.write_text(json.dumps({"format": "\x1b]0;owned\x07" + "x" * 500}))
+    with pytest.raises(DataError) as err:
+        CalibratedModel.from_json(bad)
+    msg = str(err.value)
+    assert "\x1b" not in msg and "\x07" not in msg and len(msg) < 300
 
 
 def test_model_parameter_errors():
     with pytest.raises(UsageError, match=r"^CalibratedModel.comm_efficiency=-0.1 is not allowed"):
         CalibratedModel(comm_efficiency=-0.1)
-    with pytest.raises(UsageError, match=r"^CalibratedModel.allreduce='tree' is not allowed; use 'hierarchical' or 'ring'$"):
+    with pytest.raises(
+        UsageError,
+        match=r"^CalibratedModel.allreduce='tree' is not allowed; use 'hierarchical' or 'ring'$",
+    ):
         CalibratedModel(allreduce="tree")
+    with pytest.raises(
+        UsageError,
+        match=r"^CalibratedModel.arithmetic_intensity=0 is not allowed; it must be a number > 0$",
+    ):
+        CalibratedModel(arithmetic_intensity=0)
+    with pytest.raises(UsageError, match=r"^Workload.arithmetic_intensity=-1 is not allowed"):
+        Workload("w", 1e9, 1e6, 100, ((256, 10),), arithmetic_intensity=-1)
 
 
+# ------------------------------------------------------------------ prediction
 def test_predict_keeps_measured_and_matches_simulator():
     sim = simulate(2000, seed=4)
     pred = predict(sim)
     for c in ("time_to_train_min", "throughput", "utilization", "cost_usd", "energy_kwh"):
         assert f"predicted_{c}" in pred.columns
-        assert pred[c].equals(sim[c])                      # measured values untouched
+        assert pred[c].equals(sim[c])  # measured values untouched
     ape = (pred["predicted_throughput"] / sim["throughput"] - 1).abs()
-    assert ape.median() < 0.05                             # only the seeded noise differs
+    assert ape.median() < 0.05  # only the seeded noise differs
     assert (pred["prediction_note"] == "").all()
+    assert (pred["prediction_basis"].astype(str) == sim["prediction_basis"].astype(str)).all()
+    assert (pred["predicted_bottleneck"].astype(str) == sim["bottleneck"].astype(str)).mean() > 0.9
+
+
+def test_prediction_basis_fitted_and_borrowed():
+    t = simulate(3000, seed=2)
+    basis = dict(zip(t["family"].astype(str), t["prediction_basis"].astype(str)))
+    assert basis["H100"] == basis["A100"] == "fitted"
+    assert basis["B200"] == "borrowed:H100" and basis["MI300"] == "borrowed:H100"
+    pred = predict(
+        t[["accelerator", "accelerator_id", "n_accelerators", "n_nodes", "accelerators_per_node"]]
+    )
+    assert (pred["prediction_basis"] == t["prediction_basis"].astype(str)).all()
+
+
+def test_memory_bound_card_is_not_sped_up_by_compute():
+    """L40 and L40S share their 864 GB/s; the L40S's doubled tensor peak must not halve time."""
+    t = pd.DataFrame(
+        {
+            "accelerator": ["NVIDIA L40", "NVIDIA L40S", "NVIDIA H100-SXM5-80GB"],
+            "n_accelerators": 8,
+            "n_nodes": 1,
+            "accelerators_per_node": 8,
+            "global_batch_size": 2400,
+            "epochs": 35.0,
+            "framework": "NGC MXNet",
+        }
+    )
+    p = predict(t)
+    ratio = p["predicted_time_to_train_min"].iloc[0] / p["predicted_time_to_train_min"].iloc[1]
+    assert 1.0 < ratio < 1.3
+    assert list(p["predicted_bottleneck"].astype(str))[:2] == ["memory", "memory"]
 
 
 def test_predict_unknown_accelerator_row_is_nan_with_note():
     t = simulate(5, seed=0).astype({"accelerator": str}).drop(columns=["accelerator_id"])
-    t.loc[0, "accelerator"] = "Graphcore IPU GC200"
+    t.loc[0, "accelerator"] = "FooChip X9000"
+    t.loc[1, "accelerator"] = "Graphcore IPU GC200"
     pred = predict(t)
     assert np.isnan(pred.loc[0, "predicted_time_to_train_min"])
     assert pred.loc[0, "prediction_note"] == "accelerator not in catalog"
-    assert pred.loc[1:, "predicted_time_to_train_min"].notna().all()
+    assert (
+        pred.loc[1, "prediction_note"]
+        == "accelerator has no peak or memory bandwidth in the catalog"
+    )
+    assert pred.loc[0, "prediction_basis"] == ""
+    assert pred.loc[2:, "predicted_time_to_train_min"].notna().all()
 
 
 def test_predict_and_calibrate_missing_columns():
-    with pytest.raises(DataError, match=r"^table is missing column 'n_nodes'; required columns are: "
-                                        r"accelerator, n_accelerators, n_nodes, accelerators_per_node$"):
+    with pytest.raises(
+        DataError,
+        match=r"^table is missing column 'n_nodes'; required columns are: "
+        r"accelerator, n_accelerators, n_nodes, accelerators_per_node$",
+    ):
         predict(pd.DataFrame({"accelerator": ["H100"], "n_accelerators": [8]}))
-    with pytest.raises(DataError, match=r"^calibration table is missing column 'time_to_train_min'"):
+    with pytest.raises(
+        DataError, match=r"^calibration table is missing column 'time_to_train_min'"
+    ):
         calibrate(simulate(50, seed=0).drop(columns=["time_to_train_min"]))
     with pytest.raises(UsageError, match=r"^table: list is not allowed; pass a pandas DataFrame$"):
         predict([1, 2])
+    with pytest.raises(UsageError, match=r"^by='system' is not allowed; use 'round' or 'family'$"):
+        cross_validate(pd.DataFrame(), by="system")
 
 
+def test_rows_with_zero_or_missing_counts_raise_no_warning():
+    t = pd.DataFrame(
+        {
+            "accelerator": ["NVIDIA A100-SXM4-80GB"] * 4,
+            "n_accelerators": [0, np.nan, 8, -8],
+            "n_nodes": [0, 1, 1, 1],
+            "accelerators_per_node": [np.nan, 0, 0, 8],
+            "global_batch_size": [0, 100, np.nan, 64],
+            "time_to_train_min": [1.0, 2.0, 3.0, 4.0],
+        }
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pred = predict(t)
+    assert pred["predicted_time_to_train_min"].isna().tolist() == [True, True, False, True]
+
+
+# ------------------------------------------------------------------ the fit
 def test_calibrate_recovers_simulator_parameters():
     sim = simulate(3000, seed=9, accelerators=["A100", "H100"])
-    m = calibrate(sim)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = calibrate(sim)
     assert m.fit["success"]
-    assert abs(m.mfu_by_family["A100"] / 0.258736 - 1) < 0.15
-    assert abs(m.mfu_by_family["H100"] / 0.173389 - 1) < 0.15
+    for fam in ("A100", "H100"):
+        truth = DEFAULT_MODEL.compute_efficiency_by_family[fam]
+        assert abs(m.compute_efficiency_by_family[fam] / truth - 1) < 0.15, fam
+    assert abs(m.arithmetic_intensity / DEFAULT_MODEL.arithmetic_intensity - 1) < 0.25
     assert [r for r in m.fit["train_errors"] if r["group"] == "ALL"][0]["median_ape"] < 10
 
 
-@needs_mlperf
-def test_heldout_error_target_nvidia(heldout_model):
-    nv = heldout_model.fit["test_errors_nvidia"]
-    assert nv["n"] >= 50
-    assert nv["median_ape"] < 20, nv
+def test_fixed_intensity_is_not_fitted():
+    sim = simulate(1500, seed=3, accelerators=["A100"])
+    wl = Workload(**{**resnet50().__dict__, "arithmetic_intensity": 80.0})
+    m = calibrate(sim, workload=wl)
+    assert m.arithmetic_intensity == CalibratedModel().arithmetic_intensity  # untouched base
+    assert m.intensity_for(wl) == 80.0
 
 
 @needs_mlperf
-def test_heldout_errors_per_family_reported(heldout_model, mlperf):
+def test_calibrate_prints_no_warnings(tmp_path):
+    from gpurank.engine.sources.mlperf import run_mlperf_cli
+
+    table = tmp_path / "mlperf.parquet"
+    run_mlperf_cli(DATA / "raw", table, published_scores=DATA / "summary.csv")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-W",
+            "always",
+            "-m",
+            "gpurank.engine",
+            "calibrate",
+            str(table),
+            "-o",
+            str(tmp_path / "m.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert CalibratedModel.from_json(tmp_path / "m.json").fit["success"]
+
+
+@needs_mlperf
+def test_l40s_predicted_within_15_percent(mlperf, loro):
+    pred = predict(mlperf[_row(mlperf, L40S)])
+    err = pred["predicted_time_to_train_min"].iloc[0] / pred["time_to_train_min"].iloc[0] - 1
+    assert abs(err) < 0.15, err
+    held = loro[loro["system"] == "xFusion G5500V7x8xL40S"]
+    assert len(held) == 1 and abs(held["error_pct"].iloc[0]) < 15, held
+
+
+@needs_mlperf
+def test_leave_one_round_out_median_per_family(loro):
+    s = cv_summary(loro)
+    big = s[s["n"] >= 3]
+    assert {"A100", "H100", "V100", "L40", "A30", "Gaudi2", "TPU v3", "TPU v4"} <= set(
+        big["family"]
+    )
+    assert (big["median_ape"] <= 15).all(), big
+
+
+@needs_mlperf
+def test_leave_one_family_out_borrows(lofo):
+    s = cv_summary(lofo).set_index("family")
+    assert s.loc["H100", "basis"].startswith("borrowed:")
+    assert not any(b == "fitted" for b in lofo["prediction_basis"])
+    assert s["n"].sum() == len(lofo)
+
+
+@needs_mlperf
+def test_heldout_errors_per_family_reported(mlperf):
+    m = calibrate(mlperf, train_rounds=TRAIN, test_rounds=TEST)
+    nv = m.fit["test_errors_nvidia"]
+    assert nv["n"] >= 50 and nv["median_ape"] < 20, nv
     test = mlperf[mlperf["round"].isin(TEST)]
-    errs = fit_errors(predict(test, heldout_model))
+    errs = fit_errors(predict(test, m))
     assert {"A100", "H100", "ALL"} <= set(errs["group"])
     assert errs.set_index("group").loc["H100", "median_ape"] < 20
+
+
+# ------------------------------------------------------------------ the CLI and the report
+def test_report_section_is_replaced_and_the_rest_kept(tmp_path, monkeypatch):
+    import gpurank.engine.sources.calibrate as cal
+
+    sim = simulate(600, seed=1, accelerators=["A100", "H100", "L40S"]).assign(
+        round=lambda d: np.where(np.arange(len(d)) % 2, "r1", "r2")
+    )
+    table = tmp_path / "t.parquet"
+    sim.to_parquet(table)
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"# Title\n\nhand-written\n\n{REPORT_BEGIN}\nold\n{REPORT_END}\ntail\n")
+    monkeypatch.setattr(
+        cal, "validation_report", lambda t, model: f"{REPORT_BEGIN}\nnew\n{REPORT_END}\n"
+    )
+    run_calibrate_cli(table, tmp_path / "m.json", report=doc)
+    assert (
+        doc.read_text() == f"# Title\n\nhand-written\n\n{REPORT_BEGIN}\nnew\n{REPORT_END}\ntail\n"
+    )
+    new = tmp_path / "new.md"
+    run_calibrate_cli(table, tmp_path / "m.json", report=new)
+    assert new.read_text().startswith("<!-- generated by gpurank calibrate --report -->")
+    plain = tmp_path / "plain.md"
+    plain.write_text("no markers\n")
+    with pytest.raises(UsageError, match=r"^--report '.*plain.md' has no generated section"):
+        run_calibrate_cli(table, tmp_path / "m2.json", report=plain)
+    assert plain.read_text() == "no markers\n" and not (tmp_path / "m2.json").exists()
+    with pytest.raises(UsageError, match=r"must be a Markdown file ending in .md"):
+        run_calibrate_cli(table, tmp_path / "m2.json", report=tmp_path / "r.txt")
+
+
+def test_validation_report_tables():
+    sim = simulate(900, seed=5, accelerators=["A100", "H100", "L40S", "A30"]).assign(
+        round=lambda d: np.array(["r1", "r2", "r3"])[np.arange(len(d)) % 3]
+    )
+    text = validation_report(sim)
+    assert text.startswith(REPORT_BEGIN) and text.rstrip().endswith(REPORT_END)
+    assert "**Leave-one-round-out**" in text and "**Leave-one-family-out**" in text
+    assert "| family | n | median % | p90 % | worst row | its error % | basis |" in text
+    assert "B200 (Blackwell) borrowed:H100" in text
 
 
 @needs_mlperf
@@ -180,3 +411,20 @@ def test_cli_helpers_round_trip(tmp_path, mlperf):
     out = run_predict_cli(table, tmp_path / "model.json", tmp_path / "pred.parquet")
     back = pd.read_parquet(tmp_path / "pred.parquet")
     assert len(back) == len(out) == len(mlperf) and "predicted_time_to_train_min" in back
+    assert set(back["prediction_basis"]) <= {"", "fitted"}
+
+
+@needs_mlperf
+def test_docs_and_default_model_are_what_calibrate_writes(mlperf):
+    """docs/simulator.md's generated section and engine/data/default_model.json are the output
+    of `gpurank calibrate mlperf.parquet -o engine/data/default_model.json --report
+    docs/simulator.md` on the shared data (regenerate them with that command)."""
+    from pathlib import Path
+
+    model = calibrate(mlperf)
+    assert model.to_dict() == DEFAULT_MODEL.to_dict(), "engine/data/default_model.json is stale"
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "simulator.md").read_text(
+        encoding="utf-8"
+    )
+    a, b = doc.index(REPORT_BEGIN), doc.index(REPORT_END) + len(REPORT_END) + 1
+    assert doc[a:b] == validation_report(mlperf, model=model), "docs/simulator.md's report is stale"

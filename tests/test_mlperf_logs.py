@@ -105,7 +105,7 @@ def test_not_a_log():
 
 def test_unreadable_file(tmp_path):
     run = parse_result_log(tmp_path / "missing.txt")
-    assert not run.valid and run.problems[0].startswith("cannot read file")
+    assert not run.valid and run.problems[0].startswith("result log cannot be read")
 
 
 def test_block_rule_subtracts_eval_time():

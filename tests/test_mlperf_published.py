@@ -10,10 +10,11 @@ import pytest
 
 from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.sources.mlperf import read_mlperf, read_published_scores, run_mlperf_cli
+from mlperf_data import shared_data
 
 STUDY = Path(__file__).parent / "fixtures" / "mlperf" / "study"
 RAW, SUMMARY, RUNS = STUDY / "raw", STUDY / "summary.csv", STUDY / "runs.csv"
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mlperf_resnet"
+DATA = shared_data("mlperf_resnet")
 real = pytest.mark.skipif(not (DATA / "raw").is_dir(),
                           reason=f"real MLPerf data not present at {DATA} (only in the project workspace)")
 

@@ -13,8 +13,9 @@ import pytest
 
 from gpurank.engine.sources.mlperf import read_mlperf
 from gpurank.engine.sources.mlperf_logs import parse_result_log
+from mlperf_data import shared_data
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mlperf_resnet"
+DATA = shared_data("mlperf_resnet")
 pytestmark = pytest.mark.skipif(
     not (DATA / "raw").is_dir(), reason=f"real MLPerf data not present at {DATA} (only in the project workspace)"
 )

@@ -119,7 +119,8 @@ def test_partitioned_dataset(tmp_path):
 
 # ---------------------------------------------------------------------------- model sanity
 def _cfg(**kw):
-    base = dict(peak_tflops=989.0, mfu=0.17, n_accelerators=8, accelerators_per_node=8, n_nodes=1,
+    base = dict(peak_tflops=989.0, compute_efficiency=0.3, mem_bw_tbps=3.35, n_accelerators=8,
+                accelerators_per_node=8, n_nodes=1,
                 local_batch=256, intra_GBps=450.0, inter_GBps=400.0,
                 cpu_cores_per_accelerator=14.0, cpu_decode_factor=1.0, dali=True)
     base.update(kw)
@@ -148,11 +149,12 @@ def test_starvation_visible():
 @pytest.mark.parametrize("batch", [32, 256])
 def test_more_accelerators_never_lower_total_throughput(net, batch):
     acc = accelerator_catalog()
+    acc = acc[acc["mem_bw_tbps"] > 0]
     peak = acc["bf16_dense_tflops"].fillna(acc["fp16_dense_tflops"]).to_numpy(float)
     counts = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096], dtype=float)
-    for p in peak:
+    for p, bw in zip(peak, acc["mem_bw_tbps"].to_numpy(float)):
         g = np.minimum(counts, 8)
-        out = evaluate(_cfg(peak_tflops=p, n_accelerators=counts, accelerators_per_node=g,
+        out = evaluate(_cfg(peak_tflops=p, mem_bw_tbps=bw, n_accelerators=counts, accelerators_per_node=g,
                             n_nodes=counts / g, local_batch=batch, inter_GBps=net,
                             cpu_cores_per_accelerator=np.nan),
                        DEFAULT_MODEL, resnet50())
@@ -185,9 +187,91 @@ def test_bad_n(n):
         simulate(n)
 
 
-def test_bad_seed():
-    with pytest.raises(UsageError, match=r"^seed=-1 is not allowed; seed must be an integer >= 0$"):
-        simulate(10, seed=-1)
+@pytest.mark.parametrize("seed", [-1, 2.0, "3", True])
+def test_bad_seed(seed):
+    with pytest.raises(UsageError, match=r"^seed=.* is not allowed; seed must be an integer >= 0 "
+                                        r"\(of any size\)$"):
+        simulate(10, seed=seed)
+
+
+def test_any_nonnegative_seed_numpy_accepts():
+    big = simulate(100, seed=2**200)
+    assert len(big) == 100 and not big["throughput"].equals(simulate(100, seed=0)["throughput"])
+    assert_same(simulate(100, seed=np.uint64(2**63)), simulate(100, seed=2**63))
+
+
+def test_cli_seed_message_names_the_flag(tmp_path, capsys):
+    from gpurank.engine.cli import main
+
+    assert main(["simulate", "--n", "10", "--seed", "-1", "-o", str(tmp_path / "s.parquet")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "gpurank: error: --seed=-1 is not allowed; --seed must be an integer >= 0 (of any size)"
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------- size up front
+def test_in_memory_size_is_checked_before_allocating(monkeypatch):
+    import gpurank.engine.sources.simulate as sim
+
+    monkeypatch.setattr(sim, "_available_memory", lambda: 1_000_000)
+    with pytest.raises(UsageError, match=r"^n=10,000 would need about 3.0 MB of memory \(300 bytes "
+                                        r"per row\) but 1.0 MB is available; use simulate_to_parquet"):
+        simulate(10_000)
+    assert len(simulate(10_000, check_size=False)) == 10_000
+    with pytest.raises(UsageError, match=r"^n=1,000,000,000,000 would need about 300.0 TB"):
+        sim._check_memory(10**12, sim._API_NAMES)
+
+
+def test_parquet_size_is_checked_against_free_disk(tmp_path, monkeypatch):
+    import gpurank.engine.sources.simulate as sim
+
+    monkeypatch.setattr(sim, "_free_disk", lambda target: (50_000, tmp_path))
+    with pytest.raises(UsageError, match=rf"^n=1,000 would need about 85.0 KB on disk for the parquet "
+                                        rf"output \(85 bytes per row\) but '{tmp_path}' has 50.0 KB free"):
+        simulate_to_parquet(tmp_path / "s.parquet", 1_000)
+    assert list(tmp_path.iterdir()) == []
+    simulate_to_parquet(tmp_path / "s.parquet", 1_000, check_size=False)
+    assert len(pd.read_parquet(tmp_path / "s.parquet")) == 1_000
+
+
+def test_cli_huge_n_is_one_line_and_writes_nothing(tmp_path):
+    import subprocess
+    import sys
+
+    for out in ("s.parquet", "s.csv"):
+        proc = subprocess.run([sys.executable, "-m", "gpurank.engine", "simulate", "--n", "1e12",
+                               "-o", str(tmp_path / out)], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("gpurank: error: --n=1,000,000,000,000 would need")
+        assert "--no-size-check" in lines[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sigterm_during_simulate_leaves_no_staging(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    target = tmp_path / "sweep.parquet"
+    proc = subprocess.Popen([sys.executable, "-m", "gpurank.engine", "simulate", "--n", "50000000",
+                             "--row-group-rows", "65536", "-o", str(target)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not any(
+                p.name.startswith(".sweep.parquet.gpurank-staging") and p.stat().st_size > 0
+                for p in tmp_path.iterdir()):
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, proc.stderr.read()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_unknown_accelerator():
@@ -267,10 +351,25 @@ def test_run_simulate_cli_parquet_and_csv(tmp_path):
     from gpurank.engine.sources.simulate import run_simulate_cli
 
     model = tmp_path / "m.json"
-    CalibratedModel(mfu_default=0.3).to_json(model)
+    CalibratedModel(compute_efficiency_default=0.3).to_json(model)
     info = run_simulate_cli(tmp_path / "s.parquet", n=500, seed=1, model_path=model)
     assert info["rows"] == 500 and len(pd.read_parquet(tmp_path / "s.parquet")) == 500
     info = run_simulate_cli(tmp_path / "s.csv", n=200, seed=1, accelerators=["H100"])
     back = pd.read_csv(tmp_path / "s.csv")
     assert len(back) == 200 and set(back["accelerator"]).issubset(
         {"NVIDIA H100 SXM5 80GB", "NVIDIA H100 PCIe 80GB", "NVIDIA H100 NVL 94GB"})
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no FIFOs here")
+def test_catalog_files_that_are_not_regular_or_not_csv(tmp_path):
+    import os
+
+    fifo = tmp_path / "prices.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(DataError, match=r"^prices table '.*prices.csv' is a FIFO, not a regular file$"):
+        simulate(10, price_table=fifo)
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b'a,b\n\x1b[2J\x00,"\n1,2,3\n')
+    with pytest.raises(DataError) as err:
+        simulate(10, price_table=bad)
+    assert "\n" not in str(err.value) and "\x1b" not in str(err.value)

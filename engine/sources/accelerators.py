@@ -1,34 +1,64 @@
-"""Normalize the accelerator names submitters write into one model name per product.
+"""One resolver for accelerator names: rules, then the alias table, then the catalog.
 
-``"NVIDIA A100-SXM4-80GB (400W)"``, ``"A100-SXM4-80GB"``, ``"NVIDIA A100-SXM-80GB CTS"`` all
-become ``"A100-SXM4-80GB"``: vendor words ("NVIDIA", "Tesla"), power limits ("(400W)") and
-cooling tags ("CTS") go; the model, form factor and memory size stay. Single-SKU products
-(A30, A40, L4, L40, ...) become the bare model name. When the name has no memory size, the
-description's ``accelerator_memory_capacity`` fills it in.
+Every part of gpurank that meets an accelerator name (the MLPerf reader, calibration and
+prediction, the simulator's ``accelerators=`` selection) resolves it here, so they agree:
 
-Facts per model name live in ``gpurank/engine/data/accelerator_aliases.csv`` (type, vendor,
-generation, release year and the ``accelerator_id`` of the project catalog when it has one).
-A name the rules cannot place, or a model the alias table does not list, is "unknown": the
-reader keeps the row and records a warning.
+1. **Catalog keys.** A name that is an ``accelerator_id`` or a ``display_name`` of the
+   accelerator catalog (``"nvidia_h100_sxm5"``, ``"NVIDIA H100 SXM5 80GB"``) is that product.
+2. **Rules** turn the free text submitters write into one model name per product:
+   ``"NVIDIA A100-SXM4-80GB (400W)"``, ``"A100-SXM4-80GB"`` and ``"NVIDIA A100-SXM-80GB CTS"``
+   all become ``"A100-SXM4-80GB"``. Vendor words ("NVIDIA", "Tesla", "(R)"), power limits and
+   cooling tags go; model, form factor and memory size stay. Single-SKU products (A30, L40,
+   ...) become the bare model name; a name without a memory size takes it from the
+   description's ``accelerator_memory_capacity``; a TPU without a version takes it from the
+   system name (``tpu-v4-128``).
+3. **The alias table** (``engine/data/accelerator_aliases.csv``) maps each model name to a
+   catalog product and says how well it matches: ``exact`` (the product itself),
+   ``stand-in`` (a sibling board whose modelled facts, dense peak, memory size and
+   bandwidth, agree within 5%; its note says what differs) or ``unplaced`` (the name does not
+   identify one product, e.g. no form factor; only vendor, generation and year are known).
+4. **The catalog** (``engine/data/accelerators.csv``) holds every fact of a product, once:
+   vendor, family, generation, its rank, release year, accelerator type and, where known,
+   the performance facts the model uses. A product without a dense peak or a memory
+   bandwidth is known but not modelled.
+
+A name no step places is "unknown": readers keep the row and record a warning; calibration
+and prediction leave it without a prediction.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
 import pandas as pd
 
-__all__ = ["normalize_accelerator", "accelerator_aliases", "CPU_ONLY_NAMES"]
+from ..errors import UsageError
+
+__all__ = [
+    "ResolvedAccelerator",
+    "resolve_accelerator",
+    "resolve_accelerators",
+    "normalize_accelerator",
+    "accelerator_aliases",
+    "CPU_ONLY_NAMES",
+    "MATCHES",
+]
 
 CPU_ONLY_NAMES = frozenset({"", "n/a", "na", "none", "cpu", "-"})
+#: How an alias-table name matches its catalog product (see the module docstring).
+MATCHES = ("exact", "stand-in", "unplaced")
 
 _NOISE = re.compile(
     r"\((?:\d+\s*W)\)|\b\d{2,4}\s*W\b|\bCTS\b|\bNVIDIA\b|\bTesla\b|\bGeForce\b|\bHabana\b|\bIntel\b"
     r"|\bGraphcore\b|\bGoogle\b|\bAMD\b|\bInstinct\b|\bHuawei\b",
     re.IGNORECASE,
 )
+# trademark marks glue to words ("Gaudi(R) 2"): removed before any other rule
+_MARKS = re.compile(r"\((?:R|TM)\)|[®™]", re.IGNORECASE)
 _TPU = re.compile(r"tpu[\s_-]*v?(\d+)(p|e)?", re.IGNORECASE)
 _MEM = re.compile(r"(\d+)\s*G(?:B|iB)?\b", re.IGNORECASE)
 _NV_MODEL = re.compile(
@@ -36,16 +66,163 @@ _NV_MODEL = re.compile(
     re.IGNORECASE,
 )
 _SINGLE_SKU = {"A10", "A10G", "A30", "A40", "L4", "L40", "L40S", "GB200"}
-# form factor a bare "SXM" means for each model
-_SXM_GEN = {"A100": "SXM4", "H100": "SXM5", "H200": "SXM"}
+# form factor a bare "SXM" means for each model (the H200 SXM is an SXM5 board)
+_SXM_GEN = {"A100": "SXM4", "H100": "SXM5", "H200": "SXM5"}
+# a V100 SXM3 board at 450 W is the DGX-2H board ("-H")
+_V100_H_POWER = re.compile(r"\b450\s*W\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ResolvedAccelerator:
+    """What one accelerator name resolves to.
+
+    Attributes
+    ----------
+    raw : str
+        The name as given.
+    name : str
+        One model name per product (``"A100-SXM4-80GB"``); ``""`` for CPU-only systems; the
+        cleaned raw text when the name is unknown.
+    accelerator_id : str
+        The catalog product whose performance facts apply (``exact`` or ``stand-in``);
+        ``""`` when none does.
+    match : str
+        ``"exact"``, ``"stand-in"``, ``"unplaced"`` (see the module docstring), ``"cpu"`` (no
+        accelerator) or ``"unknown"``.
+    accelerator_type : str
+        ``"gpu"``, ``"tpu"``, ``"other"``, ``"cpu"``, or ``""`` when unknown.
+    vendor, family, generation : str
+        Catalog facts (``""`` when unknown).
+    generation_rank : int or None
+        Order of the generation within its vendor (Volta 1, Ampere 2, Ada 3, Hopper 4, ...).
+    release_year : int or None
+    modelled : bool
+        The product has the dense peak and memory bandwidth the performance model needs.
+    note : str
+        Why a name is a stand-in or unplaced (from the alias table).
+    """
+
+    raw: str
+    name: str
+    accelerator_id: str
+    match: str
+    accelerator_type: str = ""
+    vendor: str = ""
+    family: str = ""
+    generation: str = ""
+    generation_rank: int | None = None
+    release_year: int | None = None
+    modelled: bool = False
+    note: str = ""
+
+    @property
+    def known(self) -> bool:
+        """False when no step of the resolver placed the name."""
+        return self.match != "unknown"
 
 
 @lru_cache(maxsize=1)
 def accelerator_aliases() -> pd.DataFrame:
-    """The alias table shipped with gpurank, indexed by normalized ``accelerator`` name."""
-    with resources.files("gpurank.engine.data").joinpath("accelerator_aliases.csv").open("rb") as fh:
+    """The alias table shipped with gpurank, indexed by model name (``accelerator``).
+
+    Columns: ``accelerator_id`` (a catalog product), ``match`` (``exact``, ``stand-in`` or
+    ``unplaced``) and ``note``.
+    """
+    with (
+        resources.files("gpurank.engine.data").joinpath("accelerator_aliases.csv").open("rb") as fh
+    ):
         df = pd.read_csv(fh, keep_default_na=False, dtype=str)
     return df.set_index("accelerator")
+
+
+# -- the catalog side ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _CatalogIndex:
+    by_key: dict  # lower-case accelerator_id / display_name -> accelerator_id
+    by_model: dict  # lower-case model -> list of accelerator_id
+    facts: dict  # accelerator_id -> identity facts and ``modelled``
+
+
+def _int_or_none(v) -> int | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return int(f) if math.isfinite(f) else None
+
+
+def _str(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    return str(v).strip()
+
+
+def _index(catalog: pd.DataFrame) -> _CatalogIndex:
+    by_key: dict = {}
+    by_model: dict = {}
+    facts: dict = {}
+
+    def col(name, default=None):
+        return catalog[name] if name in catalog.columns else pd.Series([default] * len(catalog))
+
+    peak = pd.to_numeric(col("bf16_dense_tflops"), errors="coerce").fillna(
+        pd.to_numeric(col("fp16_dense_tflops"), errors="coerce")
+    )
+    bw = pd.to_numeric(col("mem_bw_tbps"), errors="coerce")
+    rows = zip(
+        catalog["accelerator_id"],
+        col("display_name"),
+        col("model"),
+        col("vendor"),
+        col("family"),
+        col("generation"),
+        col("generation_rank"),
+        col("release_year"),
+        col("accelerator_type"),
+        peak,
+        bw,
+    )
+    for aid, disp, model, vendor, fam, gen, rank, year, atype, p, b in rows:
+        aid = _str(aid)
+        if not aid:
+            continue
+        by_key.setdefault(aid.lower(), aid)
+        if _str(disp):
+            by_key.setdefault(_str(disp).lower(), aid)
+        if _str(model):
+            by_model.setdefault(_str(model).lower(), []).append(aid)
+        facts[aid] = {
+            "accelerator_type": _str(atype) or "gpu",
+            "vendor": _str(vendor),
+            "family": _str(fam) or _str(model),
+            "generation": _str(gen),
+            "generation_rank": _int_or_none(rank),
+            "release_year": _int_or_none(year),
+            "modelled": bool(p > 0) and bool(b > 0),
+        }
+    return _CatalogIndex(by_key, by_model, facts)
+
+
+@lru_cache(maxsize=1)
+def _builtin_index() -> _CatalogIndex:
+    from ..catalog import accelerator_catalog
+
+    return _index(accelerator_catalog())
+
+
+def _catalog_index(catalog) -> _CatalogIndex:
+    if catalog is None:
+        return _builtin_index()
+    if not isinstance(catalog, pd.DataFrame):
+        from ..catalog import accelerator_catalog
+
+        catalog = accelerator_catalog(catalog)
+    return _index(catalog)
+
+
+# -- the rules -------------------------------------------------------------------------------
 
 
 def _mem_from(text: str) -> str:
@@ -53,26 +230,13 @@ def _mem_from(text: str) -> str:
     return f"{m.group(1)}GB" if m else ""
 
 
-def normalize_accelerator(raw: str, *, memory: str = "", hint: str = "") -> tuple[str, bool]:
-    """Return ``(model_name, known)`` for a raw accelerator string.
-
-    ``memory`` is the description's accelerator memory capacity (used when the name has none);
-    ``hint`` is other text about the system (system name, id) used only to find a TPU version.
-    ``known`` is False when the alias table does not list the resulting name; the name is then
-    the cleaned raw string. CPU-only names (``N/A``) give ``("", True)``.
-    """
-    text = (raw or "").strip()
-    if text.lower() in CPU_ONLY_NAMES:
-        return "", True
-    table = accelerator_aliases()
-    name = _normalize(text, memory, hint)
-    if name is None:
-        cleaned = re.sub(r"\s+", " ", _NOISE.sub(" ", text)).strip(" -")
-        return cleaned or text, False
-    return name, name in table.index
+def _clean(text: str) -> str:
+    return re.sub(r"\s+", " ", _NOISE.sub(" ", _MARKS.sub("", text))).strip(" -")
 
 
-def _normalize(text: str, memory: str, hint: str) -> str | None:
+def _rules(text: str, memory: str, hint: str) -> str | None:
+    """The model name the rules give ``text``, or None when they cannot place it."""
+    text = _MARKS.sub("", text)
     low = text.lower()
     if "tpu" in low:
         m = _TPU.search(text) or _TPU.search(hint or "")
@@ -115,9 +279,134 @@ def _normalize(text: str, memory: str, hint: str) -> str | None:
         else:
             form = "PCIe"
     mem = _mem_from(rest) or _mem_from(memory)
-    h_variant = model == "V100" and re.search(r"(?:^|[-\s])H(?:$|[-\s])", rest.upper()) is not None
-    parts = [model] + [p for p in (form, mem) if p]
-    name = "-".join(parts)
+    h_variant = model == "V100" and (
+        re.search(r"(?:^|[-\s])H(?:$|[-\s])", rest.upper()) is not None
+        or (form == "SXM3" and _V100_H_POWER.search(text) is not None)
+    )
+    name = "-".join([model] + [p for p in (form, mem) if p])
     if h_variant:
         name += "-H"
     return name
+
+
+def normalize_accelerator(raw: str, *, memory: str = "", hint: str = "") -> tuple[str, bool]:
+    """Return ``(model_name, listed)``: the rules' model name and whether the alias table
+    lists it.
+
+    ``memory`` is the description's accelerator memory capacity (used when the name has
+    none); ``hint`` is other text about the system (system name, id), used only to find a
+    TPU version. A name the rules cannot place comes back cleaned of vendor words, with
+    ``listed=False``. CPU-only names (``N/A``) give ``("", True)``.
+    """
+    text = (raw or "").strip()
+    if text.lower() in CPU_ONLY_NAMES:
+        return "", True
+    name = _rules(text, memory, hint)
+    if name is None:
+        return _clean(text) or text, False
+    return name, name in accelerator_aliases().index
+
+
+def resolve_accelerator(
+    raw, *, memory: str = "", hint: str = "", catalog=None
+) -> ResolvedAccelerator:
+    """Resolve one accelerator name: catalog keys, then the rules, the alias table and the
+    catalog.
+
+    Parameters
+    ----------
+    raw : str
+        Free text (``"NVIDIA H200-SXM5-141GB"``), a model name (``"A100-SXM4-80GB"``), a
+        catalog ``accelerator_id`` or ``display_name``. ``None``/NaN is an unknown name.
+    memory : str
+        The description's accelerator memory capacity, used when the name has none.
+    hint : str
+        Other text about the system (system name, id), used only to find a TPU version.
+    catalog : DataFrame or path, optional
+        The accelerator catalog facts come from; the built-in one when omitted.
+
+    Returns
+    -------
+    ResolvedAccelerator
+    """
+    if raw is None or (isinstance(raw, float) and math.isnan(raw)):
+        return ResolvedAccelerator("", "", "", "unknown")
+    text = str(raw).strip()
+    if text.lower() in CPU_ONLY_NAMES:
+        return ResolvedAccelerator(text, "", "", "cpu", accelerator_type="cpu")
+    idx = _catalog_index(catalog)
+    name, listed = normalize_accelerator(text, memory=memory, hint=hint)
+    aid = idx.by_key.get(text.lower())
+    if aid is not None:
+        return _placed(text, name if listed else text, aid, "exact", "", idx)
+    aliases = accelerator_aliases()
+    if name in aliases.index:
+        row = aliases.loc[name]
+        aid, match = row["accelerator_id"], row["match"]
+        if aid in idx.facts:
+            return _placed(text, name, aid, match, row["note"], idx)
+    aid = idx.by_key.get(name.lower())
+    if aid is not None:
+        return _placed(text, name, aid, "exact", "", idx)
+    models = idx.by_model.get(name.lower(), [])
+    if len(models) == 1:
+        return _placed(text, name, models[0], "exact", "", idx)
+    atype = "tpu" if "tpu" in name.lower() else ""
+    return ResolvedAccelerator(text, name, "", "unknown", accelerator_type=atype)
+
+
+def _placed(raw, name, aid, match, note, idx: _CatalogIndex) -> ResolvedAccelerator:
+    f = idx.facts[aid]
+    performance = match in ("exact", "stand-in")
+    return ResolvedAccelerator(
+        raw=raw,
+        name=name,
+        accelerator_id=aid if performance else "",
+        match=match,
+        accelerator_type=f["accelerator_type"],
+        vendor=f["vendor"],
+        family=f["family"],
+        generation=f["generation"],
+        generation_rank=f["generation_rank"],
+        release_year=f["release_year"],
+        modelled=performance and f["modelled"],
+        note=note,
+    )
+
+
+def resolve_accelerators(names, catalog=None, *, name: str = "accelerators") -> list[str]:
+    """Catalog ids for a selection of accelerators (the simulator's ``accelerators=``).
+
+    Each name may be an ``accelerator_id``, a ``display_name``, a catalog ``model`` (all of
+    its products: ``"H100"`` selects the SXM5, PCIe and NVL boards) or any name
+    :func:`resolve_accelerator` places on a product (``"NVIDIA H200-SXM5-141GB"``). Ids come
+    back in the order named, each once.
+
+    Raises
+    ------
+    UsageError
+        A name resolves to no product of ``catalog``; the message names it.
+    """
+    if isinstance(names, str):
+        names = [names]
+    idx = _catalog_index(catalog)
+    ids: list[str] = []
+    for raw in names:
+        key = str(raw).strip().lower()
+        if key in idx.by_key:
+            hit = [idx.by_key[key]]
+        elif key in idx.by_model:
+            hit = idx.by_model[key]
+        else:
+            r = resolve_accelerator(raw, catalog=catalog)
+            hit = [r.accelerator_id] if r.accelerator_id in idx.facts else []
+        if not hit:
+            examples = ", ".join(list(idx.facts)[:5])
+            raise UsageError(
+                f"{name}: unknown accelerator {raw!r}; use an accelerator_id, display name or "
+                f"model from the catalog, e.g. {examples}"
+            )
+        for h in hit:
+            if h not in ids:
+                ids.append(h)
+    return ids

@@ -1,17 +1,20 @@
 """Fit the performance model to measured runs (MLPerf) and predict any canonical table.
 
-``calibrate(table) -> CalibratedModel`` fits the free parameters (achieved MFU per accelerator
-family, communication efficiency, overlap, fixed run overhead, batch-efficiency knee) by
-robust least squares on log time-to-train. ``predict(table, model)`` adds ``predicted_*``
-columns beside the table's measured values.
+``calibrate(table) -> CalibratedModel`` fits the free parameters (the compute efficiency of
+each accelerator family, the workload's arithmetic intensity, the compute/memory overlap,
+communication efficiency and overlap, the fixed run overhead and the batch knee) by robust
+least squares on log time-to-train. ``predict(table, model)`` adds ``predicted_*`` columns
+beside the table's measured values. ``cross_validate`` refits with one round or one family
+held out at a time; ``validation_report`` turns both into the Markdown tables of
+docs/simulator.md (``gpurank calibrate --report``).
 
 Input tables use the canonical columns: ``accelerator, n_accelerators, n_nodes,
 accelerators_per_node, host_cpu, cpu_cores_per_accelerator, interconnect, network, framework,
 global_batch_size, epochs, time_to_train_min, throughput`` (+ ``round`` to split train/test,
-+ optional ``price_per_accelerator_hour``, ``accelerator_id``, ``input_pipeline``).
-Free-text names (MLPerf ``"NVIDIA A100-SXM4-80GB (400W)"``, ``"8x ConnectX-6 IB HDR
-200Gb/Sec"``) are normalized here; rows whose accelerator is not in the catalog are kept with
-NaN predictions and a ``prediction_note``.
++ optional ``price_per_accelerator_hour``, ``accelerator_id``, ``input_pipeline``, and the
+reader's ``division`` and ``is_duplicate``). Accelerator names resolve through
+:mod:`gpurank.engine.sources.accelerators`; rows whose accelerator the catalog does not model
+are kept with NaN predictions and a ``prediction_note``.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from .. import catalog as _cat
 from ..errors import DataError, UsageError
 from ..io import read_table, write_table
 from ..outputs import check_target, publish_file
+from .accelerators import resolve_accelerator
 from .perfmodel import DEFAULT_MODEL, CalibratedModel, Workload, evaluate, resnet50
 
 __all__ = [
@@ -35,108 +39,44 @@ __all__ = [
     "calibrate",
     "predict",
     "fit_errors",
-    "normalize_accelerator",
+    "cross_validate",
+    "cv_summary",
+    "validation_report",
     "run_calibrate_cli",
     "run_predict_cli",
     "REQUIRED_PREDICT_COLUMNS",
     "PREDICTED",
+    "BOTTLENECKS",
+    "REPORT_BEGIN",
+    "REPORT_END",
 ]
 
 REQUIRED_PREDICT_COLUMNS = ("accelerator", "n_accelerators", "n_nodes", "accelerators_per_node")
 REQUIRED_CALIBRATE_COLUMNS = REQUIRED_PREDICT_COLUMNS + ("time_to_train_min",)
 PREDICTED = ("time_to_train_min", "throughput", "utilization", "cost_usd", "energy_kwh")
-#: Generations without calibration data borrow the MFU of a related generation (assumption,
-#: see docs/simulator.md): (generation without data, generation it borrows from).
-GENERATION_FALLBACK = (("Blackwell", "Hopper"), ("Ada", "Ampere"), ("CDNA3", "Hopper"),
-                       ("CDNA2", "Ampere"), ("TPU v4", "TPU v3"), ("TPU v5p", "TPU v3"),
-                       ("Gaudi3", "Gaudi2"))
+#: Bottleneck names by the codes of :func:`~gpurank.engine.sources.perfmodel.evaluate`.
+BOTTLENECKS = ("compute", "communication", "input", "memory")
+#: Generations without calibration data borrow the compute efficiency of a related
+#: generation (assumption, see docs/simulator.md): (generation without data, generation it
+#: borrows from). A generation with data lends the family with the most rows.
+GENERATION_FALLBACK = (
+    ("Blackwell", "Hopper"),
+    ("Ada", "Ampere"),
+    ("CDNA3", "Hopper"),
+    ("CDNA2", "Ampere"),
+    ("TPU v4", "TPU v3"),
+    ("TPU v5p", "TPU v3"),
+    ("TPU v3", "TPU v4"),
+    ("Gaudi3", "Gaudi2"),
+)
+#: The section of a Markdown file that ``calibrate --report`` rewrites (the rest is kept).
+REPORT_BEGIN = "<!-- gpurank calibrate --report: begin (generated; edits here are replaced) -->"
+REPORT_END = "<!-- gpurank calibrate --report: end -->"
 
 
 # --------------------------------------------------------------------------------------
-# name normalization
+# host and network facts from free text
 # --------------------------------------------------------------------------------------
-def normalize_accelerator(name, acc: pd.DataFrame | None = None) -> str | None:
-    """Map a free-text accelerator name to an ``accelerator_id`` of the catalog, or None.
-
-    Exact ids and display names match first; then vendor strings such as
-    ``"NVIDIA A100-SXM4-80GB (400W)"``, ``"Tesla V100-SXM3-32GB-H"``, ``"tpu-v3"``.
-    """
-    if name is None or (isinstance(name, float) and math.isnan(name)):
-        return None
-    acc = _cat.accelerator_catalog() if acc is None else acc
-    ids = set(acc["accelerator_id"].astype(str))
-    raw = str(name).strip()
-    low = raw.lower()
-    if low in {i.lower() for i in ids}:
-        return next(i for i in ids if i.lower() == low)
-    disp = {str(d).lower(): a for d, a in zip(acc["display_name"], acc["accelerator_id"])}
-    if low in disp:
-        return disp[low]
-    s = re.sub(r"\(.*?\)", " ", low)
-    s = re.sub(r"\b(nvidia|tesla)\b", " ", s)
-    s = s.replace("_", "-")
-    mem80 = bool(re.search(r"80\s*gb|-80g|\b80\b", s))
-    mem32 = bool(re.search(r"32\s*gb|-32g", s))
-    pcie = "pcie" in s
-    w = lambda pat: re.search(pat, s) is not None  # noqa: E731
-
-    def pick(i):
-        return i if i in ids else None
-
-    if w(r"gb200"):
-        return pick("nvidia_gb200")
-    if w(r"gh200"):
-        return pick("nvidia_gh200_144gb" if "144" in s else "nvidia_gh200_96gb")
-    if w(r"\bb200"):
-        return pick("nvidia_b200_hgx")
-    if w(r"h200"):
-        return pick("nvidia_h200_sxm")
-    if w(r"h100"):
-        if w(r"nvl"):
-            return pick("nvidia_h100_nvl")
-        return pick("nvidia_h100_pcie" if pcie else "nvidia_h100_sxm5")
-    if w(r"a100"):
-        if pcie:
-            return pick("nvidia_a100_pcie_80gb" if mem80 else "nvidia_a100_pcie_40gb")
-        return pick("nvidia_a100_sxm4_80gb" if mem80 else "nvidia_a100_sxm4_40gb")
-    if w(r"v100"):
-        if pcie:
-            return pick("nvidia_v100_pcie_32gb" if (mem32 or "v100s" in s) else "nvidia_v100_pcie_16gb")
-        return pick("nvidia_v100_sxm2_32gb" if (mem32 or "sxm3" in s) else "nvidia_v100_sxm2_16gb")
-    if w(r"a5000"):
-        return pick("nvidia_rtx_a5000")
-    if w(r"l40s"):
-        return pick("nvidia_l40s")
-    if w(r"\bl40\b"):
-        return pick("nvidia_l40")
-    if w(r"\bl4\b"):
-        return pick("nvidia_l4")
-    if w(r"\ba40\b"):
-        return pick("nvidia_a40")
-    if w(r"\ba30\b"):
-        return pick("nvidia_a30")
-    if w(r"\ba10g?\b"):
-        return pick("nvidia_a10")
-    if w(r"mi325"):
-        return pick("amd_mi325x")
-    if w(r"mi300"):
-        return pick("amd_mi300x")
-    if w(r"mi250"):
-        return pick("amd_mi250x")
-    if w(r"gaudi\s*3"):
-        return pick("intel_gaudi3")
-    if w(r"gaudi\s*2"):
-        return pick("intel_gaudi2")
-    if w(r"tpu"):
-        if w(r"v5p"):
-            return pick("google_tpu_v5p")
-        if w(r"v4"):
-            return pick("google_tpu_v4")
-        if w(r"v3"):
-            return pick("google_tpu_v3")
-    return None
-
-
 _CPU_KEY = re.compile(r"(e5-\d{4}\s*v\d|\d{4}[a-z]?\+?|grace)")
 
 
@@ -162,8 +102,16 @@ def _cpu_factor(host_cpu, fmap) -> float:
     return 1.0
 
 
-_NET_RATE = {"xdr": 800, "ndr": 400, "hdr100": 100, "hdr": 200, "edr": 100, "fdr": 56,
-             "omni-path": 100, "opa": 100}
+_NET_RATE = {
+    "xdr": 800,
+    "ndr": 400,
+    "hdr100": 100,
+    "hdr": 200,
+    "edr": 100,
+    "fdr": 56,
+    "omni-path": 100,
+    "opa": 100,
+}
 
 
 def _network_GBps(text, links: dict, tcp_eff: float) -> float:
@@ -181,7 +129,6 @@ def _network_GBps(text, links: dict, tcp_eff: float) -> float:
     else:
         parts = [p for p in parts if not re.search(r"management|storage|idrac|bmc", p)] or parts
     total = 0.0
-    rdma_any = False
     for p in parts:
         cnt = re.search(r"(\d+)\s*x", p)
         count = int(cnt.group(1)) if cnt else 1
@@ -196,12 +143,13 @@ def _network_GBps(text, links: dict, tcp_eff: float) -> float:
         if rate is None:
             continue
         rdma = bool(re.search(r"\bib\b|infiniband|roce|efa|omni|edr|hdr|ndr|xdr|connectx", p))
-        rdma_any |= rdma
         total += count * rate / 8.0 * (1.0 if rdma else tcp_eff)
     return total if total > 0 else math.nan
 
 
-_ACCEL_FW = re.compile(r"dali|mxnet|ngc|nvidia|mlperf|habana|synapse|poplar|mindspore|tpu|jax|tensorflow 1\.1[2-5]")
+_ACCEL_FW = re.compile(
+    r"dali|mxnet|ngc|nvidia|mlperf|habana|synapse|poplar|mindspore|tpu|jax|tensorflow 1\.1[2-5]"
+)
 
 
 def _to_float(col) -> np.ndarray:
@@ -209,15 +157,66 @@ def _to_float(col) -> np.ndarray:
         if isinstance(v, str):
             v = v.split(";")[0].strip()
         try:
-            return float(v)
+            f = float(v)
         except (TypeError, ValueError):
             return math.nan
+        return f if math.isfinite(f) else math.nan
+
     return np.array([one(v) for v in col], dtype=np.float64)
 
 
-def _configs(table: pd.DataFrame, model: CalibratedModel, workload: Workload, *,
-             accelerator_table=None, interconnect_table=None, host_cpu_table=None,
-             use_table_epochs: bool = True):
+def _div(a, b) -> np.ndarray:
+    """a / b where both are finite and b != 0, NaN elsewhere (no floating-point warning)."""
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+    ok = np.isfinite(a) & np.isfinite(b) & (b != 0)
+    return np.divide(a, b, out=np.full(a.shape, np.nan), where=ok)
+
+
+# --------------------------------------------------------------------------------------
+# table -> model inputs
+# --------------------------------------------------------------------------------------
+_NOTE_UNKNOWN = "accelerator not in catalog"
+_NOTE_UNPLACED = "accelerator name does not identify one catalog product"
+_NOTE_UNMODELLED = "accelerator has no peak or memory bandwidth in the catalog"
+
+
+def _resolve_rows(table: pd.DataFrame, acc: pd.DataFrame):
+    """(accelerator_id or None, note) per row, through the one resolver."""
+    given = table["accelerator_id"] if "accelerator_id" in table.columns else [None] * len(table)
+    ids, notes = [], []
+    cache: dict = {}
+    known_ids = set(acc["accelerator_id"].astype(str))
+    for aid, name in zip(given, table["accelerator"]):
+        key = (aid if isinstance(aid, str) and aid in known_ids else None, str(name))
+        if key not in cache:
+            if key[0] is not None:
+                r = resolve_accelerator(key[0], catalog=acc)
+            else:
+                r = resolve_accelerator(name, catalog=acc)
+            if r.match in ("exact", "stand-in") and r.modelled:
+                cache[key] = (r.accelerator_id, "")
+            elif r.match in ("exact", "stand-in"):
+                cache[key] = (None, _NOTE_UNMODELLED)
+            elif r.match == "unplaced":
+                cache[key] = (None, f"{_NOTE_UNPLACED} ({r.note})" if r.note else _NOTE_UNPLACED)
+            else:
+                cache[key] = (None, _NOTE_UNKNOWN)
+        i, note = cache[key]
+        ids.append(i)
+        notes.append(note)
+    return ids, np.array(notes, dtype=object)
+
+
+def _configs(
+    table: pd.DataFrame,
+    model: CalibratedModel,
+    workload: Workload,
+    *,
+    accelerator_table=None,
+    interconnect_table=None,
+    host_cpu_table=None,
+    use_table_epochs: bool = True,
+):
     """Turn a canonical table into model inputs. Returns (cfg, extra, note)."""
     missing = [c for c in REQUIRED_PREDICT_COLUMNS if c not in table.columns]
     if missing:
@@ -229,46 +228,60 @@ def _configs(table: pd.DataFrame, model: CalibratedModel, workload: Workload, *,
     links_df = _cat.interconnect_catalog(interconnect_table)
     cpus = _cat.host_cpu_catalog(host_cpu_table)
     bw = {}
+    spans = set()
     for _, r in links_df.iterrows():
         v = pd.to_numeric(r["aggregate_GB_s_per_dir"], errors="coerce")
         eff = model.tcp_efficiency if str(r.get("rdma", "yes")).lower().startswith("no") else 1.0
         bw[str(r["link_id"])] = float(v) * eff if v == v else math.nan
-    acc = acc.set_index("accelerator_id", drop=False)
+        if str(r.get("spans_nodes", "no")).strip().lower() == "yes":
+            spans.add(str(r["link_id"]))
 
     n_rows = len(table)
-    if "accelerator_id" in table.columns:
-        ids = [a if isinstance(a, str) and a in acc.index else normalize_accelerator(b, acc)
-               for a, b in zip(table["accelerator_id"], table["accelerator"])]
-    else:
-        cache = {}
-        ids = []
-        for name in table["accelerator"]:
-            key = str(name)
-            if key not in cache:
-                cache[key] = normalize_accelerator(name, acc)
-            ids.append(cache[key])
+    ids, note = _resolve_rows(table, acc)
+    acc = acc.set_index("accelerator_id", drop=False)
     known = np.array([i is not None for i in ids])
-    idx = [i if i is not None else acc.index[0] for i in ids]
-    A = acc.loc[idx]
-    peak = pd.to_numeric(A["bf16_dense_tflops"], errors="coerce").fillna(
-        pd.to_numeric(A["fp16_dense_tflops"], errors="coerce")).to_numpy(float)
-    mfu = np.array([model.mfu_for(f, g) for f, g in zip(A["family"].astype(str), A["generation"].astype(str))])
+    A = acc.loc[[i if i is not None else acc.index[0] for i in ids]]
+    peak = (
+        pd.to_numeric(A["bf16_dense_tflops"], errors="coerce")
+        .fillna(pd.to_numeric(A["fp16_dense_tflops"], errors="coerce"))
+        .to_numpy(float)
+    )
+    mem_bw = pd.to_numeric(A["mem_bw_tbps"], errors="coerce").to_numpy(float)
+    fam = A["family"].astype(str).to_numpy()
+    gen = A["generation"].astype(str).to_numpy()
+    pairs = {(f, g): model.compute_efficiency_for(f, g) for f, g in set(zip(fam, gen))}
+    eff = np.array([pairs[(f, g)][0] for f, g in zip(fam, gen)], dtype=float)
+    basis = np.array([pairs[(f, g)][1] for f, g in zip(fam, gen)], dtype=object)
     n = _to_float(table["n_accelerators"])
     g = _to_float(table["accelerators_per_node"])
     m = _to_float(table["n_nodes"])
-    g = np.where(np.isfinite(g) & (g > 0), g, n / np.where(m > 0, m, np.nan))
-    m = np.where(np.isfinite(m) & (m > 0), m, n / g)
+    g = np.where(g > 0, g, _div(n, np.where(m > 0, m, np.nan)))
+    m = np.where(m > 0, m, _div(n, np.where(g > 0, g, np.nan)))
 
     # intra-node link: a link id, "pcie" text, or the accelerator's own link
-    intra_default = np.array([bw.get(x, math.nan) for x in A["intra_link_id"].astype(str)])
-    hi = A["host_interface"].astype(str).str.lower() if "host_interface" in A else pd.Series([""] * n_rows)
-    pcie_bw = np.where(hi.str.contains("gen5").to_numpy(), bw.get("pcie_gen5_x16", 64.0),
-                       np.where(hi.str.contains("gen3").to_numpy(), bw.get("pcie_gen3_x16", 16.0),
-                                bw.get("pcie_gen4_x16", 32.0)))
+    link_ids = A["intra_link_id"].astype(str).to_numpy()
+    intra_default = np.array([bw.get(x, math.nan) for x in link_ids])
+    hi = (
+        A["host_interface"].astype(str).str.lower()
+        if "host_interface" in A
+        else pd.Series([""] * n_rows)
+    )
+    pcie_bw = np.where(
+        hi.str.contains("gen5").to_numpy(),
+        bw.get("pcie_gen5_x16", 64.0),
+        np.where(
+            hi.str.contains("gen3").to_numpy(),
+            bw.get("pcie_gen3_x16", 16.0),
+            bw.get("pcie_gen4_x16", 32.0),
+        ),
+    )
     ic = table["interconnect"] if "interconnect" in table.columns else pd.Series([None] * n_rows)
+    spanning = np.array([x in spans for x in link_ids])
     intra = []
-    for text, d, p in zip(ic, intra_default, pcie_bw):
-        if isinstance(text, str) and text in bw and bw[text] > 0:
+    for text, d, p, sp in zip(ic, intra_default, pcie_bw, spanning):
+        if sp:
+            intra.append(d)  # a pod fabric (TPU ICI) is what the chips use, whatever the text
+        elif isinstance(text, str) and text in bw and bw[text] > 0:
             intra.append(bw[text])
         elif isinstance(text, str) and "pcie" in text.lower() and "nvlink" not in text.lower():
             intra.append(p)
@@ -278,10 +291,16 @@ def _configs(table: pd.DataFrame, model: CalibratedModel, workload: Workload, *,
 
     net = table["network"] if "network" in table.columns else pd.Series([None] * n_rows)
     inter = np.array([_network_GBps(t, bw, model.tcp_efficiency) for t in net], dtype=float)
-    inter = np.where(np.isfinite(inter) & (inter > 0), inter, 50.0)  # unknown: 4x100G RDMA
+    inter = np.where(inter > 0, inter, 50.0)  # unknown: 4x100G RDMA
+    # chips of a pod fabric reach other hosts' chips over the same links: a node's share of
+    # the fabric is its chips' links, not the host network
+    inter = np.where(spanning, intra * np.where(g > 0, g, 1.0), inter)
 
-    cores = (_to_float(table["cpu_cores_per_accelerator"]) if "cpu_cores_per_accelerator" in table.columns
-             else np.full(n_rows, np.nan))
+    cores = (
+        _to_float(table["cpu_cores_per_accelerator"])
+        if "cpu_cores_per_accelerator" in table.columns
+        else np.full(n_rows, np.nan)
+    )
     cores = np.where(cores > 0, cores, np.nan)
     fmap = _cpu_factor_map(cpus)
     hc = table["host_cpu"] if "host_cpu" in table.columns else pd.Series([None] * n_rows)
@@ -296,32 +315,58 @@ def _configs(table: pd.DataFrame, model: CalibratedModel, workload: Workload, *,
     # Gaudi2/Gaudi3 decode JPEGs on the accelerator's media engine whatever the framework says
     dali = dali | (A["vendor"].astype(str).str.lower() == "intel").to_numpy()
 
-    gb = _to_float(table["global_batch_size"]) if "global_batch_size" in table.columns else np.full(n_rows, np.nan)
-    max_b = workload.max_local_batch(pd.to_numeric(A["mem_gb"], errors="coerce").to_numpy(float))
-    max_b = np.where(np.isfinite(max_b) & (max_b > 0), max_b, 256.0)
-    b = gb / n
-    b = np.where(np.isfinite(b) & (b > 0), b, np.minimum(256.0, max_b))
-    gb = np.where(np.isfinite(gb) & (gb > 0), gb, b * n)
+    gb = (
+        _to_float(table["global_batch_size"])
+        if "global_batch_size" in table.columns
+        else np.full(n_rows, np.nan)
+    )
+    max_b = workload.max_local_batch(
+        np.nan_to_num(pd.to_numeric(A["mem_gb"], errors="coerce").to_numpy(float), nan=0.0)
+    )
+    max_b = np.where(max_b > 0, max_b, 256.0)
+    b = _div(gb, np.where(n > 0, n, np.nan))
+    b = np.where(b > 0, b, np.minimum(256.0, max_b))
+    gb = np.where(gb > 0, gb, b * np.where(n > 0, n, np.nan))
     curve = workload.epochs(gb)
-    ep = _to_float(table["epochs"]) if ("epochs" in table.columns and use_table_epochs) else np.full(n_rows, np.nan)
-    epochs = np.where(np.isfinite(ep) & (ep > 0), ep, curve)
+    ep = (
+        _to_float(table["epochs"])
+        if ("epochs" in table.columns and use_table_epochs)
+        else np.full(n_rows, np.nan)
+    )
+    epochs = np.where(ep > 0, ep, curve)
 
-    note = np.where(known, "", "accelerator not in catalog")
     note = np.where(known & ~(n > 0), "n_accelerators missing or not > 0", note)
     note = np.where(known & (n > 0) & (b > max_b), "batch per accelerator beyond memory", note)
     cfg = {
-        "peak_tflops": peak, "mfu": mfu, "n_accelerators": n, "accelerators_per_node": g,
-        "n_nodes": m, "local_batch": b, "intra_GBps": intra, "inter_GBps": inter,
-        "cpu_cores_per_accelerator": cores, "cpu_decode_factor": cpu_factor, "dali": dali,
+        "peak_tflops": peak,
+        "compute_efficiency": eff,
+        "mem_bw_tbps": mem_bw,
+        "n_accelerators": n,
+        "accelerators_per_node": g,
+        "n_nodes": m,
+        "local_batch": b,
+        "intra_GBps": intra,
+        "inter_GBps": inter,
+        "cpu_cores_per_accelerator": cores,
+        "cpu_decode_factor": cpu_factor,
+        "dali": dali,
     }
-    price = (_to_float(table["price_per_accelerator_hour"]) if "price_per_accelerator_hour" in table.columns
-             else np.full(n_rows, np.nan))
+    price = (
+        _to_float(table["price_per_accelerator_hour"])
+        if "price_per_accelerator_hour" in table.columns
+        else np.full(n_rows, np.nan)
+    )
     extra = {
-        "accelerator_id": np.array([i if i is not None else None for i in ids], dtype=object),
-        "family": np.where(known, A["family"].astype(str).to_numpy(), None),
+        "accelerator_id": np.array(ids, dtype=object),
+        "family": np.where(known, fam, None),
+        "generation": np.where(known, gen, None),
+        "basis": np.where(known, basis, ""),
         "tdp": pd.to_numeric(A["tdp_w"], errors="coerce").to_numpy(float),
-        "epochs": epochs, "curve_epochs": curve, "global_batch": gb, "price": price,
-        "valid": known & (n > 0) & np.isfinite(peak),
+        "epochs": epochs,
+        "curve_epochs": curve,
+        "global_batch": gb,
+        "price": price,
+        "valid": known & (n > 0) & (peak > 0) & (mem_bw > 0),
     }
     return cfg, extra, note
 
@@ -345,17 +390,27 @@ def _outputs(cfg, extra, model, workload):
     }
 
 
-def predict(table, model: CalibratedModel | None = None, *, workload: Workload | None = None,
-            use_table_epochs: bool = True, accelerator_table=None, interconnect_table=None,
-            host_cpu_table=None) -> pd.DataFrame:
+def predict(
+    table,
+    model: CalibratedModel | None = None,
+    *,
+    workload: Workload | None = None,
+    use_table_epochs: bool = True,
+    accelerator_table=None,
+    interconnect_table=None,
+    host_cpu_table=None,
+) -> pd.DataFrame:
     """Predict ``PREDICTED`` for every row of a canonical table.
 
     Returns a copy of the table with ``predicted_time_to_train_min``, ``predicted_throughput``,
     ``predicted_utilization``, ``predicted_cost_usd`` (NaN without
     ``price_per_accelerator_hour``), ``predicted_energy_kwh`` (accelerators only),
-    ``predicted_epochs``, ``predicted_bottleneck``, plus ``accelerator_id`` (resolved) and
-    ``prediction_note`` (why a row has NaN predictions). The table's own columns are kept
-    unchanged beside the predictions.
+    ``predicted_epochs``, ``predicted_bottleneck`` (``compute``, ``communication``,
+    ``input`` or ``memory``), plus ``accelerator_id`` (resolved), ``prediction_basis``
+    (``fitted`` where the model's compute efficiency for the row's family was fitted on
+    data, ``borrowed:<family>`` where it is another family's, ``assumed`` for a hand-set
+    default; empty without a prediction) and ``prediction_note`` (why a row has NaN
+    predictions). The table's own columns are kept unchanged beside the predictions.
 
     ``use_table_epochs=True`` uses the table's ``epochs`` where present (the measured epochs
     to converge) and the workload's epochs-vs-batch curve elsewhere; ``False`` always uses
@@ -365,97 +420,204 @@ def predict(table, model: CalibratedModel | None = None, *, workload: Workload |
         raise UsageError(f"table: {type(table).__name__} is not allowed; pass a pandas DataFrame")
     model = DEFAULT_MODEL if model is None else model
     if not isinstance(model, CalibratedModel):
-        raise UsageError(f"model: {type(model).__name__} is not allowed; pass a CalibratedModel or None")
+        raise UsageError(
+            f"model: {type(model).__name__} is not allowed; pass a CalibratedModel or None"
+        )
     workload = resnet50() if workload is None else workload
     res = table.copy()
     if len(table) == 0:
         for c in PREDICTED + ("epochs",):
             res[f"predicted_{c}"] = pd.Series(dtype=float)
+        res["prediction_basis"] = pd.Series(dtype=str)
         return res
-    cfg, extra, note = _configs(table, model, workload, accelerator_table=accelerator_table,
-                                interconnect_table=interconnect_table,
-                                host_cpu_table=host_cpu_table, use_table_epochs=use_table_epochs)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = _outputs(cfg, extra, model, workload)
-    valid = extra["valid"]
+    cfg, extra, note = _configs(
+        table,
+        model,
+        workload,
+        accelerator_table=accelerator_table,
+        interconnect_table=interconnect_table,
+        host_cpu_table=host_cpu_table,
+        use_table_epochs=use_table_epochs,
+    )
+    out = _outputs(cfg, extra, model, workload)
+    valid = extra["valid"] & np.isfinite(out["time_to_train_min"])
     if "accelerator_id" not in res.columns:
         res["accelerator_id"] = extra["accelerator_id"]
     for c in PREDICTED + ("epochs",):
         res[f"predicted_{c}"] = np.where(valid, out[c], np.nan)
-    bn = np.array(["compute", "communication", "input"], dtype=object)[out["bottleneck"]]
-    res["predicted_bottleneck"] = pd.Categorical(np.where(valid, bn, None),
-                                                 categories=["compute", "communication", "input"])
+    bn = np.array(BOTTLENECKS, dtype=object)[out["bottleneck"]]
+    res["predicted_bottleneck"] = pd.Categorical(
+        np.where(valid, bn, None), categories=list(BOTTLENECKS)
+    )
+    res["prediction_basis"] = np.where(valid, extra["basis"], "")
     res["prediction_note"] = note
     return res
 
 
-def fit_errors(pred: pd.DataFrame, *, by: str = "family", column: str = "time_to_train_min") -> pd.DataFrame:
+def fit_errors(
+    pred: pd.DataFrame, *, by: str = "family", column: str = "time_to_train_min"
+) -> pd.DataFrame:
     """Absolute percentage error of ``predicted_<column>`` vs ``<column>``: n, median, p90
     per group (``family`` is looked up from the catalog when absent) and overall."""
     df = pred.copy()
     if by == "family" and "family" not in df.columns:
         fam = _cat.accelerator_catalog().set_index("accelerator_id")["family"]
         df["family"] = df["accelerator_id"].map(fam)
-    ape = (df[f"predicted_{column}"] - pd.to_numeric(df[column], errors="coerce")).abs() / pd.to_numeric(df[column], errors="coerce") * 100
-    df = df.assign(_ape=ape)[ape.notna()]
-    rows = [{"group": str(k), "n": len(v), "median_ape": float(v["_ape"].median()),
-             "p90_ape": float(v["_ape"].quantile(0.9))} for k, v in df.groupby(by, observed=True)]
-    rows.append({"group": "ALL", "n": len(df), "median_ape": float(df["_ape"].median()) if len(df) else math.nan,
-                 "p90_ape": float(df["_ape"].quantile(0.9)) if len(df) else math.nan})
+    meas = pd.to_numeric(df[column], errors="coerce").to_numpy(float)
+    ape = np.abs(_div(df[f"predicted_{column}"].to_numpy(float) - meas, meas)) * 100
+    df = df.assign(_ape=ape)[np.isfinite(ape)]
+    rows = [
+        {
+            "group": str(k),
+            "n": len(v),
+            "median_ape": float(v["_ape"].median()),
+            "p90_ape": float(v["_ape"].quantile(0.9)),
+        }
+        for k, v in df.groupby(by, observed=True)
+    ]
+    rows.append(
+        {
+            "group": "ALL",
+            "n": len(df),
+            "median_ape": float(df["_ape"].median()) if len(df) else math.nan,
+            "p90_ape": float(df["_ape"].quantile(0.9)) if len(df) else math.nan,
+        }
+    )
     return pd.DataFrame(rows)
 
 
-def calibrate(mlperf_table, *, train_rounds=None, test_rounds=None, base: CalibratedModel | None = None,
-              workload: Workload | None = None, accelerator_table=None, interconnect_table=None,
-              host_cpu_table=None) -> CalibratedModel:
+# --------------------------------------------------------------------------------------
+# the fit
+# --------------------------------------------------------------------------------------
+def _usable(t: pd.DataFrame, cfg, extra, note, ttt) -> tuple[np.ndarray, dict]:
+    """Rows a fit may use, and how many were skipped for each reason."""
+    skipped = {}
+    usable = extra["valid"] & (note == "")
+    skipped["accelerator not modelled or row incomplete"] = int((~usable).sum())
+    timed = np.isfinite(ttt) & (ttt > 0)
+    skipped["no measured time"] = int((usable & ~timed).sum())
+    usable &= timed
+    if "division" in t.columns:
+        open_div = t["division"].astype(str).str.strip().str.lower().eq("open").to_numpy()
+        skipped["open division (other rules than the benchmark)"] = int((usable & open_div).sum())
+        usable &= ~open_div
+    if "is_duplicate" in t.columns:
+        dup = t["is_duplicate"].fillna(False).astype(bool).to_numpy()
+        skipped["repeats an earlier system's runs"] = int((usable & dup).sum())
+        usable &= ~dup
+    # repeated results (same accelerator, count and score) count once
+    key = pd.DataFrame(
+        {
+            "a": extra["accelerator_id"],
+            "n": cfg["n_accelerators"],
+            "t": np.round(np.nan_to_num(ttt), 4),
+        }
+    )
+    rep = key.duplicated().to_numpy()
+    skipped["same accelerator, count and time as an earlier row"] = int((usable & rep).sum())
+    usable &= ~rep
+    return usable, skipped
+
+
+def _borrowing(train_families: dict, acc: pd.DataFrame) -> tuple[dict, str]:
+    """Which fitted family each generation lends, and the default lender.
+
+    ``train_families`` maps family -> (generation, training rows). A generation with data
+    lends its family with the most rows; a generation without data lends what its
+    ``GENERATION_FALLBACK`` generation lends; the default is the family with the most rows.
+    """
+
+    def best(fams):
+        return sorted(fams, key=lambda f: (-train_families[f][1], f))[0]
+
+    by_gen: dict = {}
+    for f, (g, _n) in train_families.items():
+        by_gen.setdefault(g, []).append(f)
+    lend = {g: best(fs) for g, fs in by_gen.items()}
+    gens = set(acc["generation"].astype(str)) | set(lend)
+    for new, old in GENERATION_FALLBACK:
+        if new in gens and new not in lend and old in lend:
+            lend[new] = lend[old]
+    default = best(list(train_families)) if train_families else ""
+    return dict(sorted(lend.items())), default
+
+
+def calibrate(
+    mlperf_table,
+    *,
+    train_rounds=None,
+    test_rounds=None,
+    base: CalibratedModel | None = None,
+    workload: Workload | None = None,
+    accelerator_table=None,
+    interconnect_table=None,
+    host_cpu_table=None,
+) -> CalibratedModel:
     """Fit the model's free parameters to measured runs.
 
     Parameters
     ----------
     mlperf_table : DataFrame
-        Canonical columns (see module docstring) with measured ``time_to_train_min``; rows
-        without a finite time, with an unknown accelerator or n_accelerators <= 0 are skipped.
+        Canonical columns (see module docstring) with measured ``time_to_train_min``. Rows
+        are skipped (and counted in ``model.fit["skipped"]``) without a finite time > 0, with
+        an accelerator the catalog does not model, with n_accelerators <= 0, from the open
+        division, flagged ``is_duplicate``, or repeating an earlier row's accelerator, count
+        and time.
     train_rounds, test_rounds : list of str, optional
         Values of the ``round`` column to fit on and to report held-out errors on. By default
         every row is fitted and the report is in-sample.
     base : CalibratedModel, optional
-        Starting values and the fixed (unfitted) parameters.
+        Starting values and the fixed (unfitted) parameters; ``CalibratedModel()`` when
+        omitted, so a fit never depends on an earlier fit.
+    workload : Workload, optional
+        ResNet-50 by default. A workload with an ``arithmetic_intensity`` keeps it fixed;
+        otherwise the intensity is fitted.
 
-    Fitted: ``mfu_by_family`` (families with data), ``comm_efficiency``, ``overlap``,
-    ``overhead_s``, ``batch_half``; then ``mfu_by_generation`` (median of the generation's
-    families; Blackwell falls back to Hopper, Ada to Ampere) and ``mfu_default`` (median of
-    all families). The report (``model.fit``) holds the errors per family.
+    Fitted: ``compute_efficiency_by_family`` (families with data), ``arithmetic_intensity``,
+    ``mem_overlap``, ``comm_efficiency``, ``overlap``, ``overhead_s``, ``batch_half``; the
+    lending of families without data (``borrow_by_generation``, ``borrow_default``) follows
+    from the training rows. ``model.fit`` holds the report: rows used and skipped, the
+    optimizer's cost, parameters that ended on a bound, and the errors per family.
     """
     from scipy.optimize import least_squares
 
     if not isinstance(mlperf_table, pd.DataFrame):
-        raise UsageError(f"mlperf_table: {type(mlperf_table).__name__} is not allowed; pass a pandas DataFrame")
+        raise UsageError(
+            f"mlperf_table: {type(mlperf_table).__name__} is not allowed; pass a pandas DataFrame"
+        )
     missing = [c for c in REQUIRED_CALIBRATE_COLUMNS if c not in mlperf_table.columns]
     if missing:
         raise DataError(
             f"calibration table is missing column '{missing[0]}'; required columns are: "
             f"{', '.join(REQUIRED_CALIBRATE_COLUMNS)}"
         )
-    base = DEFAULT_MODEL if base is None else base
+    base = CalibratedModel() if base is None else base
     workload = resnet50() if workload is None else workload
     t = mlperf_table.reset_index(drop=True)
     if (train_rounds is not None or test_rounds is not None) and "round" not in t.columns:
-        raise DataError("calibration table has no column 'round'; it is required with train_rounds/test_rounds")
+        raise DataError(
+            "calibration table has no column 'round'; it is required with train_rounds/test_rounds"
+        )
     ttt = _to_float(t["time_to_train_min"])
-    kw = dict(accelerator_table=accelerator_table, interconnect_table=interconnect_table,
-              host_cpu_table=host_cpu_table)
-    cfg, extra, note = _configs(t, base, workload, **kw)
-    usable = extra["valid"] & np.isfinite(ttt) & (ttt > 0) & (note == "")
-    # de-duplicate: repeated results (same accelerator, count and score) count once
-    key = pd.DataFrame({"a": extra["accelerator_id"], "n": cfg["n_accelerators"], "t": np.round(ttt, 4)})
-    usable &= ~key.duplicated().to_numpy()
+    kw = dict(
+        accelerator_table=accelerator_table,
+        interconnect_table=interconnect_table,
+        host_cpu_table=host_cpu_table,
+    )
+    # no borrowing while fitting: every training family gets its own parameter
+    start = replace(
+        base, compute_efficiency_by_family={}, borrow_by_generation={}, borrow_default=""
+    )
+    cfg, extra, note = _configs(t, start, workload, **kw)
+    usable, skipped = _usable(t, cfg, extra, note, ttt)
     in_train = usable.copy()
     if train_rounds is not None:
         in_train &= t["round"].astype(str).isin([str(r) for r in train_rounds]).to_numpy()
     if not in_train.any():
         raise DataError(
-            f"calibration table has no usable rows (of {len(t)}) in train_rounds={train_rounds!r}; rows need "
-            "a known accelerator, n_accelerators > 0 and a time_to_train_min > 0"
+            f"calibration table has no usable rows (of {len(t)}) in train_rounds={train_rounds!r}; "
+            "rows need an accelerator the catalog models, n_accelerators > 0 and a "
+            "time_to_train_min > 0"
         )
     fams = sorted(set(extra["family"][in_train]))
     fam_idx = np.array([fams.index(f) if f in fams else -1 for f in extra["family"]])
@@ -464,67 +626,314 @@ def calibrate(mlperf_table, *, train_rounds=None, test_rounds=None, base: Calibr
     sub_extra = {k: np.asarray(v)[tr] for k, v in extra.items()}
     fi = fam_idx[tr]
     y = np.log(ttt[tr])
+    k = len(fams)
+    fit_intensity = workload.arithmetic_intensity is None
+
+    def sigmoid(x):
+        return 1.0 / (1.0 + math.exp(-x))
 
     def unpack(theta):
-        mf = np.exp(theta[: len(fams)])
-        ce, ov = 1 / (1 + np.exp(-theta[len(fams)])), 1 / (1 + np.exp(-theta[len(fams) + 1]))
-        oh, bh = np.exp(theta[len(fams) + 2]), np.exp(theta[len(fams) + 3])
-        return mf, ce, ov, oh, bh
+        ef = np.exp(theta[:k])
+        p = {
+            "comm_efficiency": min(sigmoid(theta[k]), 1.0),
+            "overlap": min(sigmoid(theta[k + 1]), 0.999),
+            "overhead_s": math.exp(theta[k + 2]),
+            "batch_half": math.exp(theta[k + 3]),
+            "mem_overlap": sigmoid(theta[k + 4]),
+        }
+        if fit_intensity:
+            p["arithmetic_intensity"] = math.exp(theta[k + 5])
+        return ef, p
 
     def resid(theta):
-        mf, ce, ov, oh, bh = unpack(theta)
-        mdl = replace(base, comm_efficiency=float(min(ce, 1.0)), overlap=float(min(ov, 0.999)),
-                      overhead_s=float(oh), batch_half=float(bh))
-        c = dict(sub, mfu=mf[fi])
-        o = _outputs(c, sub_extra, mdl, workload)
+        ef, p = unpack(theta)
+        o = _outputs(dict(sub, compute_efficiency=ef[fi]), sub_extra, replace(start, **p), workload)
         return np.log(o["time_to_train_min"]) - y
 
-    logit = lambda p: math.log(p / (1 - p))  # noqa: E731
-    # start each family at the MFU its measured runs imply when compute-bound (the fit can
-    # otherwise overshoot into the input-bound region, where MFU has no gradient)
-    thr_meas = extra["epochs"][tr] * workload.dataset_size / np.maximum(ttt[tr] * 60.0 - base.overhead_s, 1.0)
+    def logit(v):
+        v = min(max(v, 0.01), 0.99)
+        return math.log(v / (1 - v))
+
+    # start each family at twice the fraction of peak its runs achieve overall (the compute
+    # term is part of the step), so no family starts in the flat input-bound region
+    thr_meas = _div(
+        sub_extra["epochs"] * workload.dataset_size,
+        np.maximum(ttt[tr] * 60.0 - base.overhead_s, 1.0),
+    )
     b_tr = sub["local_batch"]
-    implied = (thr_meas * workload.flops_per_sample
-               / (sub["n_accelerators"] * sub["peak_tflops"] * 1e12 * b_tr / (b_tr + base.batch_half)))
-    mfu0 = [float(np.clip(np.median(implied[fi == j]), 0.02, 0.95)) for j in range(len(fams))]
-    x0 = np.concatenate([np.log(mfu0),
-                         [logit(min(max(base.comm_efficiency, 0.05), 0.95)),
-                          logit(min(max(base.overlap, 0.05), 0.95)),
-                          math.log(max(base.overhead_s, 1.0)), math.log(max(base.batch_half, 1.0))]])
-    lo = np.concatenate([np.full(len(fams), math.log(0.01)), [-4, -4, math.log(0.5), math.log(0.5)]])
-    hi = np.concatenate([np.full(len(fams), math.log(1.0)), [6, 6, math.log(600), math.log(256)]])
-    sol = least_squares(resid, np.clip(x0, lo, hi), bounds=(lo, hi), loss="soft_l1", f_scale=0.1)
-    mf, ce, ov, oh, bh = unpack(sol.x)
-    by_fam = {f: round(float(v), 6) for f, v in zip(fams, mf)}
+    achieved = _div(
+        thr_meas * workload.flops_per_sample * (b_tr + base.batch_half),
+        sub["n_accelerators"] * sub["peak_tflops"] * 1e12 * b_tr,
+    )
+    eff0 = [float(np.clip(2.0 * np.nanmedian(achieved[fi == j]), 0.05, 0.95)) for j in range(k)]
+    ai0 = (
+        base.arithmetic_intensity
+        if workload.arithmetic_intensity is None
+        else workload.arithmetic_intensity
+    )
+    x0 = np.concatenate(
+        [
+            np.log(eff0),
+            [
+                logit(base.comm_efficiency),
+                logit(base.overlap),
+                math.log(max(base.overhead_s, 1.0)),
+                math.log(max(base.batch_half, 1.0)),
+                logit(base.mem_overlap),
+            ],
+            [math.log(ai0)] if fit_intensity else [],
+        ]
+    )
+    lo = np.concatenate(
+        [
+            np.full(k, math.log(0.01)),
+            [-4, -4, math.log(0.5), math.log(0.5), -6],
+            [math.log(5.0)] if fit_intensity else [],
+        ]
+    )
+    hi = np.concatenate(
+        [
+            np.full(k, 0.0),
+            [6, 6, math.log(600), math.log(256), 6],
+            [math.log(2000.0)] if fit_intensity else [],
+        ]
+    )
+    sol = least_squares(
+        resid, np.clip(x0, lo + 1e-9, hi - 1e-9), bounds=(lo, hi), loss="soft_l1", f_scale=0.1
+    )
+    ef, p = unpack(sol.x)
+    names = (
+        [f"compute_efficiency_by_family[{f}]" for f in fams]
+        + ["comm_efficiency", "overlap", "overhead_s", "batch_half", "mem_overlap"]
+        + (["arithmetic_intensity"] if fit_intensity else [])
+    )
+    span = hi - lo
+    at_bound = [
+        nm for nm, x, a, b_, s in zip(names, sol.x, lo, hi, span) if min(x - a, b_ - x) < 1e-3 * s
+    ]
+    rows_per_family = {f: int((fi == j).sum()) for j, f in enumerate(fams)}
+    gen_of = {f: g for f, g in zip(sub_extra["family"], sub_extra["generation"])}
     acc = _cat.accelerator_catalog(accelerator_table)
-    gen_of_id = dict(zip(acc["accelerator_id"].astype(str), acc["generation"].astype(str)))
-    by_gen: dict = {}
-    for i in tr:
-        aid = extra["accelerator_id"][i]
-        by_gen.setdefault(gen_of_id[aid], set()).add(extra["family"][i])
-    by_gen = {k: float(np.median([by_fam[f] for f in v])) for k, v in by_gen.items()}
-    for new, old in GENERATION_FALLBACK:
-        if new not in by_gen and old in by_gen:
-            by_gen[new] = by_gen[old]
-    model = replace(base, mfu_by_family=by_fam, mfu_by_generation={k: round(v, 6) for k, v in by_gen.items()},
-                    mfu_default=round(float(np.median(list(by_fam.values()))), 6),
-                    comm_efficiency=round(float(min(ce, 1.0)), 6), overlap=round(float(min(ov, 0.999)), 6),
-                    overhead_s=round(float(oh), 4), batch_half=round(float(bh), 4), workload=workload.name)
+    lend, default = _borrowing({f: (gen_of[f], rows_per_family[f]) for f in fams}, acc)
+    rounded = {kk: (round(v, 6) if kk != "overhead_s" else round(v, 4)) for kk, v in p.items()}
+    model = replace(
+        base,
+        compute_efficiency_by_family={f: round(float(v), 6) for f, v in zip(fams, ef)},
+        borrow_by_generation=lend,
+        borrow_default=default,
+        workload=workload.name,
+        fit={},
+        **rounded,
+    )
 
     # report
     pred = predict(t[usable], model, workload=workload, **kw)
-    report = {"n_rows": int(len(t)), "n_usable": int(usable.sum()), "n_train": int(in_train.sum()),
-              "train_rounds": None if train_rounds is None else [str(r) for r in train_rounds],
-              "test_rounds": None if test_rounds is None else [str(r) for r in test_rounds],
-              "cost": float(sol.cost), "success": bool(sol.success)}
+    report = {
+        "n_rows": int(len(t)),
+        "n_usable": int(usable.sum()),
+        "n_train": int(in_train.sum()),
+        "skipped": {r: c for r, c in skipped.items() if c},
+        "rows_per_family": rows_per_family,
+        "train_rounds": None if train_rounds is None else [str(r) for r in train_rounds],
+        "test_rounds": None if test_rounds is None else [str(r) for r in test_rounds],
+        "cost": float(sol.cost),
+        "success": bool(sol.success),
+        "at_bound": at_bound,
+    }
     trmask = in_train[usable]
     report["train_errors"] = fit_errors(pred[trmask]).to_dict(orient="records")
     if test_rounds is not None:
         te = pred["round"].astype(str).isin([str(r) for r in test_rounds]).to_numpy()
         report["n_test"] = int(te.sum())
         report["test_errors"] = fit_errors(pred[te]).to_dict(orient="records")
-        report["test_errors_nvidia"] = fit_errors(pred[te & pred["accelerator_id"].astype(str).str.startswith("nvidia").to_numpy()]).to_dict(orient="records")[-1]
+        nv = te & pred["accelerator_id"].astype(str).str.startswith("nvidia").to_numpy()
+        report["test_errors_nvidia"] = fit_errors(pred[nv]).to_dict(orient="records")[-1]
     return replace(model, fit=report)
+
+
+# --------------------------------------------------------------------------------------
+# cross-validation and its report
+# --------------------------------------------------------------------------------------
+def cross_validate(
+    mlperf_table,
+    *,
+    by: str = "round",
+    workload: Workload | None = None,
+    accelerator_table=None,
+    interconnect_table=None,
+    host_cpu_table=None,
+    base: CalibratedModel | None = None,
+) -> pd.DataFrame:
+    """Held-out predictions: one fit per value of ``by``, predicting the rows of that value.
+
+    Parameters
+    ----------
+    mlperf_table : DataFrame
+        As for :func:`calibrate`.
+    by : {"round", "family"}
+        ``"round"``: leave one round out (each round predicted by a model fitted on the
+        others). ``"family"``: leave one accelerator family out (each family predicted by a
+        model that never saw it, so its compute efficiency is borrowed).
+
+    Returns
+    -------
+    DataFrame
+        One row per usable row of the table: ``held_out`` (the round or family left out),
+        ``round``, ``family``, ``accelerator``, ``n_accelerators``, ``system`` (when the
+        table has ``submitter``/``system``), ``time_to_train_min``,
+        ``predicted_time_to_train_min``, ``error_pct`` (signed: positive = predicted slower)
+        and ``prediction_basis``.
+    """
+    if by not in ("round", "family"):
+        raise UsageError(f"by={by!r} is not allowed; use 'round' or 'family'")
+    if not isinstance(mlperf_table, pd.DataFrame):
+        raise UsageError(
+            f"mlperf_table: {type(mlperf_table).__name__} is not allowed; pass a pandas DataFrame"
+        )
+    if by == "round" and "round" not in mlperf_table.columns:
+        raise DataError("calibration table has no column 'round'; leave-one-round-out needs it")
+    base = CalibratedModel() if base is None else base
+    workload = resnet50() if workload is None else workload
+    kw = dict(
+        accelerator_table=accelerator_table,
+        interconnect_table=interconnect_table,
+        host_cpu_table=host_cpu_table,
+    )
+    t = mlperf_table.reset_index(drop=True)
+    ttt = _to_float(t["time_to_train_min"])
+    start = replace(
+        base, compute_efficiency_by_family={}, borrow_by_generation={}, borrow_default=""
+    )
+    cfg, extra, note = _configs(t, start, workload, **kw)
+    usable, _ = _usable(t, cfg, extra, note, ttt)
+    u = t[usable].reset_index(drop=True)
+    fam = extra["family"][usable].astype(str)
+    key = u["round"].astype(str).to_numpy() if by == "round" else fam
+    parts = []
+    for value in sorted(set(key)):
+        held = key == value
+        if held.all():
+            continue  # nothing left to fit on
+        model = calibrate(u[~held], base=base, workload=workload, **kw)
+        pred = predict(u[held], model, workload=workload, **kw)
+        meas = _to_float(pred["time_to_train_min"])
+        out = pd.DataFrame(
+            {
+                "held_out": value,
+                "round": pred["round"].astype(str).to_numpy() if "round" in pred else "",
+                "family": fam[held],
+                "accelerator": pred["accelerator"].astype(str).to_numpy(),
+                "n_accelerators": pred["n_accelerators"].to_numpy(),
+                "system": (
+                    pred["submitter"].astype(str) + " " + pred["system"].astype(str)
+                ).to_numpy()
+                if {"submitter", "system"} <= set(pred.columns)
+                else "",
+                "time_to_train_min": meas,
+                "predicted_time_to_train_min": pred["predicted_time_to_train_min"].to_numpy(float),
+                "prediction_basis": pred["prediction_basis"].to_numpy(),
+            }
+        )
+        out["error_pct"] = _div(out["predicted_time_to_train_min"] - meas, meas) * 100
+        parts.append(out)
+    if not parts:
+        raise DataError(f"cross-validation by {by} needs usable rows of at least two {by}s")
+    return pd.concat(parts, ignore_index=True)
+
+
+def cv_summary(cv: pd.DataFrame) -> pd.DataFrame:
+    """Per family: n, median and p90 absolute error (%), the worst row, and the bases used."""
+    rows = []
+    for fam, g in cv.groupby("family", sort=True):
+        ape = g["error_pct"].abs()
+        w = g.loc[ape.idxmax()]
+        rows.append(
+            {
+                "family": fam,
+                "n": len(g),
+                "median_ape": float(ape.median()),
+                "p90_ape": float(ape.quantile(0.9)),
+                "worst_row": f"{w['round']} {w['system'] or w['accelerator']} "
+                f"(n={int(w['n_accelerators'])})".strip(),
+                "worst_error_pct": float(w["error_pct"]),
+                "basis": ", ".join(sorted(set(g["prediction_basis"].astype(str)))),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _md_cv(summary: pd.DataFrame) -> list[str]:
+    lines = [
+        "| family | n | median % | p90 % | worst row | its error % | basis |",
+        "|:--|--:|--:|--:|:--|--:|:--|",
+    ]
+    for r in summary.itertuples():
+        lines.append(
+            f"| {r.family} | {r.n} | {r.median_ape:.1f} | {r.p90_ape:.1f} | "
+            f"{r.worst_row} | {r.worst_error_pct:+.1f} | {r.basis} |"
+        )
+    return lines
+
+
+def validation_report(mlperf_table, *, model: CalibratedModel | None = None, **kw) -> str:
+    """The Markdown section ``calibrate --report`` writes: the fit, leave-one-round-out and
+    leave-one-family-out tables per family, and the families that borrow an efficiency.
+
+    ``model`` is the fit on every row (fitted here when omitted); ``kw`` go to
+    :func:`cross_validate` (``workload``, the catalog tables).
+    """
+    model = calibrate(mlperf_table, **kw) if model is None else model
+    loro = cross_validate(mlperf_table, by="round", **kw)
+    lofo = cross_validate(mlperf_table, by="family", **kw)
+    s_loro, s_lofo = cv_summary(loro), cv_summary(lofo)
+    f = model.fit
+    ins = [r for r in f.get("train_errors", []) if r["group"] == "ALL"]
+    lines = [
+        REPORT_BEGIN,
+        "",
+        f"Fit on {f.get('n_train', 0)} usable rows of {f.get('n_rows', 0)} "
+        f"(skipped: {', '.join(f'{c} {r}' for r, c in f.get('skipped', {}).items()) or 'none'}). "
+        f"In-sample absolute error of time to train: median {ins[0]['median_ape']:.1f}%, "
+        f"p90 {ins[0]['p90_ape']:.1f}%."
+        if ins
+        else "",
+        "",
+        "Fitted parameters: "
+        + ", ".join([f"{fam} {v:.3f}" for fam, v in model.compute_efficiency_by_family.items()])
+        + f" (compute efficiency per family); arithmetic intensity "
+        f"{model.arithmetic_intensity:.1f} FLOP/B at {model.mem_efficiency:.0%} of the peak "
+        f"memory bandwidth; compute/memory overlap {model.mem_overlap:.3f}; communication "
+        f"efficiency {model.comm_efficiency:.3f}, overlap {model.overlap:.3f}; overhead "
+        f"{model.overhead_s:.1f} s; batch knee {model.batch_half:.1f}."
+        + (f" On a bound: {', '.join(f['at_bound'])}." if f.get("at_bound") else ""),
+        "",
+        "**Leave-one-round-out** (each round predicted by a model fitted on the other "
+        "rounds; absolute % error of time to train; worst row signed, + = predicted slower):",
+        "",
+        *_md_cv(s_loro),
+        "",
+        "**Leave-one-family-out** (each family predicted by a model that never saw it: its "
+        "compute efficiency is borrowed, `basis` says from which family):",
+        "",
+        *_md_cv(s_lofo),
+        "",
+    ]
+    catalog = _cat.accelerator_catalog(kw.get("accelerator_table"))
+    modelled = catalog[pd.to_numeric(catalog["mem_bw_tbps"], errors="coerce") > 0]
+    borrowed = []
+    for fam_name, gen in sorted(
+        set(zip(modelled["family"].astype(str), modelled["generation"].astype(str)))
+    ):
+        _v, basis = model.compute_efficiency_for(fam_name, gen)
+        if basis != "fitted":
+            borrowed.append(f"{fam_name} ({gen}) {basis}")
+    lines += [
+        "Families of the catalog without MLPerf rows, which borrow a compute efficiency in "
+        "the sweep (`prediction_basis`): " + ("; ".join(borrowed) or "none") + ".",
+        "",
+        REPORT_END,
+    ]
+    return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------------------
@@ -536,21 +945,60 @@ def _write_table(df: pd.DataFrame, path, *, overwrite=False) -> Path:
         with publish_file(p, name="--output", overwrite=overwrite) as pub:
             df.to_csv(pub.path, index=False)
         return p
-    return write_table(df, p, metadata={"predicted": True}, overwrite=overwrite,
-                       name="--output")
+    return write_table(df, p, metadata={"predicted": True}, overwrite=overwrite, name="--output")
 
 
-def run_calibrate_cli(table_path, output, *, train_rounds=None, test_rounds=None,
-                      overwrite=False) -> CalibratedModel:
-    """CLI entry: ``gpurank calibrate MLPERF_TABLE -o model.json``."""
+def _report_target(path) -> tuple[Path, str, str]:
+    """The report file and the text before and after its generated section (checked up
+    front, before any fit runs)."""
+    p = Path(path)
+    if p.suffix.lower() != ".md":
+        raise UsageError(f"--report '{path}' must be a Markdown file ending in .md")
+    if p.is_symlink() or (p.exists() and not p.is_file()):
+        raise UsageError(f"--report '{path}' is not a regular file; name a .md file")
+    if not p.exists():
+        check_target(p, name="--report")
+        return p, "<!-- generated by gpurank calibrate --report -->\n\n", ""
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--report '{path}' cannot be read as UTF-8 text: {exc}") from None
+    a, b = text.find(REPORT_BEGIN), text.find(REPORT_END)
+    if a < 0 or b < a:
+        raise UsageError(
+            f"--report '{path}' has no generated section; add the two lines '{REPORT_BEGIN}' and "
+            f"'{REPORT_END}' where the report goes, or name a new .md file"
+        )
+    after = text[b + len(REPORT_END) :]
+    return p, text[:a], after[1:] if after.startswith("\n") else after
+
+
+def run_calibrate_cli(
+    table_path, output, *, train_rounds=None, test_rounds=None, overwrite=False, report=None
+) -> CalibratedModel:
+    """CLI entry: ``gpurank calibrate MLPERF_TABLE -o model.json [--report doc.md]``.
+
+    ``report`` names a Markdown file that receives :func:`validation_report` (the
+    cross-validation tables). A new file is created; an existing one must hold the two
+    marker lines (``REPORT_BEGIN``, ``REPORT_END``) and only the text between them is
+    replaced, the rest of the file is kept byte for byte.
+    """
     check_target(output, name="--output", overwrite=overwrite)
-    model = calibrate(read_table(table_path), train_rounds=train_rounds, test_rounds=test_rounds)
+    rep = _report_target(report) if report is not None else None
+    table = read_table(table_path)
+    model = calibrate(table, train_rounds=train_rounds, test_rounds=test_rounds)
+    if rep is not None:
+        text = rep[1] + validation_report(table, model=model) + rep[2]
+        # the section is ours and everything around it is kept: replacing the file is safe
+        with publish_file(rep[0], name="--report", overwrite=True) as pub:
+            pub.path.write_text(text, encoding="utf-8")
     model.to_json(output, overwrite=overwrite)
     return model
 
 
-def run_predict_cli(table_path, model_path, output, *, use_table_epochs=True,
-                    overwrite=False) -> pd.DataFrame:
+def run_predict_cli(
+    table_path, model_path, output, *, use_table_epochs=True, overwrite=False
+) -> pd.DataFrame:
     """CLI entry: ``gpurank predict TABLE --model model.json -o predicted.parquet``."""
     check_target(output, name="--output", overwrite=overwrite)
     model = CalibratedModel.from_json(model_path) if model_path is not None else None

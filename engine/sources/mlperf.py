@@ -32,9 +32,17 @@ from gpurank.engine.catalog import accelerator_catalog
 from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.io import write_table
 from gpurank.engine.outputs import check_target
-from gpurank.engine.sources.accelerators import accelerator_aliases, normalize_accelerator
+from gpurank.engine.sources.accelerators import ResolvedAccelerator, resolve_accelerator
 from gpurank.engine.sources.mlperf_logs import IMAGENET_TRAIN_SAMPLES, RunLog, parse_result_log
 from gpurank.engine.sources.mlperf_systems import parse_system_description
+from gpurank.engine.sources.regular_files import (
+    UnreadableFile,
+    excerpt,
+    is_regular_dir,
+    path_text,
+    printable,
+    read_regular,
+)
 
 __all__ = [
     "ReadWarning",
@@ -121,7 +129,8 @@ class _Warnings:
         self.items: list[ReadWarning] = []
 
     def add(self, path, reason: str) -> None:
-        w = ReadWarning(str(path), reason)
+        # file names and values come from the tree: control characters are escaped
+        w = ReadWarning(path_text(path), printable(reason))
         if self.strict:
             raise DataError(f"{w.path}: {w.reason} (strict mode)")
         self.items.append(w)
@@ -142,11 +151,29 @@ class _SystemRef:
     desc_is_fallback: bool = False
 
 
-def _subdirs(p: Path) -> list[Path]:
+def _subdirs(p: Path, warn: "_Warnings | None" = None) -> list[Path]:
+    """Real sub-folders of ``p``, sorted; links to folders are not followed (a link could
+    lead out of the tree, or back into it forever)."""
+    if not is_regular_dir(p):
+        return []
     try:
-        return sorted(c for c in p.iterdir() if c.is_dir() and not c.name.startswith("."))
+        children = sorted(p.iterdir())
     except OSError:
         return []
+    out = []
+    for c in children:
+        if c.name.startswith("."):
+            continue
+        if is_regular_dir(c):
+            out.append(c)
+        elif warn is not None and c.is_symlink() and c.is_dir():
+            warn.add(c, "is a link to a folder; not followed")
+    return out
+
+
+def _exists(p: Path) -> bool:
+    """The entry exists (also a broken link or a FIFO, which the reader reports)."""
+    return os.path.lexists(p)
 
 
 def _round_of(p: Path) -> str | None:
@@ -158,11 +185,11 @@ def _round_of(p: Path) -> str | None:
 
 
 def _is_submitter(p: Path) -> bool:
-    return (p / "results").is_dir() or (p / "systems").is_dir()
+    return is_regular_dir(p / "results") or is_regular_dir(p / "systems")
 
 
 def _is_round_root(p: Path) -> bool:
-    if p.name == "v0.5.0" or (p / "v0.5.0").is_dir():
+    if p.name == "v0.5.0" or is_regular_dir(p / "v0.5.0"):
         return True
     return any(_is_submitter(c) for c in _subdirs(p))
 
@@ -189,11 +216,12 @@ def _systems_in_round(root: Path, only: str | None, bench: _Benchmark, warn: _Wa
     rnd = _round_of(root)
     if rnd is None:
         rnd = root.name
-        warn.add(root, f"cannot tell the round from the folder name {root.name!r}; using it as the round")
+        warn.add(root, f"cannot tell the round from the folder name {excerpt(root.name)}; "
+                       "using it as the round")
     refs: list[_SystemRef] = []
     v05_base = root if root.name == "v0.5.0" else root / "v0.5.0"
-    if v05_base.is_dir():
-        for sub in _subdirs(v05_base):
+    if is_regular_dir(v05_base):
+        for sub in _subdirs(v05_base, warn):
             if only and sub.name != only:
                 continue
             for dirpath, dirnames, _files in os.walk(sub):
@@ -203,37 +231,43 @@ def _systems_in_round(root: Path, only: str | None, bench: _Benchmark, warn: _Wa
                 res = Path(dirpath) / "results"
                 dirnames.remove("results")
                 entry = os.path.relpath(dirpath, sub)
-                for sysdir in _subdirs(res):
+                for sysdir in _subdirs(res, warn):
                     bench_dir = sysdir / bench.dir_name
-                    if not bench_dir.is_dir() and _subdirs(sysdir):
+                    if not is_regular_dir(bench_dir) and _subdirs(sysdir):
                         continue  # a system that ran other benchmarks only
                     sid = sysdir.name if entry == "." else f"{Path(entry).as_posix()}/{sysdir.name}"
                     desc = sysdir / "entry.json"
                     refs.append(
-                        _SystemRef(rnd, sub.name, sid, desc if desc.is_file() else None,
-                                   bench_dir if bench_dir.is_dir() else None)
+                        _SystemRef(rnd, sub.name, sid, desc if _exists(desc) else None,
+                                   bench_dir if is_regular_dir(bench_dir) else None)
                     )  # fmt: skip
         return refs
-    for sub in _subdirs(root):
+    for sub in _subdirs(root, warn):
         if only and sub.name != only:
             continue
         if not _is_submitter(sub):
             continue
         res, sysd = sub / "results", sub / "systems"
         descs = {}
-        if sysd.is_dir():
-            for f in sorted(sysd.iterdir()):
-                if f.is_file() and f.suffix == ".json":
+        if is_regular_dir(sysd):
+            try:
+                entries = sorted(sysd.iterdir())
+            except OSError:
+                entries = []
+            for f in entries:
+                # every .json entry that is not a folder: the parser refuses FIFOs, devices
+                # and links to them with a warning, instead of skipping them unseen
+                if f.suffix == ".json" and not is_regular_dir(f):
                     descs[f.stem] = f
-        result_dirs = {d.name: d for d in _subdirs(res)} if res.is_dir() else {}
+        result_dirs = {d.name: d for d in _subdirs(res, warn)}
         for name in sorted(set(descs) | set(result_dirs)):
             sysdir = result_dirs.get(name)
             bench_dir = sysdir / bench.dir_name if sysdir is not None else None
-            if sysdir is not None and not bench_dir.is_dir():
+            if sysdir is not None and not is_regular_dir(bench_dir):
                 continue  # results for other benchmarks only
             desc = descs.get(name)
             fallback = False
-            if desc is None and sysdir is not None and (sysdir / "entry.json").is_file():
+            if desc is None and sysdir is not None and _exists(sysdir / "entry.json"):
                 desc, fallback = sysdir / "entry.json", True
             refs.append(_SystemRef(rnd, sub.name, name, desc, bench_dir, fallback))
     return refs
@@ -281,21 +315,29 @@ def _median(values) -> float | None:
 # ---------------------------------------------------------------- one system
 
 
+#: A scaling.json larger than this is not read (real ones hold one number).
+MAX_SCALING_BYTES = 1 << 20
+
+
 def _read_scaling(path: Path, warn: _Warnings) -> float:
-    if not path.is_file():
+    if not _exists(path):
         return 1.0
     try:
-        d = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+        text = read_regular(path, limit=MAX_SCALING_BYTES).decode("utf-8", errors="replace")
+        d = json.loads(text)
         f = float(d["scaling_factor"])
-        if not (f > 0):
+        if not (0 < f < float("inf")):
             raise ValueError
         return f
-    except (ValueError, KeyError, TypeError) as exc:
+    except UnreadableFile as exc:
+        warn.add(path, f"scaling.json {exc}; scaling factor 1 used")
+        return 1.0
+    except (ValueError, KeyError, TypeError, RecursionError, OverflowError) as exc:
         warn.add(path, f"malformed scaling.json ({type(exc).__name__}); scaling factor 1 used")
         return 1.0
 
 
-def _system_row(ref: _SystemRef, bench: _Benchmark, warn: _Warnings, aliases: pd.DataFrame) -> tuple[dict, tuple]:
+def _system_row(ref: _SystemRef, bench: _Benchmark, warn: _Warnings) -> tuple[dict, tuple]:
     row: dict = {"round": ref.round, "submitter": ref.submitter, "system": ref.system}
     reasons: list[str] = []
     fields = None
@@ -307,26 +349,35 @@ def _system_row(ref: _SystemRef, bench: _Benchmark, warn: _Warnings, aliases: pd
         if fields is None:
             warn.add(ref.desc_path, f"unreadable system description: {why}; hardware fields left empty")
     fields = fields or {}
+    for problem in fields.get("desc_problems", ()):
+        warn.add(ref.desc_path, problem)
     apn = fields.get("accelerators_per_node")
     nodes = fields.get("number_of_nodes")
     acc_raw = fields.get("accelerator_raw", "")
-    if fields and (apn is None or nodes is None):
-        warn.add(ref.desc_path, "accelerators_per_node or number_of_nodes missing or not an integer")
-    n_acc = apn * nodes if apn is not None and nodes is not None else None
-    name, known = normalize_accelerator(
+    res = resolve_accelerator(
         acc_raw, memory=fields.get("accelerator_memory", ""), hint=f"{fields.get('system_name', '')} {ref.system}"
     )
-    if fields and not known:
-        warn.add(ref.desc_path, f"unknown accelerator name {acc_raw!r}; kept as {name!r}, catalog facts left empty")
+    if apn == 0 and res.match != "cpu":
+        warn.add(ref.desc_path, f"accelerators_per_node = 0 but accelerator_model_name is "
+                                f"{excerpt(acc_raw)}; counts left empty")
+        apn = None
+    if fields and (apn is None or nodes is None) and not fields.get("desc_problems"):
+        warn.add(ref.desc_path,
+                 "accelerators_per_node or number_of_nodes missing or not an integer")
+    n_acc = apn * nodes if apn is not None and nodes is not None else None
+    name = res.name
+    if fields and not res.known:
+        warn.add(ref.desc_path, f"unknown accelerator name {excerpt(acc_raw)}; kept as "
+                                f"{excerpt(name)}, catalog facts left empty")
     if n_acc == 0:
         atype = "cpu"
-    elif name in aliases.index:
-        atype = aliases.at[name, "accelerator_type"]
+    elif res.known and res.match != "cpu":
+        atype = res.accelerator_type
     elif not fields:
         atype = ""
     else:
-        low = name.lower()
-        atype = "tpu" if "tpu" in low else "other"
+        atype = "tpu" if "tpu" in name.lower() else "other"
+    row["_resolved"] = res if n_acc != 0 else None
     row.update(
         division=fields.get("division", ""),
         availability=fields.get("availability", ""),
@@ -398,23 +449,21 @@ def _round_sort_key(rnd: str):
     return (int(m.group(1)), int(m.group(2))) if m else (10**6, 0)
 
 
-def _add_catalog(df: pd.DataFrame, aliases: pd.DataFrame) -> pd.DataFrame:
+def _add_catalog(df: pd.DataFrame, resolved: list) -> pd.DataFrame:
+    """Catalog facts per row from its resolved accelerator (one resolver, one fact table)."""
     cat = accelerator_catalog().set_index("accelerator_id")
     ids, years, gens, ranks = [], [], [], []
-    for name, atype in zip(df["accelerator"], df["accelerator_type"]):
-        if atype == "cpu" or name not in aliases.index:
+    for res in resolved:
+        if not isinstance(res, ResolvedAccelerator) or not res.known or res.match == "cpu":
             ids.append("")
             years.append(None)
             gens.append("")
             ranks.append(None)
             continue
-        a = aliases.loc[name]
-        aid = a["accelerator_id"] if a["accelerator_id"] in cat.index else ""
-        ids.append(aid)
-        year = cat.at[aid, "release_year"] if aid else (int(a["release_year"]) if a["release_year"] else None)
-        years.append(year)
-        gens.append(a["generation"])
-        ranks.append(int(a["generation_rank"]) if a["generation_rank"] else None)
+        ids.append(res.accelerator_id)
+        years.append(res.release_year)
+        gens.append(res.generation)
+        ranks.append(res.generation_rank)
     df["accelerator_id"] = ids
     df["release_year"] = pd.array(years, dtype="Int64")
     df["generation"] = gens
@@ -524,11 +573,10 @@ def read_mlperf(paths, *, benchmark: str = "resnet", strict: bool = False, dedup
             published_runs = Path(published_scores).parent / "runs.csv"
     if published_runs is not None:
         runs_timing = _published_timings(published_runs)
-    aliases = accelerator_aliases()
     rows: list[dict] = []
     first_by_timing: dict[tuple, str] = {}
     for ref in refs:
-        row, timing = _system_row(ref, bench, warn, aliases)
+        row, timing = _system_row(ref, bench, warn)
         key = (ref.round, ref.submitter, ref.system)
         if published is not None and row["score_source"] != "logs" and key in published:
             _fill_published(row, published[key])
@@ -544,8 +592,9 @@ def read_mlperf(paths, *, benchmark: str = "resnet", strict: bool = False, dedup
             else:
                 first_by_timing[timing] = ident
         rows.append(row)
+    resolved = [r.pop("_resolved", None) for r in rows]
     df = _build_table(rows)
-    df = _add_catalog(df, aliases)
+    df = _add_catalog(df, resolved)
     df = df[MLPERF_COLUMNS]
     dropped: tuple[str, ...] = ()
     if dedupe and len(df):
@@ -577,18 +626,30 @@ PUBLISHED_FIELDS = {
 _PUBLISHED_KEY = ("round", "submitter", "system")
 
 
+#: A published summary or runs table larger than this is not read (the real ones are < 3 MB).
+MAX_PUBLISHED_BYTES = 1 << 30
+
+
 def _read_csv_strings(path, what: str, required) -> pd.DataFrame:
+    import io
+
     p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"{what} file {str(p)!r} does not exist")
+    if not _exists(p):
+        raise UsageError(f"{what} file {path_text(p)!r} does not exist")
     try:
-        df = pd.read_csv(p, dtype=str, keep_default_na=False)
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
-        raise DataError(f"{p}: cannot read {what} as CSV ({exc})") from None
+        data = read_regular(p, limit=MAX_PUBLISHED_BYTES)
+    except UnreadableFile as exc:
+        raise DataError(f"{path_text(p)}: {what} file {str(exc).removesuffix('; skipped')}") from None
+    try:
+        df = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+    except (ValueError, OSError, pd.errors.ParserError, RecursionError) as exc:
+        raise DataError(f"{path_text(p)}: cannot read {what} as CSV "
+                        f"({excerpt(' '.join(str(exc).split()), 120)})") from None
     missing = [c for c in required if c not in df.columns]
     if missing:
-        raise DataError(f"{p}: {what} has no column(s) {', '.join(missing)}; columns are: "
-                        f"{', '.join(df.columns)}")
+        cols = ", ".join(excerpt(c, 40) for c in list(df.columns)[:20])
+        raise DataError(f"{path_text(p)}: {what} has no column(s) {', '.join(missing)}; columns "
+                        f"are: {cols}{' ...' if len(df.columns) > 20 else ''}")
     return df
 
 

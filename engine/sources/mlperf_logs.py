@@ -22,6 +22,7 @@ count from 0).
 from __future__ import annotations
 
 import calendar
+import math
 import re
 import statistics
 from dataclasses import dataclass, field
@@ -31,14 +32,17 @@ try:  # optional speed-up; the stdlib parser gives the same answers
     import orjson as _orjson
 
     _loads = _orjson.loads
-    _JSONError: tuple[type[Exception], ...] = (_orjson.JSONDecodeError, ValueError)
+    _JSONError: tuple[type[Exception], ...] = (_orjson.JSONDecodeError, ValueError, RecursionError)
 except ImportError:  # pragma: no cover - depends on the environment
     import json as _json
 
     _loads = _json.loads
-    _JSONError = (ValueError,)
+    _JSONError = (ValueError, RecursionError)
 
-__all__ = ["RunLog", "parse_result_log", "parse_result_text", "IMAGENET_TRAIN_SAMPLES"]
+from .regular_files import UnreadableFile, read_regular
+
+__all__ = ["RunLog", "parse_result_log", "parse_result_text", "IMAGENET_TRAIN_SAMPLES",
+           "MAX_LOG_BYTES"]
 
 IMAGENET_TRAIN_SAMPLES = 1_281_167
 DEFAULT_TARGET = {"mlp05": 0.749}  # v0.5 ResNet target; later rounds 0.759
@@ -118,7 +122,8 @@ class RunLog:
 
 
 def _event(events, key, t, value=None, meta=None):
-    events.append((key, t, value, meta or {}))
+    # a hostile or broken line may carry any JSON as metadata; the reader needs a dict
+    events.append((key, t, value, meta if isinstance(meta, dict) else {}))
 
 
 def _parse_loose_value(raw: str | None):
@@ -243,14 +248,20 @@ def parse_result_text(text: str, path: str = "<text>") -> RunLog:
     return run
 
 
+#: A result log larger than this is not read (the largest real one is under 3 MB).
+MAX_LOG_BYTES = 256 << 20
+
+
 def parse_result_log(path: str | Path) -> RunLog:
-    """Read and parse one result log file; unreadable files become a RunLog with a problem."""
+    """Read and parse one result log file; a file that is not a regular file (FIFO, device,
+    a link to one), larger than ``MAX_LOG_BYTES`` or unreadable becomes a RunLog with a
+    problem, never a hang."""
     p = Path(path)
     try:
-        text = p.read_bytes().decode("utf-8", errors="replace")
-    except OSError as exc:
+        text = read_regular(p, limit=MAX_LOG_BYTES).decode("utf-8", errors="replace")
+    except UnreadableFile as exc:
         run = RunLog(path=str(p))
-        run.problems.append(f"cannot read file ({exc.strerror or exc})")
+        run.problems.append(f"result log {exc}")
         run.invalid_reason = "unreadable"
         return run
     return parse_result_text(text, str(p))
@@ -259,13 +270,16 @@ def parse_result_log(path: str | Path) -> RunLog:
 def _as_int(v) -> int | None:
     if isinstance(v, bool):
         return None
-    if isinstance(v, (int, float)):
-        return int(v)
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        return int(v) if math.isfinite(v) else None
     if isinstance(v, str):
         try:
-            return int(float(v))
+            f = float(v)
         except ValueError:
             return None
+        return int(f) if math.isfinite(f) else None
     return None
 
 

@@ -20,8 +20,27 @@ import json
 import re
 from pathlib import Path
 
-__all__ = ["parse_system_description", "parse_system_text", "to_int"]
+from .regular_files import UnreadableFile, excerpt, read_regular
 
+__all__ = ["parse_system_description", "parse_system_text", "to_int", "COUNT_LIMITS",
+           "MAX_DESCRIPTION_BYTES"]
+
+#: A system description larger than this is not read (real ones are a few KB).
+MAX_DESCRIPTION_BYTES = 16 << 20
+#: Counts a description may state, inclusive. The real descriptions (MLPerf Training v0.5-v4.0)
+#: reach 1,024 accelerators per listed node, 1,536 nodes, 8 host processors per node, 256
+#: cores per processor and 11,616 accelerators in one system; the limits leave more than ten
+#: times that room and still refuse what no real system has. A value outside (negative, zero
+#: nodes, beyond the limit) or one that is not an integer is left empty, with a problem naming
+#: the field. 0 host processors or cores means "not stated" (v0.5 entries).
+COUNT_LIMITS = {
+    "accelerators_per_node": (0, 16_384),
+    "number_of_nodes": (1, 100_000),
+    "host_processors_per_node": (0, 64),
+    "host_processor_core_count": (0, 4_096),
+}
+#: The most accelerators one system may have in total (accelerators per node x nodes).
+MAX_TOTAL_ACCELERATORS = 1_000_000
 _PLACEHOLDERS = {"", "-", "n/a", "na", "none", "todo", "core_count", "not public", "null", "tbd"}
 _LEADING_COUNT = re.compile(r"^\s*(\d+)\s*[xX×]\s*(.+)$")
 _TPU_SLICE = re.compile(r"^tpu-?v(\d+)-(\d+)$", re.IGNORECASE)
@@ -52,8 +71,31 @@ def _text(v) -> str:
     if v is None:
         return ""
     if isinstance(v, (list, tuple)):
-        return ", ".join(_text(x) for x in v)
+        # one level of list is a value submitters write; deeper nesting is not, and is not
+        # walked (a hostile file could nest it as deep as the parser allows)
+        return ", ".join(excerpt(x) if isinstance(x, (list, tuple, dict)) else str(x).strip()
+                         for x in v)
+    if isinstance(v, dict):
+        return excerpt(v)
     return str(v).strip()
+
+
+def _count(f: dict, field: str, raw) -> int | None:
+    """A count from the description, checked against ``COUNT_LIMITS``; a bad one is left
+    empty and recorded in ``f["desc_problems"]``."""
+    if raw is None or (isinstance(raw, str) and raw.strip().lower() in _PLACEHOLDERS):
+        return None
+    v = to_int(raw)
+    lo, hi = COUNT_LIMITS[field]
+    if v is None:
+        f["desc_problems"].append(f"{field} = {excerpt(raw)} is not an integer; left empty")
+        return None
+    if not lo <= v <= hi:
+        what = "negative" if v < 0 else ("zero" if v == 0 else "beyond any real system")
+        f["desc_problems"].append(
+            f"{field} = {excerpt(raw)} is {what} (allowed: {lo:,} to {hi:,}); left empty")
+        return None
+    return v
 
 
 def _first(d: dict, *keys) -> object:
@@ -87,6 +129,7 @@ def _empty_fields() -> dict:
         "framework": "",
         "accelerator_memory": "",
         "desc_notes": [],
+        "desc_problems": [],
     }
 
 
@@ -98,11 +141,12 @@ def _from_flat(d: dict) -> dict:
     f["submitter_desc"] = _text(d.get("submitter"))
     f["system_name"] = _text(d.get("system_name"))
     f["accelerator_raw"] = _text(d.get("accelerator_model_name"))
-    f["accelerators_per_node"] = to_int(d.get("accelerators_per_node"))
-    f["number_of_nodes"] = to_int(_first(d, "number_of_nodes", "number of nodes"))
+    f["accelerators_per_node"] = _count(f, "accelerators_per_node", d.get("accelerators_per_node"))
+    f["number_of_nodes"] = _count(f, "number_of_nodes",
+                                  _first(d, "number_of_nodes", "number of nodes"))
     f["host_cpu"] = _text(d.get("host_processor_model_name"))
-    procs = to_int(d.get("host_processors_per_node"))
-    cores = to_int(d.get("host_processor_core_count"))
+    procs = _count(f, "host_processors_per_node", d.get("host_processors_per_node")) or None
+    cores = _count(f, "host_processor_core_count", d.get("host_processor_core_count")) or None
     f["host_processors_per_node"] = procs
     f["host_processor_core_count"] = cores
     if procs is not None and cores is not None:
@@ -129,10 +173,7 @@ def _from_entry(d: dict, fmt: str = "entry") -> dict:
     f["network"] = _text(d.get("interconnect"))
     nodes = d.get("nodes")
     if isinstance(nodes, str):
-        try:
-            nodes = ast.literal_eval(nodes)
-        except (ValueError, SyntaxError):
-            nodes = None
+        nodes = _literal(nodes)
     if isinstance(nodes, dict):
         nodes = [nodes]
     if not isinstance(nodes, list) or not nodes or not isinstance(nodes[0], dict):
@@ -141,24 +182,26 @@ def _from_entry(d: dict, fmt: str = "entry") -> dict:
     node = next((n for n in nodes if isinstance(n, dict) and (to_int(n.get("num_accelerators")) or 0) > 0), nodes[0])
     accel = _text(node.get("accelerator"))
     f["accelerator_raw"] = accel
-    n_acc = to_int(node.get("num_accelerators"))
-    n_nodes = to_int(node.get("num_nodes"))
+    n_acc = _count(f, "accelerators_per_node", node.get("num_accelerators"))
+    n_nodes = _count(f, "number_of_nodes", node.get("num_nodes"))
     cpu = _text(node.get("cpu"))
     procs = None
     m = _LEADING_COUNT.match(cpu)
     if m:
-        procs = int(m.group(1))
+        procs = _count(f, "host_processors_per_node", m.group(1)) or None
         cpu = m.group(2).strip()
     f["host_cpu"] = cpu
-    cores_node = to_int(node.get("num_cores"))
-    if cores_node == 0:
-        cores_node = None
+    cores_node = _count(f, "host_processor_core_count", node.get("num_cores")) or None
     f["host_processors_per_node"] = procs
     f["host_cores_per_node"] = cores_node
     if cores_node is not None:
         f["host_processor_core_count"] = cores_node // procs if procs else cores_node
     tpu = _TPU_SLICE.match(accel)
-    if tpu:
+    if tpu and int(tpu.group(2)) // 2 > COUNT_LIMITS["accelerators_per_node"][1]:
+        f["desc_problems"].append(
+            f"TPU slice {excerpt(accel)} is beyond any real system; counts left empty")
+        n_acc = n_nodes = None
+    elif tpu:
         # v0.5 listed a TPU slice as cores on several host VMs; count chips (2 cores/chip) on
         # one node, as v0.6+ Google entries do
         chips = int(tpu.group(2)) // 2
@@ -185,16 +228,13 @@ def _from_mll_text(text: str) -> dict | None:
         key = key.removeprefix("submission_")
         try:
             rec = json.loads(rest.strip())
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(rec, dict) and "value" in rec:
             values[key] = rec["value"]
     entry = values.get("entry")
     if isinstance(entry, str):
-        try:
-            entry = ast.literal_eval(entry)
-        except (ValueError, SyntaxError):
-            entry = None
+        entry = _literal(entry)
     if not isinstance(entry, dict):
         return None
     merged = dict(entry)
@@ -207,16 +247,50 @@ def _from_mll_text(text: str) -> dict | None:
     return f
 
 
+def _literal(text: str):
+    """A Python literal (v0.6 NVIDIA entries) or None; never raises, whatever the text."""
+    if len(text) > MAX_DESCRIPTION_BYTES:
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
+        return None
+
+
+def _check_total(f: dict) -> dict:
+    apn, nodes = f.get("accelerators_per_node"), f.get("number_of_nodes")
+    if apn is not None and nodes is not None and apn * nodes > MAX_TOTAL_ACCELERATORS:
+        f["desc_problems"].append(
+            f"accelerators_per_node x number_of_nodes = {apn * nodes:,} accelerators is beyond "
+            f"any real system (at most {MAX_TOTAL_ACCELERATORS:,}); counts left empty")
+        f["accelerators_per_node"] = f["number_of_nodes"] = None
+    return f
+
+
 def parse_system_text(text: str) -> tuple[dict | None, str]:
-    """Fields from the text of a description; ``(None, reason)`` when it cannot be read."""
+    """Fields from the text of a description; ``(None, reason)`` when it cannot be read.
+
+    Counts outside ``COUNT_LIMITS`` (negative, zero nodes, beyond any real system) and
+    values that are not integers are left empty, each with a line in
+    ``fields["desc_problems"]`` naming the field and an escaped excerpt of the value.
+    """
+    f, why = _parse_system_text(text)
+    return (_check_total(f), why) if f is not None else (f, why)
+
+
+def _parse_system_text(text: str) -> tuple[dict | None, str]:
     stripped = text.lstrip("\ufeff").strip()
     if not stripped:
         return None, "empty system description"
     if stripped[0] in "{[":
         try:
             d = json.loads(stripped)
+        except RecursionError:
+            return None, "JSON nested too deeply to parse"
         except ValueError as exc:
-            return None, f"malformed JSON ({exc.msg} at line {exc.lineno})"
+            msg = getattr(exc, "msg", None)
+            where = f" at line {exc.lineno}" if getattr(exc, "lineno", None) else ""
+            return None, f"malformed JSON ({msg or excerpt(str(exc))}{where})"
         if not isinstance(d, dict):
             return None, "system description is not a JSON object"
         if "nodes" in d and "accelerator_model_name" not in d:
@@ -229,9 +303,10 @@ def parse_system_text(text: str) -> tuple[dict | None, str]:
 
 
 def parse_system_description(path: str | Path) -> tuple[dict | None, str]:
-    p = Path(path)
+    """Fields of one description file; ``(None, reason)`` when it is not a regular file, is
+    larger than ``MAX_DESCRIPTION_BYTES`` or cannot be parsed (see :func:`parse_system_text`)."""
     try:
-        text = p.read_bytes().decode("utf-8", errors="replace")
-    except OSError as exc:
-        return None, f"cannot read file ({exc.strerror or exc})"
-    return parse_system_text(text)
+        data = read_regular(Path(path), limit=MAX_DESCRIPTION_BYTES)
+    except UnreadableFile as exc:
+        return None, f"the file {exc}"
+    return parse_system_text(data.decode("utf-8", errors="replace"))

@@ -26,6 +26,8 @@ __all__ = [
     "DEFAULT_MODEL",
     "evaluate",
     "IMAGENET_TRAIN_SAMPLES",
+    "MODEL_VERSION",
+    "MEM_EFFICIENCY",
 ]
 
 #: ImageNet-1k training images (MLPerf ``train_samples``; summary.csv README).
@@ -44,7 +46,7 @@ class Workload:
     flops_per_sample : float
         Training FLOPs per sample (forward + backward, 1 multiply-add = 2 FLOPs).
     params : float
-        Trainable parameters (sets the all-reduce volume).
+        Trainable parameters (sets the all-reduce volume and the per-step weight traffic).
     dataset_size : int
         Samples per epoch.
     epochs_curve : tuple of (global_batch, epochs) pairs
@@ -55,10 +57,17 @@ class Workload:
         Accelerator memory per sample of per-accelerator batch (activations, mixed precision).
     state_bytes_per_param : float
         Weights, gradients and optimizer state per parameter (fp32 master + momentum + bf16).
+        The memory term reads and writes them once per step.
     grad_bytes_per_param : float
         Bytes per parameter exchanged in the gradient all-reduce (2 = bf16/fp16 gradients).
     decode_cost : float
         Host preprocessing work per sample relative to an ImageNet JPEG (0 = no decoding).
+    arithmetic_intensity : float or None
+        Training FLOPs per byte of accelerator-memory traffic (the roofline's x-axis):
+        ``flops_per_sample / arithmetic_intensity`` bytes move per sample. ``None`` (the
+        default) uses the value ``calibrate`` fitted (``CalibratedModel.arithmetic_intensity``);
+        a number (e.g. measured with a profiler's DRAM byte counters) overrides it and is
+        then held fixed by ``calibrate``.
     """
 
     name: str
@@ -70,14 +79,43 @@ class Workload:
     state_bytes_per_param: float = 16.0
     grad_bytes_per_param: float = 2.0
     decode_cost: float = 1.0
+    arithmetic_intensity: float | None = None
 
     def __post_init__(self):
         for name in ("flops_per_sample", "params", "dataset_size", "activation_gb_per_sample"):
             v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and v > 0):
+            if not (
+                isinstance(v, (int, float))
+                and not isinstance(v, bool)
+                and math.isfinite(v)
+                and v > 0
+            ):
                 raise UsageError(f"Workload.{name}={v!r} is not allowed; it must be a number > 0")
-        pts = tuple((float(b), float(e)) for b, e in self.epochs_curve)
-        if not pts or any(b <= 0 or e <= 0 for b, e in pts):
+        for name in ("state_bytes_per_param", "grad_bytes_per_param", "decode_cost"):
+            v = getattr(self, name)
+            if not (
+                isinstance(v, (int, float))
+                and not isinstance(v, bool)
+                and math.isfinite(v)
+                and v >= 0
+            ):
+                raise UsageError(f"Workload.{name}={v!r} is not allowed; it must be a number >= 0")
+        ai = self.arithmetic_intensity
+        if ai is not None and not (
+            isinstance(ai, (int, float))
+            and not isinstance(ai, bool)
+            and math.isfinite(ai)
+            and ai > 0
+        ):
+            raise UsageError(
+                f"Workload.arithmetic_intensity={ai!r} is not allowed; it must be "
+                "a number > 0 (FLOPs per byte) or None (use the calibrated value)"
+            )
+        try:
+            pts = tuple((float(b), float(e)) for b, e in self.epochs_curve)
+        except (TypeError, ValueError):
+            pts = ()
+        if not pts or any(not (b > 0 and e > 0) or not math.isfinite(b + e) for b, e in pts):
             raise UsageError(
                 f"Workload.epochs_curve={self.epochs_curve!r} is not allowed; it must be a "
                 "non-empty sequence of (global_batch > 0, epochs > 0) pairs"
@@ -99,7 +137,7 @@ class Workload:
 
     def _epochs_scalar(self, b: float) -> float:
         pts = self.epochs_curve
-        if not math.isfinite(b):
+        if not math.isfinite(b) or b <= 0:
             return math.nan
         if len(pts) == 1 or b <= pts[0][0]:
             return pts[0][1]
@@ -135,194 +173,386 @@ def resnet50(epochs_table=None) -> Workload:
     )
 
 
+#: Version of the model file format; version 1 was the compute-only model.
+MODEL_VERSION = 2
+#: Model files larger than this are refused before they are read (a model is a few KB).
+MAX_MODEL_BYTES = 16 << 20
+#: Achieved fraction of the peak memory bandwidth (STREAM-like kernels reach about 88-90% of
+#: the datasheet figure: NVIDIA developer forum "Trouble to reach peak bandwidth of A100",
+#: 1.80 of 2.04 TB/s measured with Nsight Compute, about 90% for the best kernel of a GTC
+#: talk cited there). Only ``arithmetic_intensity x mem_efficiency`` is identified by a fit.
+MEM_EFFICIENCY = 0.90
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 @dataclass(frozen=True)
 class CalibratedModel:
     """Free parameters of the performance model; fitted by ``calibrate`` or the defaults.
 
-    ``mfu_by_family`` maps an accelerator family (``family`` column of the accelerator
-    catalog) to the achieved fraction of peak dense bf16/fp16 FLOPs at large per-accelerator
-    batch (model FLOP utilization, MFU). A family without a value falls back to
-    ``mfu_by_generation[generation]`` and then to ``mfu_default``.
+    ``compute_efficiency_by_family`` maps an accelerator family (``family`` column of the
+    accelerator catalog) to the achieved fraction of its dense bf16/fp16 tensor peak while
+    computing (the compute term of the roofline; the memory term is separate). A family
+    without a fitted value borrows one: ``borrow_by_generation[generation]`` names the fitted
+    family it borrows from (same generation, else a related one), ``borrow_default`` the
+    family used otherwise; ``compute_efficiency_default`` is used only by a model with no
+    fitted families. :meth:`compute_efficiency_for` returns the value and its basis.
     """
 
-    mfu_by_family: dict = field(default_factory=dict)
-    mfu_by_generation: dict = field(default_factory=dict)
-    mfu_default: float = 0.20
-    comm_efficiency: float = 0.80     # achieved / nominal link bandwidth in the all-reduce
-    overlap: float = 0.70             # fraction of the all-reduce hidden behind backward
-    overhead_s: float = 20.0          # per run: evaluation, sync, ramp-up (run_start..stop)
-    batch_half: float = 8.0           # per-accelerator batch at which MFU is halved
-    cpu_decode_rate: float = 200.0    # images/s per host core, CPU JPEG decode + augment
+    compute_efficiency_by_family: dict = field(default_factory=dict)
+    borrow_by_generation: dict = field(default_factory=dict)
+    borrow_default: str = ""
+    compute_efficiency_default: float = 0.40
+    arithmetic_intensity: float = 100.0  # FLOPs per byte of memory traffic (fitted)
+    mem_efficiency: float = MEM_EFFICIENCY  # achieved / peak memory bandwidth (sourced)
+    mem_overlap: float = 0.5  # fraction of the shorter of compute/memory time hidden
+    comm_efficiency: float = 0.80  # achieved / nominal link bandwidth in the all-reduce
+    overlap: float = 0.70  # fraction of the all-reduce hidden behind backward
+    overhead_s: float = 20.0  # per run: evaluation, sync, ramp-up (run_start..stop)
+    batch_half: float = 8.0  # per-accelerator batch at which compute runs at half rate
+    cpu_decode_rate: float = 200.0  # images/s per host core, CPU JPEG decode + augment
     dali_decode_rate: float = 1200.0  # images/s per host core when the GPU decodes (DALI)
-    dali_gpu_overhead: float = 0.03   # extra GPU time for GPU-side decoding (fraction)
-    latency_intra_s: float = 5e-6     # per all-reduce step inside a node
-    latency_inter_s: float = 2e-5     # per all-reduce step between nodes
-    tcp_efficiency: float = 0.70      # non-RDMA networks reach this fraction of line rate
-    allreduce: str = "hierarchical"   # or "ring"
-    noise_sigma: float = 0.04         # run-to-run spread of throughput (simulate only)
-    epochs_noise_sigma: float = 0.025 # run-to-run spread of epochs to converge
-    idle_power_frac: float = 0.30     # accelerator power at 0% busy, fraction of TDP
+    dali_gpu_overhead: float = 0.03  # extra GPU time for GPU-side decoding (fraction)
+    latency_intra_s: float = 5e-6  # per all-reduce step inside a node
+    latency_inter_s: float = 2e-5  # per all-reduce step between nodes
+    tcp_efficiency: float = 0.70  # non-RDMA networks reach this fraction of line rate
+    allreduce: str = "hierarchical"  # or "ring"
+    noise_sigma: float = 0.04  # run-to-run spread of throughput (simulate only)
+    epochs_noise_sigma: float = 0.025  # run-to-run spread of epochs to converge
+    idle_power_frac: float = 0.30  # accelerator power at 0% busy, fraction of TDP
     workload: str = "resnet50"
-    fit: dict = field(default_factory=dict)   # calibration report (errors, rounds, n rows)
+    fit: dict = field(default_factory=dict)  # calibration report (errors, rounds, n rows)
 
     def __post_init__(self):
         checks = {
-            "mfu_default": (0, 1), "comm_efficiency": (0, 1), "overlap": (0, 1),
-            "overhead_s": (0, None), "batch_half": (0, None), "cpu_decode_rate": (0, None),
-            "dali_decode_rate": (0, None), "noise_sigma": (0, 1), "epochs_noise_sigma": (0, 1),
-            "idle_power_frac": (0, 1), "tcp_efficiency": (0, 1),
+            "compute_efficiency_default": (0, 1, False),
+            "arithmetic_intensity": (0, None, False),
+            "mem_efficiency": (0, 1, False),
+            "mem_overlap": (0, 1, True),
+            "comm_efficiency": (0, 1, True),
+            "overlap": (0, 1, True),
+            "overhead_s": (0, None, True),
+            "batch_half": (0, None, True),
+            "cpu_decode_rate": (0, None, True),
+            "dali_decode_rate": (0, None, True),
+            "dali_gpu_overhead": (0, None, True),
+            "latency_intra_s": (0, None, True),
+            "latency_inter_s": (0, None, True),
+            "noise_sigma": (0, 1, True),
+            "epochs_noise_sigma": (0, 1, True),
+            "idle_power_frac": (0, 1, True),
+            "tcp_efficiency": (0, 1, True),
         }
-        for name, (lo, hi) in checks.items():
+        for name, (lo, hi, lo_ok) in checks.items():
             v = getattr(self, name)
-            ok = isinstance(v, (int, float)) and math.isfinite(v) and v >= lo and (hi is None or v <= hi)
+            ok = _number(v) and (v >= lo if lo_ok else v > lo) and (hi is None or v <= hi)
             if not ok:
-                allowed = f"a number in [{lo}, {hi}]" if hi is not None else f"a number >= {lo}"
-                raise UsageError(f"CalibratedModel.{name}={v!r} is not allowed; it must be {allowed}")
+                low = "[" if lo_ok else "("
+                allowed = (
+                    f"a number in {low}{lo}, {hi}]"
+                    if hi is not None
+                    else f"a number {'>=' if lo_ok else '>'} {lo}"
+                )
+                raise UsageError(
+                    f"CalibratedModel.{name}={v!r} is not allowed; it must be {allowed}"
+                )
         if self.allreduce not in ("hierarchical", "ring"):
             raise UsageError(
                 f"CalibratedModel.allreduce={self.allreduce!r} is not allowed; "
                 "use 'hierarchical' or 'ring'"
             )
-        for d in ("mfu_by_family", "mfu_by_generation"):
-            for k, v in getattr(self, d).items():
-                if not (isinstance(v, (int, float)) and 0 < v <= 1):
-                    raise UsageError(f"CalibratedModel.{d}[{k!r}]={v!r} is not allowed; it must be in (0, 1]")
+        for d in ("compute_efficiency_by_family", "borrow_by_generation", "fit"):
+            if not isinstance(getattr(self, d), dict):
+                raise UsageError(
+                    f"CalibratedModel.{d}={getattr(self, d)!r} is not allowed; it must be a dict"
+                )
+        fams = self.compute_efficiency_by_family
+        for k, v in fams.items():
+            if not (isinstance(k, str) and _number(v) and 0 < v <= 1):
+                raise UsageError(
+                    f"CalibratedModel.compute_efficiency_by_family[{k!r}]={v!r} "
+                    "is not allowed; it must be a number in (0, 1]"
+                )
+        for k, v in self.borrow_by_generation.items():
+            if v not in fams:
+                raise UsageError(
+                    f"CalibratedModel.borrow_by_generation[{k!r}]={v!r} is not "
+                    "allowed; it must name a family of compute_efficiency_by_family"
+                )
+        if self.borrow_default and self.borrow_default not in fams:
+            raise UsageError(
+                f"CalibratedModel.borrow_default={self.borrow_default!r} is not "
+                "allowed; it must be '' or a family of compute_efficiency_by_family"
+            )
+        if not isinstance(self.workload, str):
+            raise UsageError(
+                f"CalibratedModel.workload={self.workload!r} is not allowed; it must be a string"
+            )
 
-    def mfu_for(self, family: str, generation: str | None = None) -> float:
-        if family in self.mfu_by_family:
-            return float(self.mfu_by_family[family])
-        if generation is not None and generation in self.mfu_by_generation:
-            return float(self.mfu_by_generation[generation])
-        return float(self.mfu_default)
+    def compute_efficiency_for(
+        self, family: str, generation: str | None = None
+    ) -> tuple[float, str]:
+        """``(efficiency, basis)`` for an accelerator family.
+
+        ``basis`` is ``"fitted"`` when the family had calibration rows,
+        ``"borrowed:<family>"`` when its value is another family's (same or related
+        generation, else ``borrow_default``), and ``"assumed"`` for
+        ``compute_efficiency_default`` (a model without fitted families).
+        """
+        fams = self.compute_efficiency_by_family
+        if family in fams:
+            return float(fams[family]), "fitted"
+        src = self.borrow_by_generation.get(generation) if generation is not None else None
+        src = src or self.borrow_default
+        if src:
+            return float(fams[src]), f"borrowed:{src}"
+        return float(self.compute_efficiency_default), "assumed"
+
+    def intensity_for(self, workload: "Workload") -> float:
+        """FLOPs per byte of memory traffic: the workload's own value, else the fitted one."""
+        ai = workload.arithmetic_intensity
+        return float(self.arithmetic_intensity if ai is None else ai)
 
     # --- JSON -------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {"format": "gpurank.CalibratedModel", "version": 1, **asdict(self)}
+        return {"format": "gpurank.CalibratedModel", "version": MODEL_VERSION, **asdict(self)}
 
     def to_json(self, path, *, overwrite=False) -> Path:
         """Write the model as JSON atomically (temp file in the same folder, then rename);
         an existing file is replaced only when it is a gpurank model or ``overwrite``."""
-        from gpurank.engine.io import write_text
+        from gpurank.engine.io import to_jsonable, write_text
 
-        text = json.dumps(self.to_dict(), indent=2, sort_keys=True, allow_nan=True) + "\n"
+        text = json.dumps(to_jsonable(self.to_dict()), indent=2, sort_keys=True) + "\n"
         return write_text(text, path, overwrite=overwrite, name="--output")
 
     @classmethod
     def from_json(cls, path) -> "CalibratedModel":
+        """Read a model file written by :meth:`to_json`.
+
+        Raises
+        ------
+        DataError
+            One line naming the file and what is wrong: missing, too large, not JSON (also
+            nesting too deep to parse), another format or version, an unknown key or a value
+            out of range.
+        """
         path = Path(path)
         try:
-            raw = json.loads(path.read_text())
+            size = path.stat().st_size
+            if path.is_dir():
+                raise DataError(f"model file '{path}' is a folder; name the model .json file")
+            if size > MAX_MODEL_BYTES:
+                raise DataError(
+                    f"model file '{path}' has {size:,} bytes; a model file has at "
+                    f"most {MAX_MODEL_BYTES:,} (it is a few KB): name the file "
+                    "calibrate -o wrote"
+                )
+            raw = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise DataError(f"model file '{path}' does not exist; write one with calibrate -o") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise DataError(f"model file '{path}' is not valid JSON: {exc}") from None
-        if not isinstance(raw, dict) or raw.get("format") != "gpurank.CalibratedModel":
             raise DataError(
-                f"model file '{path}' has format={raw.get('format') if isinstance(raw, dict) else None!r}; "
-                "expected 'gpurank.CalibratedModel'"
+                f"model file '{path}' does not exist; write one with calibrate -o"
+            ) from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise DataError(f"model file '{path}' is not valid JSON: {_one_line(exc)}") from None
+        except RecursionError:
+            raise DataError(
+                f"model file '{path}' is not valid JSON: it is nested too deeply to parse"
+            ) from None
+        except OSError as exc:
+            raise DataError(f"model file '{path}' cannot be read: {exc.strerror or exc}") from None
+        if not isinstance(raw, dict) or raw.get("format") != "gpurank.CalibratedModel":
+            fmt = raw.get("format") if isinstance(raw, dict) else None
+            raise DataError(
+                f"model file '{path}' has format={_short(fmt)}; expected 'gpurank.CalibratedModel'"
+            )
+        version = raw.get("version")
+        if version != MODEL_VERSION:
+            raise DataError(
+                f"model file '{path}' has version={_short(version)}; this gpurank reads version "
+                f"{MODEL_VERSION} (the roofline model; version 1 was the compute-only model): "
+                "recalibrate with gpurank calibrate"
             )
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(raw) - names - {"format", "version"})
         if unknown:
-            raise DataError(f"model file '{path}' has unknown key '{unknown[0]}'; known keys are: {', '.join(sorted(names))}")
+            raise DataError(
+                f"model file '{path}' has unknown key {_short(unknown[0])}; known "
+                f"keys are: {', '.join(sorted(names))}"
+            )
         try:
             return cls(**{k: v for k, v in raw.items() if k in names})
         except UsageError as exc:
-            raise DataError(f"model file '{path}': {exc}") from None
+            raise DataError(f"model file '{path}': {_one_line(exc)}") from None
 
 
-# Defaults: fitted by ``calibrate`` on MLPerf Training ResNet-50 rounds v0.5-v2.1 (closed
-# division, deduplicated; see docs/simulator.md for the fit and its held-out errors).
-# Families without MLPerf data (B200, MI300, ...) use their generation's value or the
-# Hopper value, an assumption stated in docs/simulator.md.
-DEFAULT_MODEL = CalibratedModel(
-    mfu_by_family={
-        "A10": 0.202206, "A100": 0.258736, "A30": 0.257438, "A40": 0.242548,
-        "A5000": 0.314489, "Gaudi2": 0.349277, "H100": 0.173389, "L4": 0.172779,
-        "L40": 0.28667, "TPU v3": 0.391044, "TPU v4": 0.866079, "V100": 0.284783,
-    },
-    mfu_by_generation={
-        "Ada": 0.229724, "Ampere": 0.257438, "Blackwell": 0.173389, "CDNA2": 0.257438,
-        "CDNA3": 0.173389, "Gaudi2": 0.349277, "Gaudi3": 0.349277, "Hopper": 0.173389,
-        "TPU v3": 0.391044, "TPU v4": 0.866079, "TPU v5p": 0.391044, "Volta": 0.284783,
-    },
-    mfu_default=0.27176,
-    comm_efficiency=0.996343,
-    overlap=0.177801,
-    overhead_s=2.8934,
-    batch_half=12.2738,
-)
+def _short(value, limit: int = 60) -> str:
+    """``repr`` of a value from a file, cut to one short line (a file may hold anything)."""
+    text = repr(value)
+    text = text.encode("ascii", "backslashreplace").decode("ascii")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _one_line(exc) -> str:
+    return " ".join(str(exc).split())[:300]
+
+
+def _load_default_model() -> "CalibratedModel":
+    from importlib import resources
+
+    with resources.as_file(
+        resources.files("gpurank.engine.data").joinpath("default_model.json")
+    ) as p:
+        return CalibratedModel.from_json(p)
+
+
+#: The model used when ``model=None``: ``calibrate`` on every usable MLPerf ResNet-50 row of
+#: rounds v0.5-v3.1 (``engine/data/default_model.json``; how to regenerate it, its fit and its
+#: cross-validated errors are in docs/simulator.md). Families without MLPerf data (B200,
+#: MI300, ...) borrow a related family's compute efficiency (``prediction_basis``).
+DEFAULT_MODEL = _load_default_model()
 
 
 def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> dict:
     """Evaluate the model for arrays of configurations (no noise).
 
     ``cfg`` keys (arrays broadcastable to one length):
-      peak_tflops, mfu, n_accelerators, accelerators_per_node, n_nodes, local_batch,
-      intra_GBps (per accelerator, per direction), inter_GBps (per node, per direction,
-      protocol efficiency already applied), cpu_cores_per_accelerator (nan = no limit),
-      cpu_decode_factor, dali (bool)
+      peak_tflops, compute_efficiency, mem_bw_tbps, n_accelerators, accelerators_per_node,
+      n_nodes, local_batch, intra_GBps (per accelerator, per direction), inter_GBps (per node,
+      per direction, protocol efficiency already applied), cpu_cores_per_accelerator (nan =
+      no limit), cpu_decode_factor, dali (bool)
 
-    Returns a dict of arrays: t_compute, t_comm, t_input, t_step, throughput (samples/s, all
-    accelerators), utilization (compute time / step time), bottleneck code (0 compute,
-    1 communication, 2 input).
+    Returns a dict of arrays: t_compute, t_memory, t_device, t_comm, t_input, t_step,
+    throughput (samples/s, all accelerators), utilization (device busy time / step time),
+    bottleneck code (0 compute, 1 communication, 2 input, 3 memory).
+
+    The arithmetic is ``+ - * / minimum maximum where`` only, on rows whose inputs are
+    valid; rows with a non-positive count, batch, peak or bandwidth give NaN without a
+    floating-point warning.
     """
     f64 = np.float64
     peak = xp.asarray(cfg["peak_tflops"], dtype=f64) * 1e12
-    mfu = xp.asarray(cfg["mfu"], dtype=f64)
+    eff_c = xp.asarray(cfg["compute_efficiency"], dtype=f64)
+    bw = xp.asarray(cfg["mem_bw_tbps"], dtype=f64) * 1e12 * model.mem_efficiency
     n = xp.asarray(cfg["n_accelerators"], dtype=f64)
     g = xp.asarray(cfg["accelerators_per_node"], dtype=f64)
     m = xp.asarray(cfg["n_nodes"], dtype=f64)
     b = xp.asarray(cfg["local_batch"], dtype=f64)
     dali = xp.asarray(cfg["dali"], dtype=bool)
+    shape = np.broadcast_shapes(
+        *(
+            np.shape(cfg[k])
+            for k in (
+                "peak_tflops",
+                "compute_efficiency",
+                "mem_bw_tbps",
+                "n_accelerators",
+                "accelerators_per_node",
+                "n_nodes",
+                "local_batch",
+                "intra_GBps",
+                "inter_GBps",
+                "cpu_cores_per_accelerator",
+                "cpu_decode_factor",
+                "dali",
+            )
+        )
+    )
+    # Rows with an impossible input get NaN; the others are computed with safe denominators,
+    # so no division by zero or NaN arithmetic happens (and no RuntimeWarning is raised).
+    ok = (peak > 0) & (eff_c > 0) & (bw > 0) & (n > 0) & (g > 0) & (m > 0) & (b > 0)
+    ok = xp.broadcast_to(ok, shape)
+    one = xp.ones(shape, dtype=f64)
+    dali = xp.broadcast_to(dali, shape)
 
-    # compute: per-accelerator batch b at mfu * b / (b + batch_half) of peak
-    eff = b / (b + model.batch_half)
-    rate = peak * mfu * eff / workload.flops_per_sample           # samples/s per accelerator
-    t_compute = b / rate * xp.where(dali, 1.0 + model.dali_gpu_overhead, 1.0)
+    def safe(x):
+        return xp.where(ok, xp.broadcast_to(x, shape), one)
+
+    peak, eff_c, bw, n, g, m, b = (safe(x) for x in (peak, eff_c, bw, n, g, m, b))
+    F = workload.flops_per_sample
+
+    # compute: the batch at a fraction b / (b + batch_half) of the achieved tensor rate
+    t_compute = b * F / (peak * eff_c) * ((b + model.batch_half) / b)
+    # memory: activations per sample (F / intensity bytes) plus one pass over the weights,
+    # gradients and optimizer state per step, at the achieved memory bandwidth
+    intensity = model.intensity_for(workload)
+    t_memory = (b * (F / intensity) + workload.params * workload.state_bytes_per_param) / bw
+    # roofline: the longer term plus the part of the shorter one that does not overlap it
+    longer = xp.maximum(t_compute, t_memory)
+    shorter = xp.minimum(t_compute, t_memory)
+    t_device = (longer + (1.0 - model.mem_overlap) * shorter) * xp.where(
+        dali, 1.0 + model.dali_gpu_overhead, 1.0
+    )
 
     # gradient all-reduce
-    s = workload.params * workload.grad_bytes_per_param            # bytes per accelerator
+    s = workload.params * workload.grad_bytes_per_param  # bytes per accelerator
     ce = model.comm_efficiency
-    intra = xp.asarray(cfg["intra_GBps"], dtype=f64) * 1e9 * ce
-    inter = xp.asarray(cfg["inter_GBps"], dtype=f64) * 1e9 * ce
-    intra_bw_t = xp.where(g > 1, 2.0 * (g - 1.0) / g * s / xp.where(g > 1, intra, 1.0), 0.0)
+    intra = xp.broadcast_to(xp.asarray(cfg["intra_GBps"], dtype=f64), shape) * 1e9 * ce
+    inter = xp.broadcast_to(xp.asarray(cfg["inter_GBps"], dtype=f64), shape) * 1e9 * ce
+    intra_ok = ok & (g > 1) & (intra > 0)
+    inter_ok = ok & (m > 1) & (inter > 0)
+    intra_s = xp.where(intra_ok, intra, one)
+    inter_s = xp.where(inter_ok, inter, one)
+    bad_link = ok & (((g > 1) & ~(intra > 0)) | ((m > 1) & ~(inter > 0)))
+    intra_bw_t = xp.where(intra_ok, 2.0 * (g - 1.0) / g * s / intra_s, 0.0)
     if model.allreduce == "hierarchical":
         # reduce-scatter + all-gather inside the node, node-level all-reduce of the shards
         # over the node's network (each node moves 2 (m-1)/m * s bytes per direction)
-        inter_bw_t = xp.where(m > 1, 2.0 * (m - 1.0) / m * s / xp.where(m > 1, inter, 1.0), 0.0)
+        inter_bw_t = xp.where(inter_ok, 2.0 * (m - 1.0) / m * s / inter_s, 0.0)
         steps_inter = 2.0 * _ceil_log2(m, xp)
     else:
         # one flat ring over all n accelerators; the slowest hop is the per-accelerator
         # share of the node network (when m > 1) or the intra-node link
-        per_acc_net = xp.where(m > 1, inter / g, intra)
-        hop = xp.where(g > 1, xp.minimum(intra, per_acc_net), per_acc_net)
-        inter_bw_t = xp.where(n > 1, 2.0 * (n - 1.0) / n * s / hop, 0.0) - intra_bw_t
+        per_acc_net = xp.where(m > 1, inter_s / g, intra_s)
+        hop = xp.where(g > 1, xp.minimum(intra_s, per_acc_net), per_acc_net)
+        inter_bw_t = xp.where(ok & (n > 1), 2.0 * (n - 1.0) / n * s / hop, 0.0) - intra_bw_t
         steps_inter = 2.0 * (m - 1.0)
-    t_comm = (intra_bw_t + inter_bw_t + model.latency_intra_s * 2.0 * (g - 1.0)
-              + model.latency_inter_s * steps_inter)
-    hidden = xp.minimum(model.overlap * t_comm, (2.0 / 3.0) * t_compute)   # backward = 2/3
-    t_gpu = t_compute + t_comm - hidden
+    t_comm = (
+        intra_bw_t
+        + inter_bw_t
+        + model.latency_intra_s * 2.0 * (g - 1.0)
+        + model.latency_inter_s * steps_inter
+    )
+    hidden = xp.minimum(model.overlap * t_comm, (2.0 / 3.0) * t_device)  # backward = 2/3
+    t_gpu = t_device + t_comm - hidden
 
     # input pipeline: host cores decode JPEGs (or feed the GPU decoder with DALI)
-    cores = xp.asarray(cfg["cpu_cores_per_accelerator"], dtype=f64)
+    cores = xp.broadcast_to(xp.asarray(cfg["cpu_cores_per_accelerator"], dtype=f64), shape)
+    factor = xp.broadcast_to(xp.asarray(cfg["cpu_decode_factor"], dtype=f64), shape)
     per_core = xp.where(dali, model.dali_decode_rate, model.cpu_decode_rate)
-    in_rate = cores * xp.asarray(cfg["cpu_decode_factor"], dtype=f64) * per_core
+    in_rate = cores * factor * per_core
+    limited = (cores > 0) & (in_rate > 0)  # nan or 0 cores: no limit known
     if workload.decode_cost > 0:
-        in_rate = in_rate / workload.decode_cost
-        known = cores == cores  # nan -> no limit known
-        t_input = xp.where(known, b / xp.where(known, in_rate, 1.0), 0.0)
+        in_rate_s = xp.where(limited, in_rate, 1.0) / workload.decode_cost
+        t_input = xp.where(limited, b / in_rate_s, 0.0)
     else:
-        t_input = xp.zeros_like(t_gpu)
+        t_input = xp.zeros(shape, dtype=f64)
 
     t_step = xp.maximum(t_gpu, t_input)
     throughput = n * b / t_step
-    utilization = t_compute / t_step
-    bottleneck = xp.where(t_input > t_gpu, 2, xp.where(t_comm - hidden > 0.25 * t_compute, 1, 0))
+    utilization = t_device / t_step
+    bottleneck = xp.where(
+        t_input > t_gpu,
+        2,
+        xp.where(t_comm - hidden > 0.25 * t_device, 1, xp.where(t_memory > t_compute, 3, 0)),
+    )
+    nan = xp.full(shape, np.nan)
+    valid = ok & ~bad_link
+
+    def out(x):
+        return xp.where(valid, x, nan)
+
     return {
-        "t_compute": t_compute, "t_comm": t_comm, "t_input": t_input, "t_step": t_step,
-        "throughput": throughput, "utilization": utilization,
-        "bottleneck": bottleneck.astype(np.int8),
+        "t_compute": out(t_compute),
+        "t_memory": out(t_memory),
+        "t_device": out(t_device),
+        "t_comm": out(t_comm),
+        "t_input": out(t_input),
+        "t_step": out(t_step),
+        "throughput": out(throughput),
+        "utilization": out(utilization),
+        "bottleneck": xp.where(valid, bottleneck, 0).astype(np.int8),
     }
 
 

@@ -20,7 +20,12 @@ same numbers in the Parquet file's key-value metadata (``gpurank.excluded``).
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +35,7 @@ import pandas as pd
 from .. import catalog as _cat
 from ..errors import UsageError
 from ..outputs import publish_file, publish_folder
+from .accelerators import resolve_accelerators
 from .perfmodel import DEFAULT_MODEL, CalibratedModel, Workload, evaluate, resnet50
 
 __all__ = [
@@ -41,9 +47,19 @@ __all__ = [
     "DEFAULT_NETWORKS",
     "COLUMNS",
     "resolve_accelerators",
+    "estimate_size",
+    "MEMORY_BYTES_PER_ROW",
+    "PARQUET_BYTES_PER_ROW",
+    "CSV_BYTES_PER_ROW",
 ]
 
 LOGICAL_CHUNK = 1 << 16
+#: Bytes per row, measured on the default sweep and rounded up (docs/simulator.md, "Scale"):
+#: the DataFrame ``simulate`` returns is 141 B/row and its chunks are held while they are
+#: joined; Parquet (snappy) is 75-81 B/row on disk; CSV text is 325 B/row.
+MEMORY_BYTES_PER_ROW = 300
+PARQUET_BYTES_PER_ROW = 85
+CSV_BYTES_PER_ROW = 340
 #: Accelerator counts of the default grid: powers of two and common node multiples (x3 of 8).
 DEFAULT_COUNTS = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024,
                   1536, 2048, 3072, 4096)
@@ -59,7 +75,7 @@ _FRAMEWORKS = ["PyTorch", "PyTorch + DALI", "MXNet + DALI", "TensorFlow", "Tenso
 _FW_NVIDIA = np.array([0, 1, 2, 3, 4, 5], dtype=np.int64)
 _FW_OTHER = np.array([0, 3, 5], dtype=np.int64)
 _FW_DALI = np.array(["DALI" in f for f in _FRAMEWORKS])
-_BOTTLENECKS = ["compute", "communication", "input"]
+_BOTTLENECKS = ["compute", "communication", "input", "memory"]
 _REASONS = ("accelerators_per_node_above_chassis_limit", "nodes_do_not_divide_accelerators",
             "batch_per_accelerator_beyond_memory")
 
@@ -69,39 +85,9 @@ COLUMNS = (
     "n_nodes", "accelerators_per_node", "host_cpu", "cpu_cores_per_accelerator", "interconnect",
     "network", "framework", "input_pipeline", "provider", "provider_type",
     "price_per_accelerator_hour", "global_batch_size", "local_batch_size", "epochs",
-    "time_to_train_min", "throughput", "utilization", "mfu", "bottleneck", "power_w",
-    "cost_usd", "energy_kwh",
+    "time_to_train_min", "throughput", "utilization", "mfu", "bottleneck", "prediction_basis",
+    "power_w", "cost_usd", "energy_kwh",
 )
-
-
-# --------------------------------------------------------------------------------------
-# catalog resolution
-# --------------------------------------------------------------------------------------
-def resolve_accelerators(names, acc: pd.DataFrame) -> list[str]:
-    """Map names (accelerator_id, display_name or model, case-insensitive) to ids."""
-    if isinstance(names, str):
-        names = [names]
-    ids, seen = [], set()
-    by_id = {str(a).lower(): a for a in acc["accelerator_id"]}
-    by_disp = {str(d).lower(): a for d, a in zip(acc["display_name"], acc["accelerator_id"])}
-    for name in names:
-        key = str(name).strip().lower()
-        if key in by_id:
-            hit = [by_id[key]]
-        elif key in by_disp:
-            hit = [by_disp[key]]
-        else:
-            hit = list(acc.loc[acc["model"].astype(str).str.lower() == key, "accelerator_id"])
-        if not hit:
-            raise UsageError(
-                f"accelerators: unknown accelerator {name!r}; use an accelerator_id, display "
-                f"name or model from the catalog, e.g. {', '.join(map(str, acc['accelerator_id'][:5]))}"
-            )
-        for h in hit:
-            if h not in seen:
-                seen.add(h)
-                ids.append(h)
-    return ids
 
 
 def _int_list(name, values, lo, hi):
@@ -160,10 +146,24 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
     acc = acc.copy()
     acc["peak"] = pd.to_numeric(acc["bf16_dense_tflops"], errors="coerce").fillna(
         pd.to_numeric(acc["fp16_dense_tflops"], errors="coerce"))
-    acc = acc[acc["peak"] > 0]
+    acc["mem_bw"] = pd.to_numeric(acc["mem_bw_tbps"], errors="coerce")
+    modelled = (acc["peak"] > 0) & (acc["mem_bw"] > 0)
+    acc = acc.reset_index(drop=True)
+    modelled_ids = set(acc.loc[modelled.to_numpy(), "accelerator_id"])
     if accelerators is not None:
-        ids = resolve_accelerators(accelerators, acc)
+        if isinstance(accelerators, str):
+            accelerators = [accelerators]
+        ids = []
+        for name in accelerators:
+            hit = [i for i in resolve_accelerators([name], acc) if i in modelled_ids]
+            if not hit:
+                raise UsageError(
+                    f"accelerators: {name!r} has no peak or memory bandwidth in the accelerator "
+                    "catalog, so the model cannot simulate it; choose modelled accelerators"
+                )
+            ids += [i for i in hit if i not in ids]
         acc = acc[acc["accelerator_id"].isin(ids)]
+    acc = acc[acc["accelerator_id"].isin(modelled_ids)]
 
     known_prov = list(dict.fromkeys(prices["provider"].astype(str)))
     if providers is not None:
@@ -186,15 +186,20 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
 
     link_bw = {}
     link_eff = {}
+    spans = set()
     for _, r in links.iterrows():
         bw = pd.to_numeric(r["aggregate_GB_s_per_dir"], errors="coerce")
         link_bw[r["link_id"]] = float(bw) if bw == bw else float("nan")
         rdma = str(r.get("rdma", "yes")).strip().lower()
         link_eff[r["link_id"]] = model.tcp_efficiency if rdma.startswith("no") else 1.0
+        if str(r.get("spans_nodes", "no")).strip().lower() == "yes":
+            spans.add(r["link_id"])
     for lid in acc["intra_link_id"]:
         if lid not in link_bw or not link_bw[lid] > 0:
             raise UsageError(f"accelerator catalog: intra_link_id {lid!r} has no bandwidth in the interconnect table")
     nets = [x for x in DEFAULT_NETWORKS if x in link_bw]
+    # a pod fabric (TPU ICI) also joins the hosts: its rows name it as their network
+    fabric_nets = list(dict.fromkeys(x for x in acc["intra_link_id"] if x in spans))
 
     # categories (fixed per plan so every chunk shares one dictionary)
     provs = list(dict.fromkeys(prices["provider"].astype(str)))
@@ -206,13 +211,16 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
     cpu_names = list(x86["host_cpu"].astype(str)) + ["NVIDIA Grace"]
     gens = list(dict.fromkeys(acc["generation"].astype(str)))
     fams = list(dict.fromkeys(acc["family"].astype(str)))
+    eff_basis = [model.compute_efficiency_for(f, g)
+                 for f, g in zip(acc["family"].astype(str), acc["generation"].astype(str))]
+    bases = list(dict.fromkeys(b for _e, b in eff_basis))
     cats = {
         "accelerator": list(acc["display_name"].astype(str)),
         "accelerator_id": list(acc["accelerator_id"].astype(str)),
         "family": fams, "generation": gens, "host_cpu": cpu_names,
-        "interconnect": intra_ids, "network": ["none"] + nets, "framework": _FRAMEWORKS,
-        "input_pipeline": ["cpu", "dali"], "provider": provs, "provider_type": ptypes,
-        "bottleneck": _BOTTLENECKS,
+        "interconnect": intra_ids, "network": ["none"] + nets + fabric_nets,
+        "framework": _FRAMEWORKS, "input_pipeline": ["cpu", "dali"], "provider": provs,
+        "provider_type": ptypes, "bottleneck": _BOTTLENECKS, "prediction_basis": bases,
     }
 
     offers = prices.assign(_a=prices["accelerator_id"].map({a: i for i, a in enumerate(acc["accelerator_id"])}))
@@ -227,10 +235,15 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
     cpa = pd.to_numeric(acc["host_cpus_per_accel"], errors="coerce").fillna(1.0).to_numpy(float)
     fam_codes = np.array([fams.index(f) for f in acc["family"].astype(str)], dtype=np.int64)
     gen_codes = np.array([gens.index(x) for x in acc["generation"].astype(str)], dtype=np.int64)
-    mfu = np.array([model.mfu_for(f, g) for f, g in zip(acc["family"].astype(str), acc["generation"].astype(str))])
+    fabric = np.array([x in spans for x in acc["intra_link_id"]])
     accd = {
         "peak": acc["peak"].to_numpy(float),
-        "mfu": mfu,
+        "mem_bw": acc["mem_bw"].to_numpy(float),
+        "eff": np.array([e for e, _b in eff_basis], dtype=float),
+        "basis": np.array([bases.index(b) for _e, b in eff_basis], dtype=np.int64),
+        "fabric": fabric,
+        "fabric_code": np.array([1 + len(nets) + fabric_nets.index(x) if x in spans else 0
+                                 for x in acc["intra_link_id"]], dtype=np.int64),
         "mem": pd.to_numeric(acc["mem_gb"], errors="coerce").to_numpy(float),
         "tdp": pd.to_numeric(acc["tdp_w"], errors="coerce").to_numpy(float),
         "max_per_node": pd.to_numeric(acc["max_accels_per_node"], errors="coerce").fillna(8).to_numpy(np.int64),
@@ -313,6 +326,12 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
 
     n_net = len(plan.net["bw"]) - 1
     net_code = np.where(m > 1, 1 + np.minimum((u[6] * n_net).astype(np.int64), n_net - 1), 0)
+    inter_bw = plan.net["bw"][net_code]
+    fabric = A["fabric"][a] & (m > 1)
+    if fabric.any():
+        # chips on a pod fabric reach other hosts' chips over it: a node's share is its chips'
+        net_code = np.where(fabric, A["fabric_code"][a], net_code)
+        inter_bw = np.where(fabric, A["intra_bw"][a] * per_node, inter_bw)
     intra_code = np.where(per_node > 1, A["intra_code"][a], 0)
 
     fw = np.where(A["dali_ok"][a], _pick(u[7], _FW_NVIDIA), _pick(u[7], _FW_OTHER))
@@ -329,9 +348,10 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
     gb = b * n
 
     cfg = {
-        "peak_tflops": A["peak"][a], "mfu": A["mfu"][a], "n_accelerators": n,
+        "peak_tflops": A["peak"][a], "compute_efficiency": A["eff"][a],
+        "mem_bw_tbps": A["mem_bw"][a], "n_accelerators": n,
         "accelerators_per_node": per_node, "n_nodes": m, "local_batch": b,
-        "intra_GBps": A["intra_bw"][a], "inter_GBps": plan.net["bw"][net_code],
+        "intra_GBps": A["intra_bw"][a], "inter_GBps": inter_bw,
         "cpu_cores_per_accelerator": cores_pa, "cpu_decode_factor": cpu_factor, "dali": dali,
     }
     out = evaluate(cfg, plan.model, plan.workload, xp=xp)
@@ -383,6 +403,7 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
         "utilization": util[keep],
         "mfu": mfu_ach[keep],
         "bottleneck": cat("bottleneck", out["bottleneck"]),
+        "prediction_basis": cat("prediction_basis", A["basis"][a]),
         "power_w": power[keep],
         "cost_usd": (n * price * train_s / 3600.0)[keep],
         "energy_kwh": ((n * power + m * host_w) * train_s / 3.6e6)[keep],
@@ -390,11 +411,106 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
     return df, reasons
 
 
-def _check_n_seed(n, seed):
+_API_NAMES = {"n": "n", "seed": "seed", "skip": "check_size=False", "output": "path",
+              "stream": "simulate_to_parquet (it streams with bounded memory)"}
+_CLI_NAMES = {"n": "--n", "seed": "--seed", "skip": "--no-size-check", "output": "--output",
+              "stream": "a .parquet --output (it streams with bounded memory)"}
+
+
+def _check_n_seed(n, seed, names=_API_NAMES):
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n <= 0:
-        raise UsageError(f"n={n!r} is not allowed; n must be an integer > 0")
+        raise UsageError(f"{names['n']}={n!r} is not allowed; {names['n']} must be an integer > 0")
+    # any non-negative integer, of any size: NumPy's SeedSequence takes it whole
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise UsageError(f"seed={seed!r} is not allowed; seed must be an integer >= 0")
+        raise UsageError(f"{names['seed']}={seed!r} is not allowed; {names['seed']} must be an "
+                         "integer >= 0 (of any size)")
+
+
+def _human(nbytes: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if nbytes < 1000 or unit == "PB":
+            return f"{nbytes:,.0f} {unit}" if unit == "B" else f"{nbytes:,.1f} {unit}"
+        nbytes /= 1000
+    return f"{nbytes:,.0f} B"  # pragma: no cover
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory the system can give without swapping (Linux MemAvailable), or None."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _free_disk(target: Path) -> tuple[int | None, Path]:
+    """Free bytes on the file system that will hold ``target`` (its nearest existing folder)."""
+    folder = target.parent if str(target.parent) else Path(".")
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        return shutil.disk_usage(folder).free, folder
+    except OSError:
+        return None, folder
+
+
+def estimate_size(n: int, *, output: str = "memory") -> int:
+    """Bytes a sweep of ``n`` rows needs: ``output`` ``"memory"`` (``simulate``), ``"parquet"``
+    (on disk) or ``"csv"`` (on disk)."""
+    per = {"memory": MEMORY_BYTES_PER_ROW, "parquet": PARQUET_BYTES_PER_ROW,
+           "csv": CSV_BYTES_PER_ROW}
+    if output not in per:
+        raise UsageError(f"output={output!r} is not allowed; use 'memory', 'parquet' or 'csv'")
+    return int(n) * per[output]
+
+
+def _check_memory(n: int, names) -> None:
+    need, free = estimate_size(n, output="memory"), _available_memory()
+    if free is not None and need > free:
+        raise UsageError(
+            f"{names['n']}={n:,} would need about {_human(need)} of memory "
+            f"({MEMORY_BYTES_PER_ROW} bytes per row) but {_human(free)} is available; use "
+            f"{names['stream']}, fewer rows, or pass {names['skip']} to try anyway")
+
+
+def _check_disk(n: int, target: Path, output: str, names) -> None:
+    need = estimate_size(n, output=output)
+    free, folder = _free_disk(target)
+    if free is not None and need > free:
+        per = PARQUET_BYTES_PER_ROW if output == "parquet" else CSV_BYTES_PER_ROW
+        raise UsageError(
+            f"{names['n']}={n:,} would need about {_human(need)} on disk for the {output} output "
+            f"({per} bytes per row) but '{folder}' has {_human(free)} free; simulate fewer rows, "
+            f"write to a disk with more room, or pass {names['skip']} to write anyway")
+
+
+@contextmanager
+def _sigterm_raises():
+    """Turn SIGTERM into ``SystemExit(143)`` while the block runs (main thread only), so the
+    staging output is removed on the way out like on any other exception; the previous
+    handler is restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):  # noqa: ARG001 - the signal API
+        raise SystemExit(128 + signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except (ValueError, OSError):  # not settable here (embedded interpreters)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _iter_chunks(plan, n, seed):
@@ -418,7 +534,8 @@ def _no_rows_error(n, excluded):
 
 def simulate(n, *, seed=0, model=None, accelerators=None, counts=None, nodes=None,
              providers=None, local_batch=None, workload=None, accelerator_table=None,
-             price_table=None, host_cpu_table=None, interconnect_table=None) -> pd.DataFrame:
+             price_table=None, host_cpu_table=None, interconnect_table=None,
+             check_size=True) -> pd.DataFrame:
     """Simulate ``n`` training configurations in memory.
 
     Parameters
@@ -426,7 +543,8 @@ def simulate(n, *, seed=0, model=None, accelerators=None, counts=None, nodes=Non
     n : int > 0
         Configurations to draw (rows returned = n minus the excluded impossible ones).
     seed : int >= 0
-        Same seed and options give the same rows, bit for bit.
+        Same seed and options give the same rows, bit for bit. Any non-negative integer
+        (of any size) is allowed.
     model : CalibratedModel, optional
         Fitted parameters (``calibrate``/``CalibratedModel.from_json``); defaults built in.
     accelerators : list of str, optional
@@ -443,13 +561,29 @@ def simulate(n, *, seed=0, model=None, accelerators=None, counts=None, nodes=Non
         ResNet-50 / ImageNet by default.
     accelerator_table, price_table, host_cpu_table, interconnect_table : path or DataFrame
         Replace the built-in catalogs.
+    check_size : bool
+        Refuse up front (``UsageError``) when ``n`` rows would need more memory than is
+        available (``MEMORY_BYTES_PER_ROW`` each); ``False`` skips the check.
 
     Returns
     -------
     DataFrame with ``COLUMNS``; string columns are categorical. ``attrs["excluded"]`` is the
     number of dropped impossible configurations and ``attrs["excluded_by_reason"]`` a dict.
     """
-    _check_n_seed(n, seed)
+    return _simulate(n, seed=seed, model=model, accelerators=accelerators, counts=counts,
+                     nodes=nodes, providers=providers, local_batch=local_batch, workload=workload,
+                     accelerator_table=accelerator_table, price_table=price_table,
+                     host_cpu_table=host_cpu_table, interconnect_table=interconnect_table,
+                     check_size=check_size, names=_API_NAMES)
+
+
+def _simulate(n, *, seed, check_size, names, model=None, accelerators=None, counts=None,
+              nodes=None, providers=None, local_batch=None, workload=None,
+              accelerator_table=None, price_table=None, host_cpu_table=None,
+              interconnect_table=None) -> pd.DataFrame:
+    _check_n_seed(n, seed, names)
+    if check_size:
+        _check_memory(int(n), names)
     plan = _prepare(model=model, workload=workload, accelerators=accelerators,
                     providers=providers, counts=counts, nodes=nodes, local_batch=local_batch,
                     accelerator_table=accelerator_table, price_table=price_table,
@@ -473,7 +607,7 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
                         accelerator_table=None, price_table=None, host_cpu_table=None,
                         interconnect_table=None, row_group_rows=1_000_000,
                         partitioned=False, compression="snappy", overwrite=False,
-                        name="path") -> dict:
+                        name="path", check_size=True) -> dict:
     """Stream ``simulate`` rows to Parquet with bounded memory.
 
     ``partitioned=False`` writes one file with row groups of ``row_group_rows`` rows;
@@ -484,6 +618,8 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
     An existing ``path`` is replaced only when gpurank wrote it (``overwrite=True`` replaces
     anything); the old output stays in place until the new one is complete (see
     :mod:`gpurank.engine.outputs`). ``name`` is the parameter named in messages.
+    ``check_size`` refuses up front (``UsageError``) an ``n`` whose estimated output
+    (``PARQUET_BYTES_PER_ROW`` each) is larger than the free space of the target's disk.
 
     Returns a dict: ``path, rows, excluded, excluded_by_reason, seconds, row_groups, notes``
     (``notes``: leftovers of interrupted runs that were cleaned).
@@ -491,9 +627,12 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    _check_n_seed(n, seed)
+    names = _CLI_NAMES if name == "--output" else _API_NAMES
+    _check_n_seed(n, seed, names)
     if isinstance(row_group_rows, bool) or not isinstance(row_group_rows, (int, np.integer)) or row_group_rows <= 0:
         raise UsageError(f"row_group_rows={row_group_rows!r} is not allowed; it must be an integer > 0")
+    if check_size:
+        _check_disk(int(n), Path(path), "parquet", names)
     plan = _prepare(model=model, workload=workload, accelerators=accelerators,
                     providers=providers, counts=counts, nodes=nodes, local_batch=local_batch,
                     accelerator_table=accelerator_table, price_table=price_table,
@@ -570,12 +709,16 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
 
 def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, counts=None,
                      nodes=None, providers=None, row_group_rows=1_000_000, partitioned=False,
-                     overwrite=False):
+                     overwrite=False, check_size=True):
     """CLI entry: ``gpurank simulate --n N --seed S [--model model.json] -o sweep.parquet``.
 
     Writes Parquet (file, or folder of parts with ``partitioned``) or, when ``output`` ends
     in ``.csv``, a CSV (in memory). Returns the summary dict of ``simulate_to_parquet``.
+    Sizes are checked before any work (``check_size``; CLI ``--no-size-check`` skips it) and
+    a SIGTERM while writing ends the process with exit code 143 after the staging output is
+    removed, leaving the target as it was. Messages name the CLI flags.
     """
+    _check_n_seed(n, seed, _CLI_NAMES)
     model = CalibratedModel.from_json(model_path) if model_path is not None else None
     output = Path(output)
     kw = dict(seed=seed, model=model, accelerators=accelerators, counts=counts, nodes=nodes,
@@ -584,13 +727,17 @@ def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, c
         if partitioned:
             raise UsageError(f"--output '{output}' ends in .csv; --partitioned writes a folder "
                              "of Parquet files: name a folder")
+        if check_size:
+            _check_memory(int(n), _CLI_NAMES)
+            _check_disk(int(n), output, "csv", _CLI_NAMES)
         t0 = time.perf_counter()
-        with publish_file(output, name="--output", overwrite=overwrite) as pub:
-            df = simulate(n, **kw)
+        with _sigterm_raises(), publish_file(output, name="--output", overwrite=overwrite) as pub:
+            df = _simulate(n, check_size=False, names=_CLI_NAMES, **kw)
             df.to_csv(pub.path, index=False)
         return {"path": str(output), "rows": len(df), "excluded": df.attrs["excluded"],
                 "excluded_by_reason": df.attrs["excluded_by_reason"],
                 "seconds": time.perf_counter() - t0, "row_groups": 0, "notes": pub.notes}
-    return simulate_to_parquet(output, n, row_group_rows=row_group_rows,
-                               partitioned=partitioned, overwrite=overwrite, name="--output",
-                               **kw)
+    with _sigterm_raises():
+        return simulate_to_parquet(output, n, row_group_rows=row_group_rows,
+                                   partitioned=partitioned, overwrite=overwrite, name="--output",
+                                   check_size=check_size, **kw)

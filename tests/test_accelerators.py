@@ -1,0 +1,409 @@
+"""One accelerator resolver (engine/sources/accelerators.py) and one fact table.
+
+Every name of the alias table and every accelerator name of a real MLPerf system description
+in ../shared/data is pinned to the product it resolves to; the reader, calibration and the
+simulator are checked to agree on each.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from gpurank.engine.catalog import accelerator_catalog
+from gpurank.engine.errors import UsageError
+from gpurank.engine.sources.accelerators import (
+    accelerator_aliases,
+    resolve_accelerator,
+    resolve_accelerators,
+)
+from gpurank.engine.sources.calibrate import predict
+from gpurank.engine.sources.mlperf import read_mlperf
+from gpurank.engine.sources.mlperf_systems import parse_system_description
+from gpurank.engine.sources.simulate import simulate
+from mlperf_data import shared_data
+
+# name, accelerator_id, match, type, vendor, generation, rank, release year, modelled
+# fmt: off
+ALIASES = [
+    ('V100-SXM2-16GB', 'nvidia_v100_sxm2_16gb', 'exact', 'gpu', 'NVIDIA', 'Volta', 1, 2017, True),
+    ('V100-SXM2-32GB', 'nvidia_v100_sxm2_32gb', 'exact', 'gpu', 'NVIDIA', 'Volta', 1, 2018, True),
+    ('V100-SXM3-32GB', 'nvidia_v100_sxm2_32gb', 'stand-in',
+     'gpu', 'NVIDIA', 'Volta', 1, 2018, True),
+    ('V100-SXM3-32GB-H', 'nvidia_v100_sxm2_32gb', 'stand-in',
+     'gpu', 'NVIDIA', 'Volta', 1, 2018, True),
+    ('V100-PCIe-16GB', 'nvidia_v100_pcie_16gb', 'exact', 'gpu', 'NVIDIA', 'Volta', 1, 2017, True),
+    ('V100-PCIe-32GB', 'nvidia_v100_pcie_32gb', 'exact', 'gpu', 'NVIDIA', 'Volta', 1, 2018, True),
+    ('V100S-PCIe-32GB', 'nvidia_v100s_pcie_32gb', 'exact',
+     'gpu', 'NVIDIA', 'Volta', 1, 2019, False),
+    ('V100-32GB', '', 'unplaced', 'gpu', 'NVIDIA', 'Volta', 1, 2018, False),
+    ('V100', '', 'unplaced', 'gpu', 'NVIDIA', 'Volta', 1, 2017, False),
+    ('A100-SXM4-40GB', 'nvidia_a100_sxm4_40gb', 'exact', 'gpu', 'NVIDIA', 'Ampere', 2, 2020, True),
+    ('A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact', 'gpu', 'NVIDIA', 'Ampere', 2, 2020, True),
+    ('A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact', 'gpu', 'NVIDIA', 'Ampere', 2, 2020, True),
+    ('A100-PCIe-80GB', 'nvidia_a100_pcie_80gb', 'exact', 'gpu', 'NVIDIA', 'Ampere', 2, 2021, True),
+    ('A100-40GB', 'nvidia_a100_sxm4_40gb', 'stand-in', 'gpu', 'NVIDIA', 'Ampere', 2, 2020, True),
+    ('A100-80GB', 'nvidia_a100_sxm4_80gb', 'stand-in', 'gpu', 'NVIDIA', 'Ampere', 2, 2020, True),
+    ('A100', '', 'unplaced', 'gpu', 'NVIDIA', 'Ampere', 2, 2020, False),
+    ('A10', 'nvidia_a10', 'exact', 'gpu', 'NVIDIA', 'Ampere', 2, 2021, True),
+    ('A10G', 'nvidia_a10g', 'exact', 'gpu', 'NVIDIA', 'Ampere', 2, 2021, False),
+    ('A30', 'nvidia_a30', 'exact', 'gpu', 'NVIDIA', 'Ampere', 2, 2021, True),
+    ('A40', 'nvidia_a40', 'exact', 'gpu', 'NVIDIA', 'Ampere', 2, 2020, True),
+    ('RTX A5000', 'nvidia_rtx_a5000', 'exact', 'gpu', 'NVIDIA', 'Ampere', 2, 2021, True),
+    ('L4', 'nvidia_l4', 'exact', 'gpu', 'NVIDIA', 'Ada', 3, 2023, True),
+    ('L40', 'nvidia_l40', 'exact', 'gpu', 'NVIDIA', 'Ada', 3, 2022, True),
+    ('L40S', 'nvidia_l40s', 'exact', 'gpu', 'NVIDIA', 'Ada', 3, 2023, True),
+    ('RTX 4090', 'nvidia_rtx_4090', 'exact', 'gpu', 'NVIDIA', 'Ada', 3, 2022, False),
+    ('H100-SXM5-80GB', 'nvidia_h100_sxm5', 'exact', 'gpu', 'NVIDIA', 'Hopper', 4, 2022, True),
+    ('H100-SXM5-96GB', 'nvidia_h100_sxm5_96gb', 'exact', 'gpu', 'NVIDIA', 'Hopper', 4, 2023, False),
+    ('H100-PCIe-80GB', 'nvidia_h100_pcie', 'exact', 'gpu', 'NVIDIA', 'Hopper', 4, 2022, True),
+    ('H100-NVL-94GB', 'nvidia_h100_nvl', 'exact', 'gpu', 'NVIDIA', 'Hopper', 4, 2023, True),
+    ('H200-SXM5-141GB', 'nvidia_h200_sxm', 'exact', 'gpu', 'NVIDIA', 'Hopper', 4, 2024, True),
+    ('GH200-96GB', 'nvidia_gh200_96gb', 'exact', 'gpu', 'NVIDIA', 'Hopper', 4, 2023, True),
+    ('GH200-144GB', 'nvidia_gh200_144gb', 'exact', 'gpu', 'NVIDIA', 'Hopper', 4, 2024, True),
+    ('B200-180GB', 'nvidia_b200_hgx', 'exact', 'gpu', 'NVIDIA', 'Blackwell', 5, 2024, True),
+    ('GB200', 'nvidia_gb200', 'exact', 'gpu', 'NVIDIA', 'Blackwell', 5, 2025, True),
+    ('MI250X', 'amd_mi250x', 'exact', 'gpu', 'AMD', 'CDNA2', 1, 2021, True),
+    ('MI300X', 'amd_mi300x', 'exact', 'gpu', 'AMD', 'CDNA3', 2, 2023, True),
+    ('MI325X', 'amd_mi325x', 'exact', 'gpu', 'AMD', 'CDNA3', 2, 2024, True),
+    ('Radeon RX 7900 XTX', 'amd_radeon_rx_7900_xtx', 'exact',
+     'gpu', 'AMD', 'RDNA3', 1, 2022, False),
+    ('TPU v2', 'google_tpu_v2', 'exact', 'tpu', 'Google', 'TPU v2', 1, 2017, False),
+    ('TPU v3', 'google_tpu_v3', 'exact', 'tpu', 'Google', 'TPU v3', 2, 2018, True),
+    ('TPU v4', 'google_tpu_v4', 'exact', 'tpu', 'Google', 'TPU v4', 3, 2021, True),
+    ('TPU v5e', 'google_tpu_v5e', 'exact', 'tpu', 'Google', 'TPU v5e', 4, 2023, False),
+    ('TPU v5p', 'google_tpu_v5p', 'exact', 'tpu', 'Google', 'TPU v5p', 4, 2023, True),
+    ('Gaudi', 'intel_gaudi', 'exact', 'other', 'Intel', 'Gaudi', 1, 2019, False),
+    ('Gaudi2', 'intel_gaudi2', 'exact', 'other', 'Intel', 'Gaudi2', 2, 2022, True),
+    ('Gaudi3', 'intel_gaudi3', 'exact', 'other', 'Intel', 'Gaudi3', 3, 2024, True),
+    ('IPU GC200', 'graphcore_ipu_gc200', 'exact', 'other', 'Graphcore', 'Mk2 IPU', 1, 2020, False),
+    ('Bow IPU', 'graphcore_bow_ipu', 'exact', 'other', 'Graphcore', 'Bow IPU', 2, 2022, False),
+    ('Ascend 910', 'huawei_ascend_910', 'exact', 'other', 'Huawei', 'Ascend 910', 1, 2019, False),
+]
+# fmt: on
+
+# raw accelerator_model_name, accelerator_memory_capacity, hint (system name + id; only
+# where the name has no TPU version), model name, accelerator_id, match: every distinct name
+# of the system descriptions in ../shared/data/mlperf_resnet and ../shared/data/mlperf_training
+# fmt: off
+REAL_NAMES = [
+    ('A100-SXM4-40GB', '40 GB', '', 'A100-SXM4-40GB', 'nvidia_a100_sxm4_40gb', 'exact'),
+    ('A100-SXM4-80GB', '80 GB', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
+    ('Ascend 910 Pro A', '32 GB', '', 'Ascend 910', 'huawei_ascend_910', 'exact'),
+    ('Ascend910', '32 GB', '', 'Ascend 910', 'huawei_ascend_910', 'exact'),
+    ('Graphcore Bow IPU', '32GB', '', 'Bow IPU', 'graphcore_bow_ipu', 'exact'),
+    ('Graphcore IPU GC200', '32GB', '', 'IPU GC200', 'graphcore_ipu_gc200', 'exact'),
+    ('Habana Gaudi', '32 GB', '', 'Gaudi', 'intel_gaudi', 'exact'),
+    ('Habana Gaudi HL-205', '32 GB', '', 'Gaudi', 'intel_gaudi', 'exact'),
+    ('Habana Gaudi2', '96 GB', '', 'Gaudi2', 'intel_gaudi2', 'exact'),
+    ('Intel Gaudi2', '96 GB', '', 'Gaudi2', 'intel_gaudi2', 'exact'),
+    ('Intel(R) Gaudi(R) 2 AI Accelerator', '96 GB', '', 'Gaudi2', 'intel_gaudi2', 'exact'),
+    ('N/A', 'N/A', '', '', '', 'cpu'),
+    ('NA', '', '', '', '', 'cpu'),
+    ('NVIDIA A100', '40G', '', 'A100-40GB', 'nvidia_a100_sxm4_40gb', 'stand-in'),
+    ('NVIDIA A100 - PCIe - 80 GB', '80 GB', '', 'A100-PCIe-80GB', 'nvidia_a100_pcie_80gb', 'exact'),
+    ('NVIDIA A100-PCIE-40GB', '40 GB', '', 'A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact'),
+    ('NVIDIA A100-PCIE-40GB (250W)', '40 GB', '',
+     'A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact'),
+    ('NVIDIA A100-PCIE-40GB (250W)', '40GB', '',
+     'A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact'),
+    ('NVIDIA A100-PCIE-80GB', '80 GB', '', 'A100-PCIe-80GB', 'nvidia_a100_pcie_80gb', 'exact'),
+    ('NVIDIA A100-PCIE-80GB (300W)', '40 GB', '',
+     'A100-PCIe-80GB', 'nvidia_a100_pcie_80gb', 'exact'),
+    ('NVIDIA A100-PCIE-80GB (300W)', '80 GB', '',
+     'A100-PCIe-80GB', 'nvidia_a100_pcie_80gb', 'exact'),
+    ('NVIDIA A100-PCIe-40GB', '40 GB', '', 'A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact'),
+    ('NVIDIA A100-PCIe-40GB (250W)', '40 GB', '',
+     'A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact'),
+    ('NVIDIA A100-PCIe-40GB (250W)', '40GB', '',
+     'A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact'),
+    ('NVIDIA A100-PCIe-40GB(250W)', '40G', '', 'A100-PCIe-40GB', 'nvidia_a100_pcie_40gb', 'exact'),
+    ('NVIDIA A100-PCIe-80GB', '80 GB', '', 'A100-PCIe-80GB', 'nvidia_a100_pcie_80gb', 'exact'),
+    ('NVIDIA A100-PCIe-80GB', '80GiB', '', 'A100-PCIe-80GB', 'nvidia_a100_pcie_80gb', 'exact'),
+    ('NVIDIA A100-PCIe-80GB (300W)', '80 GB', '',
+     'A100-PCIe-80GB', 'nvidia_a100_pcie_80gb', 'exact'),
+    ('NVIDIA A100-SXM-40GB', '', '', 'A100-SXM4-40GB', 'nvidia_a100_sxm4_40gb', 'exact'),
+    ('NVIDIA A100-SXM-40GB', '40 GB', '', 'A100-SXM4-40GB', 'nvidia_a100_sxm4_40gb', 'exact'),
+    ('NVIDIA A100-SXM-80GB', '80 GB', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
+    ('NVIDIA A100-SXM-80GB', '80G', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
+    ('NVIDIA A100-SXM-80GB (400W)', '80GB', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
+    ('NVIDIA A100-SXM-80GB (500W)', '80 GB', '',
+     'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
+    ('NVIDIA A100-SXM-80GB CTS', '80 GB', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
+    ('NVIDIA A100-SXM4-40GB', '40 GB', '', 'A100-SXM4-40GB', 'nvidia_a100_sxm4_40gb', 'exact'),
+    ('NVIDIA A100-SXM4-40GB (400W)', '40 GB', '',
+     'A100-SXM4-40GB', 'nvidia_a100_sxm4_40gb', 'exact'),
+    ('NVIDIA A100-SXM4-40GB (400W)', '40G', '', 'A100-SXM4-40GB', 'nvidia_a100_sxm4_40gb', 'exact'),
+    ('NVIDIA A100-SXM4-80GB', '', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
+    ('NVIDIA A100-SXM4-80GB', '80 GB', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
+    ('NVIDIA A100-SXM4-80GB', '80G', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
+    ('NVIDIA A100-SXM4-80GB', '80GiB', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
+    ('NVIDIA A100-SXM4-80GB (400W)', '80 GB', '',
+     'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
+    ('NVIDIA A100-SXM4-80GB (500W)', '80 GB', '',
+     'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
+    ('NVIDIA A100-SXM4-80GB (500W)', '80G', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
+    ('NVIDIA A100-SXM4-80GB(400W)', '80G', '', 'A100-SXM4-80GB', 'nvidia_a100_sxm4_80gb', 'exact'),
+    ('NVIDIA A10G', '22.056640625 GB', '', 'A10G', 'nvidia_a10g', 'exact'),
+    ('NVIDIA A30', '24 GB', '', 'A30', 'nvidia_a30', 'exact'),
+    ('NVIDIA A30', '24 GiB', '', 'A30', 'nvidia_a30', 'exact'),
+    ('NVIDIA A30', '24GiB', '', 'A30', 'nvidia_a30', 'exact'),
+    ('NVIDIA A30-PCIE-24GB', '24 GB', '', 'A30', 'nvidia_a30', 'exact'),
+    ('NVIDIA A40', '48G', '', 'A40', 'nvidia_a40', 'exact'),
+    ('NVIDIA H100-PCIe', '80 GB', '', 'H100-PCIe-80GB', 'nvidia_h100_pcie', 'exact'),
+    ('NVIDIA H100-PCIe-80GB', '80 GB', '', 'H100-PCIe-80GB', 'nvidia_h100_pcie', 'exact'),
+    ('NVIDIA H100-SXM-80GB', '80 GB', '', 'H100-SXM5-80GB', 'nvidia_h100_sxm5', 'exact'),
+    ('NVIDIA H100-SXM5-80GB', '', '', 'H100-SXM5-80GB', 'nvidia_h100_sxm5', 'exact'),
+    ('NVIDIA H100-SXM5-80GB', '80 GB', '', 'H100-SXM5-80GB', 'nvidia_h100_sxm5', 'exact'),
+    ('NVIDIA H100-SXM5-80GB', '80G', '', 'H100-SXM5-80GB', 'nvidia_h100_sxm5', 'exact'),
+    ('NVIDIA H100-SXM5-80GB', '80GB', '', 'H100-SXM5-80GB', 'nvidia_h100_sxm5', 'exact'),
+    ('NVIDIA H100-SXM5-80GB', '81559 MiB', '', 'H100-SXM5-80GB', 'nvidia_h100_sxm5', 'exact'),
+    ('NVIDIA H100-SXM5-96GB', '96 GB', '', 'H100-SXM5-96GB', 'nvidia_h100_sxm5_96gb', 'exact'),
+    ('NVIDIA H200-SXM5-141GB', '143771 MiB', '', 'H200-SXM5-141GB', 'nvidia_h200_sxm', 'exact'),
+    ('NVIDIA L4', '24 GB', '', 'L4', 'nvidia_l4', 'exact'),
+    ('NVIDIA L40', '48 GB', '', 'L40', 'nvidia_l40', 'exact'),
+    ('NVIDIA L40S', '45 GB', '', 'L40S', 'nvidia_l40s', 'exact'),
+    ('NVIDIA L40S', '46068 MiB', '', 'L40S', 'nvidia_l40s', 'exact'),
+    ('NVIDIA L40S', '48 GB', '', 'L40S', 'nvidia_l40s', 'exact'),
+    ('NVIDIA RTX A5000', '2x 24 GB', '', 'RTX A5000', 'nvidia_rtx_a5000', 'exact'),
+    ('NVIDIA V100', 'TODO', '', 'V100', '', 'unplaced'),
+    ('NVIDIA V100-SXM2-16GB (300W)', '16 GB', '',
+     'V100-SXM2-16GB', 'nvidia_v100_sxm2_16gb', 'exact'),
+    ('NVIDIA V100-SXM3-32GB (450W)', '32 GB', '',
+     'V100-SXM3-32GB-H', 'nvidia_v100_sxm2_32gb', 'stand-in'),
+    ('Nvidia Tesla V100', '32GB', '', 'V100-32GB', '', 'unplaced'),
+    ('Nvidia Tesla V100-SXM2-32GB', '32 GB', '',
+     'V100-SXM2-32GB', 'nvidia_v100_sxm2_32gb', 'exact'),
+    ('Nvidia Tesla V100S-PCIe-32GB', '32 GB', '',
+     'V100S-PCIe-32GB', 'nvidia_v100s_pcie_32gb', 'exact'),
+    ('TPU', '32GB', 'tpu-v4-128 tpu-v4-128-TF', 'TPU v4', 'google_tpu_v4', 'exact'),
+    ('TPU', '32GB', 'tpu-v4-256 tpu-v4-256-JAX-Distributed-Shampoo',
+     'TPU v4', 'google_tpu_v4', 'exact'),
+    ('TPU', '32GB', 'tpu-v4-4096 tpu-v4-4096-TF', 'TPU v4', 'google_tpu_v4', 'exact'),
+    ('TPU', '32GB', 'tpu-v4-6912 tpu-v4-6912-TF', 'TPU v4', 'google_tpu_v4', 'exact'),
+    ('TPU', 'TODO', 'tpu-v4-16 tpu-v4-16-TF', 'TPU v4', 'google_tpu_v4', 'exact'),
+    ('TPU', 'TODO', 'tpu-v4-512 tpu-v4-512-TF', 'TPU v4', 'google_tpu_v4', 'exact'),
+    ('TPU v3', '32 GiB', '', 'TPU v3', 'google_tpu_v3', 'exact'),
+    ('TPU-v4', '32GB', '', 'TPU v4', 'google_tpu_v4', 'exact'),
+    ('TPU-v5e', '16GB', '', 'TPU v5e', 'google_tpu_v5e', 'exact'),
+    ('TPU-v5p', '95GB', '', 'TPU v5p', 'google_tpu_v5p', 'exact'),
+    ('Tesla V100-PCIe-32GB', '32 GB', '', 'V100-PCIe-32GB', 'nvidia_v100_pcie_32gb', 'exact'),
+    ('Tesla V100-SXM2-16GB', '16 GB', '', 'V100-SXM2-16GB', 'nvidia_v100_sxm2_16gb', 'exact'),
+    ('Tesla V100-SXM3-32GB', '32 GB', '', 'V100-SXM3-32GB', 'nvidia_v100_sxm2_32gb', 'stand-in'),
+    ('Tesla V100-SXM3-32GB-H', '32 GB', '',
+     'V100-SXM3-32GB-H', 'nvidia_v100_sxm2_32gb', 'stand-in'),
+    ('Tesla V100-SXM3-H-32GB', '32 GB', '',
+     'V100-SXM3-32GB-H', 'nvidia_v100_sxm2_32gb', 'stand-in'),
+    ('tpu-v3', '32 GB', '', 'TPU v3', 'google_tpu_v3', 'exact'),
+    ('tpuv2-512', '', '', 'TPU v2', 'google_tpu_v2', 'exact'),
+    ('tpuv2-8', '', '', 'TPU v2', 'google_tpu_v2', 'exact'),
+    ('tpuv3-32', '', '', 'TPU v3', 'google_tpu_v3', 'exact'),
+    ('tpuv3-512', '', '', 'TPU v3', 'google_tpu_v3', 'exact'),
+    ('tpuv3-8', '', '', 'TPU v3', 'google_tpu_v3', 'exact'),
+]
+# fmt: on
+
+#: The ten names the reader and calibration used to place differently, and how they are
+#: settled (docs/mlperf-reader.md, "Accelerators").
+SETTLED = {
+    "V100-SXM3-32GB": ("nvidia_v100_sxm2_32gb", "stand-in"),
+    "V100-SXM3-32GB-H": ("nvidia_v100_sxm2_32gb", "stand-in"),
+    "V100S-PCIe-32GB": ("nvidia_v100s_pcie_32gb", "exact"),
+    "V100-32GB": ("", "unplaced"),
+    "V100": ("", "unplaced"),
+    "A100-40GB": ("nvidia_a100_sxm4_40gb", "stand-in"),
+    "A100-80GB": ("nvidia_a100_sxm4_80gb", "stand-in"),
+    "A100": ("", "unplaced"),
+    "A10G": ("nvidia_a10g", "exact"),
+    "H100-SXM5-96GB": ("nvidia_h100_sxm5_96gb", "exact"),
+}
+
+
+@pytest.mark.parametrize("name, aid, match, atype, vendor, gen, rank, year, modelled", ALIASES)
+def test_every_alias_resolves_to_its_product_and_facts(
+    name, aid, match, atype, vendor, gen, rank, year, modelled
+):
+    r = resolve_accelerator(name)
+    assert (r.name, r.accelerator_id, r.match) == (name, aid, match)
+    assert (r.accelerator_type, r.vendor, r.generation) == (atype, vendor, gen)
+    assert (r.generation_rank, r.release_year, r.modelled) == (rank, year, modelled)
+
+
+def test_every_alias_is_pinned_and_names_a_catalog_row():
+    table = accelerator_aliases()
+    assert sorted(table.index) == sorted(a[0] for a in ALIASES)
+    ids = set(accelerator_catalog()["accelerator_id"])
+    assert set(table["accelerator_id"]) <= ids
+    assert set(table["match"]) <= {"exact", "stand-in", "unplaced"}
+    # a stand-in or unplaced name says why
+    assert (table.loc[table["match"] != "exact", "note"].str.len() > 20).all()
+
+
+def test_one_fact_table():
+    # the alias table holds names only; vendor, generation, year live in the catalog
+    assert list(accelerator_aliases().columns) == ["accelerator_id", "match", "note"]
+    cat = accelerator_catalog()
+    assert cat["accelerator_id"].is_unique
+    for col in (
+        "vendor",
+        "family",
+        "generation",
+        "generation_rank",
+        "release_year",
+        "accelerator_type",
+    ):
+        assert cat[col].notna().all(), col
+    # one rank per (vendor, generation)
+    assert (cat.groupby(["vendor", "generation"])["generation_rank"].nunique() == 1).all()
+
+
+@pytest.mark.parametrize("name, aid, match", [(k, *v) for k, v in SETTLED.items()])
+def test_the_ten_settled_names(name, aid, match):
+    r = resolve_accelerator(name)
+    assert (r.accelerator_id, r.match) == (aid, match)
+    # calibration places it exactly where the resolver does: a prediction only where the
+    # catalog models the product
+    row = pd.DataFrame(
+        {"accelerator": [name], "n_accelerators": [8], "n_nodes": [1], "accelerators_per_node": [8]}
+    )
+    pred = predict(row)
+    assert np.isfinite(pred["predicted_time_to_train_min"].iloc[0]) == r.modelled
+    note = pred["prediction_note"].iloc[0]
+    assert note == "" if r.modelled else note.startswith("accelerator ")
+
+
+@pytest.mark.parametrize("raw, memory, hint, name, aid, match", REAL_NAMES)
+def test_real_system_description_names(raw, memory, hint, name, aid, match):
+    r = resolve_accelerator(raw, memory=memory, hint=hint)
+    assert (r.name, r.accelerator_id, r.match) == (name, aid, match)
+
+
+def test_h200_is_known_to_reader_calibration_and_simulator(tmp_path):
+    sysd = tmp_path / "v4.0" / "NVIDIA" / "systems"
+    sysd.mkdir(parents=True)
+    (sysd / "h200.json").write_text(
+        json.dumps(
+            {
+                "division": "closed",
+                "status": "available",
+                "system_name": "NVIDIA H200",
+                "accelerator_model_name": "NVIDIA H200-SXM5-141GB",
+                "accelerators_per_node": "8",
+                "number_of_nodes": "1",
+                "accelerator_memory_capacity": "143771 MiB",
+            }
+        )
+    )
+    res = read_mlperf(tmp_path)
+    row = res.table.iloc[0]
+    assert not [w for w in res.warnings if "unknown accelerator" in w.reason]
+    assert (row["accelerator"], row["accelerator_id"]) == ("H200-SXM5-141GB", "nvidia_h200_sxm")
+    assert row["peak_tflops"] == pytest.approx(989) and row["mem_bw_tbps"] == pytest.approx(4.8)
+    assert (row["generation"], row["generation_rank"], row["release_year"]) == ("Hopper", 4, 2024)
+    pred = predict(
+        pd.DataFrame(
+            {
+                "accelerator": ["NVIDIA H200-SXM5-141GB"],
+                "n_accelerators": [8],
+                "n_nodes": [1],
+                "accelerators_per_node": [8],
+            }
+        )
+    )
+    assert pred["accelerator_id"].iloc[0] == "nvidia_h200_sxm"
+    assert resolve_accelerators(["NVIDIA H200-SXM5-141GB"]) == ["nvidia_h200_sxm"]
+    assert set(simulate(50, seed=0, accelerators=["NVIDIA H200-SXM5-141GB"])["accelerator_id"]) == {
+        "nvidia_h200_sxm"
+    }
+
+
+@pytest.mark.parametrize(
+    "name, aid, match, atype, vendor, gen, rank, year, modelled", [a for a in ALIASES if a[8]]
+)
+def test_reader_calibration_and_simulator_agree(
+    name, aid, match, atype, vendor, gen, rank, year, modelled
+):
+    pred = predict(
+        pd.DataFrame(
+            {
+                "accelerator": [name],
+                "n_accelerators": [1],
+                "n_nodes": [1],
+                "accelerators_per_node": [1],
+            }
+        )
+    )
+    assert pred["accelerator_id"].iloc[0] == aid
+    assert resolve_accelerators([name]) == [aid]
+
+
+def test_selection_by_model_id_and_display_name():
+    assert resolve_accelerators(["H100"]) == [
+        "nvidia_h100_sxm5",
+        "nvidia_h100_pcie",
+        "nvidia_h100_nvl",
+        "nvidia_h100_sxm5_96gb",
+    ]
+    assert resolve_accelerators(["NVIDIA H100 SXM5 80GB", "nvidia_h100_sxm5"]) == [
+        "nvidia_h100_sxm5"
+    ]
+    with pytest.raises(UsageError, match=r"^accelerators: unknown accelerator 'H900'"):
+        resolve_accelerators(["H900"])
+    # a known product without performance facts cannot be simulated, and the message says so
+    with pytest.raises(
+        UsageError,
+        match=r"^accelerators: 'NVIDIA A10G' has no peak or memory "
+        r"bandwidth in the accelerator catalog",
+    ):
+        simulate(10, accelerators=["NVIDIA A10G"])
+    # a model name selects only its modelled products
+    assert "nvidia_h100_sxm5_96gb" not in set(
+        simulate(300, seed=0, accelerators=["H100"])["accelerator_id"]
+    )
+
+
+def test_rules_for_marks_power_and_unknown_names():
+    assert resolve_accelerator("Intel(R) Gaudi(R) 2 AI Accelerator").name == "Gaudi2"
+    assert resolve_accelerator("NVIDIA V100-SXM3-32GB (450W)").name == "V100-SXM3-32GB-H"
+    assert resolve_accelerator("NVIDIA V100-SXM3-32GB").name == "V100-SXM3-32GB"
+    assert resolve_accelerator("NVIDIA H200-SXM-141GB").name == "H200-SXM5-141GB"
+    r = resolve_accelerator("FooChip X9000")
+    assert (r.name, r.accelerator_id, r.match, r.known) == ("FooChip X9000", "", "unknown", False)
+    assert resolve_accelerator("N/A").match == "cpu"
+    assert resolve_accelerator(float("nan")).match == "unknown"
+    # a bare TPU without a version anywhere is not placed
+    assert not resolve_accelerator("TPU", hint="pod").known
+
+
+def test_user_catalog_names_resolve_against_it():
+    own = (
+        accelerator_catalog()
+        .iloc[:1]
+        .assign(accelerator_id="my_chip", display_name="My Chip", model="MyChip")
+    )
+    assert resolve_accelerator("My Chip", catalog=own).accelerator_id == "my_chip"
+    assert resolve_accelerator("MyChip", catalog=own).accelerator_id == "my_chip"
+    # a built-in alias whose product is not in the user's catalog is unknown there
+    assert resolve_accelerator("NVIDIA L40S", catalog=own).accelerator_id == ""
+
+
+_REAL = shared_data()
+
+
+@pytest.mark.skipif(not _REAL.is_dir(), reason=f"shared MLPerf data not present at {_REAL}")
+def test_every_real_description_name_is_pinned_and_known():
+    pinned = {(r[0], r[1]) for r in REAL_NAMES}
+    for sub in ("mlperf_resnet", "mlperf_training"):
+        for dirpath, _dirs, files in os.walk(_REAL / sub / "raw"):
+            for f in files:
+                p = Path(dirpath) / f
+                if not ((p.parent.name == "systems" and f.endswith(".json")) or f == "entry.json"):
+                    continue
+                fields, why = parse_system_description(p)
+                assert fields is not None, (p, why)
+                key = (fields["accelerator_raw"], fields["accelerator_memory"])
+                assert key in pinned, (p, key)
+                hint = f"{fields['system_name']} {p.stem if f != 'entry.json' else p.parent.name}"
+                assert resolve_accelerator(key[0], memory=key[1], hint=hint).known, (p, key)
