@@ -112,6 +112,9 @@ def _common(p, *, out_default):
                         "each reason, instead of stopping")
     p.add_argument("--accelerator-type", default=None, type=_nonempty,
                    help="keep only rows of this accelerator_type (e.g. gpu)")
+    p.add_argument("--benchmark", default=None, type=_nonempty,
+                   help="keep only rows of this benchmark (MLPerf workload, e.g. bert); a "
+                        "table of several benchmarks needs it")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--no-report", action="store_true", help="do not write report.html")
@@ -232,6 +235,7 @@ def _spec_options(args) -> dict:
         drop_invalid=args.drop_invalid,
         norm=args.norm,
         accelerator_type=args.accelerator_type,
+        benchmark=args.benchmark,
         robust=args.robust,
         samples=args.samples,
         weight_ranges=tuple(args.weights_range or ()),

@@ -89,10 +89,13 @@ class RowReport:
     ----------
     rows_in : int
         Rows read.
-    type_kept : int
-        Rows of the wanted ``accelerator_type`` (all rows without the filter).
-    types : tuple of str
-        The ``accelerator_type`` values present (for the message when none matches).
+    selections : tuple of (column, wanted, kept, values)
+        Each selection filter (``accelerator_type``, ``benchmark``) in the order applied:
+        rows left after it, and the column's values present (for the message when none
+        matches).
+    benchmarks : tuple of str
+        The ``benchmark`` values of the rows kept (a table of several workloads cannot be
+        ranked as one).
     constraints : ConstraintCounts
     invalid : dict
         ``{reason: (rows, first_row, first_value)}`` over the rows that passed the filter
@@ -104,12 +107,17 @@ class RowReport:
     """
 
     rows_in: int
-    type_kept: int
-    types: tuple
+    selections: tuple
     constraints: ConstraintCounts
     invalid: dict = field(default_factory=dict)
     invalid_rows: int = 0
     kept: int = 0
+    benchmarks: tuple = ()
+
+    @property
+    def selected(self) -> int:
+        """Rows left after the selection filters."""
+        return self.selections[-1][2] if self.selections else self.rows_in
 
     def __add__(self, other: "RowReport") -> "RowReport":
         invalid = dict(self.invalid)
@@ -119,10 +127,13 @@ class RowReport:
                 invalid[reason] = (n0 + n, f0, v0) if f0 <= first else (n0 + n, first, value)
             else:
                 invalid[reason] = (n, first, value)
-        return RowReport(self.rows_in + other.rows_in, self.type_kept + other.type_kept,
-                         tuple(sorted(set(self.types) | set(other.types))),
+        selections = tuple((col, want, k1 + k2, tuple(sorted(set(v1) | set(v2))))
+                           for (col, want, k1, v1), (_, _, k2, v2)
+                           in zip(self.selections, other.selections))
+        return RowReport(self.rows_in + other.rows_in, selections,
                          self.constraints + other.constraints, invalid,
-                         self.invalid_rows + other.invalid_rows, self.kept + other.kept)
+                         self.invalid_rows + other.invalid_rows, self.kept + other.kept,
+                         tuple(sorted(set(self.benchmarks) | set(other.benchmarks))))
 
     def invalid_text(self) -> str:
         """``"2 with time_to_train_min must be > 0 (first: row 17 holds -2.5); ..."``."""
@@ -185,14 +196,23 @@ def check_columns(df):
     return df, replaced
 
 
-def _type_mask(df, wanted, backend):
-    if wanted is None:
-        return None, ()
-    require_columns(df, ["accelerator_type"], role="accelerator_type filter")
-    col = df["accelerator_type"]
-    keep = (col.astype("str") == wanted).fillna(False) & col.notna()
-    types = backend.to_host(col.dropna().astype("str").unique())
-    return keep, tuple(sorted(map(str, list(types))))
+def _values(col, backend) -> tuple:
+    return tuple(sorted(map(str, list(backend.to_host(col.dropna().astype("str").unique())))))
+
+
+def _selection(df, spec, backend):
+    """The mask of the rows the selection filters keep (None: all), and what each kept."""
+    keep, selections = None, []
+    for column in ("accelerator_type", "benchmark"):
+        wanted = getattr(spec, column)
+        if wanted is None:
+            continue
+        require_columns(df, [column], role=f"{column} filter")
+        col = df[column]
+        m = (col.astype("str") == wanted).fillna(False) & col.notna()
+        keep = m if keep is None else keep & m
+        selections.append((column, wanted, int(keep.sum()), _values(col, backend)))
+    return keep, tuple(selections)
 
 
 def _coerce_numbers(df, backend):
@@ -236,15 +256,15 @@ def _domain_masks(df, backend):
     return out
 
 
-def input_reference(df, *, wanted=None, backend):
-    """The reference configurations of ``df`` (its valid rows of the wanted type), as a
-    host table for :func:`gpurank.engine.metrics.merge_reference_tables`; None when the
-    table has no ``accelerator``, ``n_accelerators`` and ``time_to_train_min``."""
+def input_reference(df, spec, *, backend):
+    """The reference configurations of ``df`` (its valid rows that the selection filters
+    keep), as a host table for :func:`gpurank.engine.metrics.merge_reference_tables`; None
+    when the table has no ``accelerator``, ``n_accelerators`` and ``time_to_train_min``."""
     need = ("accelerator", "n_accelerators", "time_to_train_min")
     if len(df) == 0 or any(c not in df.columns for c in need):
         return None
     df, _ = _coerce_numbers(df, backend)
-    keep, _ = _type_mask(df, wanted, backend)
+    keep, _ = _selection(df, spec, backend)
     bad = _any_bad(df, backend, len(df))
     ok = ~bad if keep is None else keep & ~bad
     return backend.to_host(reference_table(df.loc[ok]))
@@ -306,7 +326,7 @@ def prepare_rows(df, spec, criteria, *, backend, reference=None, offset=0):
     df, replaced = check_columns(df)
     n = len(df)
     df, not_numbers = _coerce_numbers(df, backend)
-    keep, types = _type_mask(df, spec.accelerator_type, backend)
+    keep, selections = _selection(df, spec, backend)
     type_kept = n if keep is None else int(keep.sum())
     derived, skipped = plan_metrics(df.columns)
     bad_inputs = _domain_masks(df, backend) if n else {}
@@ -363,7 +383,12 @@ def prepare_rows(df, spec, criteria, *, backend, reference=None, offset=0):
                 bad_any |= m
     kept_mask = scope & ~bad_any
     n_invalid = int(bad_any.sum())
-    report = RowReport(n, type_kept, types, counts, invalid, n_invalid, int(kept_mask.sum()))
+    benchmarks = ()
+    if "benchmark" in frame.columns and n:
+        benchmarks = _values(frame["benchmark"].loc[_series_mask(kept_mask, frame, backend)],
+                             backend)
+    report = RowReport(n, selections, counts, invalid, n_invalid, int(kept_mask.sum()),
+                       benchmarks)
     if n and not bool(kept_mask.all()):
         frame = frame.loc[_series_mask(kept_mask, frame, backend)].reset_index(drop=True)
         costs = xp.ascontiguousarray(costs[kept_mask])
@@ -414,14 +439,21 @@ def raise_or_note(report: RowReport, spec, notes: list) -> None:
     """
     if report.rows_in == 0:
         raise DataError("the table is empty; at least one configuration row is needed")
-    wanted = spec.accelerator_type
-    if wanted is not None:
-        if report.type_kept == 0:
-            raise DataError(f"accelerator_type {wanted!r} matches no row; the table has: "
-                            f"{', '.join(report.types) or 'no accelerator_type values'}")
-        if report.type_kept < report.rows_in:
-            notes.append(f"{report.rows_in - report.type_kept:,} rows with accelerator_type "
-                         f"other than {wanted!r} left out (--accelerator-type)")
+    before = report.rows_in
+    for column, wanted, kept, values in report.selections:
+        if kept == 0:
+            raise DataError(f"{column} {wanted!r} matches no row; the table has: "
+                            f"{', '.join(values) or f'no {column} values'}")
+        if kept < before:
+            flag = "--" + column.replace("_", "-")
+            notes.append(f"{before - kept:,} rows with {column} other than {wanted!r} left "
+                         f"out ({flag})")
+        before = kept
+    if spec.benchmark is None and len(report.benchmarks) > 1:
+        raise DataError(f"the table holds results of {len(report.benchmarks)} benchmarks "
+                        f"({', '.join(report.benchmarks)}); times of different workloads "
+                        "cannot be ranked against each other: choose one with --benchmark "
+                        "NAME")
     if report.constraints.constraints:
         if report.constraints.feasible == 0:
             raise DataError(infeasible_message(report.constraints))

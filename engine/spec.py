@@ -263,6 +263,9 @@ class AnalysisSpec:
     accelerator_type : str, optional
         Keep only rows whose ``accelerator_type`` column has this value (e.g. "gpu" to leave
         out TPUs and CPU-only systems of real MLPerf data).
+    benchmark : str, optional
+        Keep only rows whose ``benchmark`` column has this value (a table of several MLPerf
+        workloads is refused otherwise: their times cannot be ranked against each other).
     constraints : tuple of Constraint
         Limits a configuration must meet before it is ranked (``"cost_usd<=500"``); a string
         or a sequence is parsed by :func:`gpurank.engine.constraints.parse_constraints`.
@@ -292,6 +295,7 @@ class AnalysisSpec:
     features: tuple[str, ...] | None = None
     n_estimators: int = 100
     accelerator_type: str | None = None
+    benchmark: str | None = None
     constraints: tuple = ()
     robust: bool = False
     samples: int = 10_000
@@ -336,6 +340,7 @@ class AnalysisSpec:
             object.__setattr__(self, "features", feats)
         check_param("n_estimators", self.n_estimators, Interval(int, 1, 100_000))
         check_param("accelerator_type", self.accelerator_type, None, str)
+        check_param("benchmark", self.benchmark, None, str)
         object.__setattr__(self, "constraints", parse_constraints(self.constraints or ()))
         check_param("robust", self.robust, bool)
         check_param("samples", self.samples, Interval(int, 1, 100_000_000))

@@ -162,3 +162,23 @@ def test_dask_with_constraints_equals_in_memory(df, limits):
     assert res.summary["preparation"]["constraints"] == [
         {"constraint": c, "rows_left_out": n} for c, n in ref.preparation.constraints]
     assert res.summary["rows"] == len(ref.table)
+
+
+def test_a_table_of_several_benchmarks_is_refused_unless_one_is_chosen():
+    t = pd.concat([config_table(40, seed=1).assign(benchmark="resnet"),
+                   config_table(40, seed=2).assign(benchmark="bert",
+                                                   time_to_train_min=lambda d: d[
+                                                       "time_to_train_min"] * 3)],
+                  ignore_index=True)
+    with pytest.raises(DataError, match=r"holds results of 2 benchmarks \(bert, resnet\); .* "
+                                        "--benchmark NAME"):
+        _analyze(t)
+    r = _analyze(t, benchmark="bert")
+    assert len(r.table) == 40 and set(r.table["benchmark"]) == {"bert"}
+    assert "40 rows with benchmark other than 'bert' left out (--benchmark)" in r.notes
+    # Efficiency is measured within the benchmark: the same as analysing bert alone.
+    alone = _analyze(t[t["benchmark"] == "bert"].reset_index(drop=True))
+    np.testing.assert_allclose(r.table["scaling_efficiency"], alone.table["scaling_efficiency"])
+    with pytest.raises(DataError, match="benchmark 'gpt3' matches no row; the table has: bert, "
+                                        "resnet"):
+        _analyze(t, benchmark="gpt3")

@@ -49,8 +49,7 @@ def scan_partition(part, spec):
 
     frame, _ = check_columns(part)
     return {"rows": len(part), "columns": tuple(part.columns),
-            "reference": input_reference(frame, wanted=spec.accelerator_type,
-                                         backend=cpu_backend())}
+            "reference": input_reference(frame, spec, backend=cpu_backend())}
 
 
 def _prepared(part, columns, spec, criteria, reference, offset):
