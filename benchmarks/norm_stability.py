@@ -9,7 +9,9 @@ For each normalization (``vector``, ``minmax``, ``log``) and each table:
   table's best. A normalization driven by the extreme rows (the anti-ideal of a column
   spanning orders of magnitude) moves with them from resample to resample.
 - **separation**: the spread of the top k's scores relative to the spread of all scores
-  (``(s_1 - s_k) / (s_1 - s_median)``): near zero when most rows look ideal.
+  (``(s_1 - s_k) / (s_1 - s_median)``), and **crowding**: the share of rows scoring within
+  0.02 of the best, which is large when the anti-ideal is so far away that most rows look
+  ideal (every "why" bar of a report full).
 
 Usage::
 
@@ -45,6 +47,17 @@ def _scores(costs, criteria, norm):
                       norm=kernel_norm)
 
 
+def _positions(costs, criteria, norm, rows):
+    """Where ``rows`` sit between anti-ideal (0) and ideal (1) on each criterion, on the
+    scale TOPSIS used (the normalization's own distances)."""
+    matrix, kernel_norm = topsis_input(costs, criteria, norm, backend=CPU)
+    m = np.asarray(matrix, dtype=np.float64)
+    if kernel_norm == "vector":
+        m = m / np.sqrt((m * m).sum(axis=0))
+    lo, hi = m.min(axis=0), m.max(axis=0)
+    return (hi - m[rows]) / np.where(hi > lo, hi - lo, 1.0)
+
+
 def _top(scores, rows, k):
     """The k best distinct rows (``rows`` maps positions to row ids)."""
     order = np.argsort(-scores, kind="stable")
@@ -71,6 +84,8 @@ def study(costs, criteria, *, k=10, resamples=30, seed=0):
         top_full = _top(full, np.arange(n), k)
         srt = np.sort(full)[::-1]
         sep = (srt[0] - srt[k - 1]) / max(srt[0] - np.median(full), 1e-300)
+        crowd = float(np.mean(full >= srt[0] - 0.02))
+        pos = _positions(costs, criteria, norm, top_full)
         jac, same_best = [], 0
         for idx in draws:
             s = _scores(np.ascontiguousarray(costs[idx]), criteria, norm)
@@ -82,7 +97,9 @@ def study(costs, criteria, *, k=10, resamples=30, seed=0):
                     "topk_jaccard_min": float(np.min(jac)),
                     "best_kept": same_best / resamples,
                     "top_scores": [float(srt[0]), float(srt[k - 1])],
-                    "separation": float(sep), "seconds": time.perf_counter() - t0})
+                    "separation": float(sep), "crowding": crowd,
+                    "top_positions": [float(v) for v in pos.mean(axis=0)],
+                    "seconds": time.perf_counter() - t0})
     return out
 
 
@@ -130,7 +147,7 @@ def main(argv=None):
         tables["MLPerf ResNet-50 v0.5-v3.1 (GPU systems)"] = mlperf
     results = []
     print(f"{'table':44} {'norm':7} {'rows':>8} {'Jaccard':>8} {'min':>6} {'best kept':>9} "
-          f"{'top-1':>7} {'top-k':>7} {'separation':>10}")
+          f"{'top-1':>7} {'top-k':>7} {'separation':>10} {'crowding':>8}  positions")
     for name, df in tables.items():
         costs, criteria = _costs(df)
         for r in study(costs, criteria, k=a.k, resamples=a.resamples, seed=a.seed):
@@ -140,7 +157,8 @@ def main(argv=None):
             print(f"{name:44} {r['norm']:7} {r['rows']:>8,} {r['topk_jaccard_mean']:>8.3f} "
                   f"{r['topk_jaccard_min']:>6.2f} {r['best_kept']:>9.2f} "
                   f"{r['top_scores'][0]:>7.4f} {r['top_scores'][1]:>7.4f} "
-                  f"{r['separation']:>10.3f}")
+                  f"{r['separation']:>10.3f} {r['crowding']:>8.4f}  "
+                  + " ".join(f"{v:.2f}" for v in r["top_positions"]))
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=2))
     return 0
