@@ -177,19 +177,16 @@ def _refuse_host_array(x, where):
                         ".to_cupy() or .values for a device array of a column")
 
 
-def _unwrap_arrays(x, where, *, host_ok=False):
-    """``x`` with every StrictArray replaced by its data; NumPy arrays refused unless
-    ``host_ok`` (the host-to-device constructors)."""
+def _unwrap_arrays(x, where):
+    """``x`` with every StrictArray replaced by its data; NumPy arrays and frames refused
+    (only ``xp.asarray`` / ``xp.array`` take host data)."""
     if isinstance(x, StrictArray):
         return x._a
     if isinstance(x, (list, tuple)):
-        return type(x)(_unwrap_arrays(v, where, host_ok=host_ok) for v in x)
+        return type(x)(_unwrap_arrays(v, where) for v in x)
     if isinstance(x, dict):
-        return {k: _unwrap_arrays(v, where, host_ok=host_ok) for k, v in x.items()}
-    if not host_ok:
-        _refuse_host_array(x, where)
-    elif isinstance(x, StrictSeries):
-        return x.to_cupy()._a
+        return {k: _unwrap_arrays(v, where) for k, v in x.items()}
+    _refuse_host_array(x, where)
     return x
 
 
@@ -296,7 +293,7 @@ class StrictArray:
     # -- NumPy interop, as CuPy's
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         where = f"numpy.{ufunc.__name__}"
-        raw = [_unwrap_arrays(x, where) if not np.isscalar(x) else x for x in inputs]
+        raw = [_unwrap_arrays(x, where) for x in inputs]
         if "out" in kwargs:
             kwargs["out"] = tuple(_unwrap_arrays(o, where) for o in kwargs["out"])
         return _wrap_result(getattr(ufunc, method)(*raw, **kwargs))
@@ -316,9 +313,11 @@ class StrictArray:
         return _wrap_result(self._a[_index_key(key)])
 
     def __setitem__(self, key, value):
-        if isinstance(value, np.ndarray) and value.ndim > 0:
-            raise TypeError("assigning a NumPy array into a device array is refused (as CuPy "
-                            "refuses it); move it with xp.asarray first")
+        if isinstance(value, np.ndarray):
+            if value.ndim > 0:
+                raise TypeError("assigning a NumPy array into a device array is refused (as "
+                                "CuPy refuses it); move it with xp.asarray first")
+            value = value[()]  # a 0-d array is a scalar
         self._a[_index_key(key)] = _unwrap_arrays(value, "assignment")
 
     # -- everything else NumPy's ndarray has, with device results
@@ -340,7 +339,8 @@ class StrictArray:
         return StrictArray(self._a.copy(order=order))
 
 
-_ARRAY_REFUSED = {"tobytes", "tofile", "tostring", "data", "ctypes", "dump", "dumps", "flat"}
+_ARRAY_REFUSED = frozenset({"tobytes", "tofile", "tostring", "data", "ctypes", "dump", "dumps",
+                            "flat"})
 
 
 def _index_key(key):
@@ -391,7 +391,7 @@ class _StrictNumpy:
 
     ndarray = StrictArray
     #: Functions that copy host data to the device (CuPy's ``asarray``/``array``).
-    _HOST_TO_DEVICE = {"asarray", "array", "asanyarray"}
+    _HOST_TO_DEVICE = frozenset({"asarray", "array", "asanyarray"})
 
     __name__ = "gpurank.engine.strict_device.xp"
 
@@ -403,15 +403,13 @@ class _StrictNumpy:
             raise AttributeError(f"the device array stand-in has no submodule xp.{name}")
         if isinstance(attr, type) or not callable(attr):
             return attr  # dtypes, constants
-        host_ok = name in self._HOST_TO_DEVICE
-        if host_ok:
+        if name in self._HOST_TO_DEVICE:
             return lambda a, dtype=None, **kw: _to_device(a, dtype, name)
 
         def fn(*args, **kwargs):
             where = f"xp.{name}"
-            out = attr(*_unwrap_arrays(args, where, host_ok=host_ok),
-                       **_unwrap_arrays(kwargs, where, host_ok=host_ok))
-            return _wrap_result(out)
+            return _wrap_result(attr(*_unwrap_arrays(args, where),
+                                     **_unwrap_arrays(kwargs, where)))
 
         fn.__name__ = name
         return fn
@@ -429,9 +427,7 @@ def _to_device(a, dtype, name):
         if name == "array" or (dtype is not None and np.dtype(dtype) != a.dtype):
             return StrictArray(np.array(a._a, dtype=dtype))
         return a
-    if isinstance(a, StrictSeries):
-        return a.to_cupy(dtype=dtype)
-    if isinstance(a, _StrictPandas):
+    if isinstance(a, (StrictSeries, StrictFrame)):  # cuDF columns expose device memory
         return a.to_cupy(dtype=dtype)
     return StrictArray(np.array(a, dtype=dtype, copy=True))
 
@@ -529,9 +525,9 @@ class _StrictPandas:
     __slots__ = ("_obj",)
     _kind = "frame"
     #: Host metadata, returned as pandas/NumPy objects (cuDF returns these on the host too).
-    _HOST_ATTRS = {"columns", "dtype", "dtypes", "shape", "ndim", "size", "empty", "name",
-                   "names", "is_unique", "is_monotonic_increasing", "is_monotonic_decreasing",
-                   "hasnans"}
+    _HOST_ATTRS = frozenset({"columns", "dtype", "dtypes", "shape", "ndim", "size", "empty",
+                             "name", "names", "is_unique", "is_monotonic_increasing",
+                             "is_monotonic_decreasing", "hasnans"})
     _REFUSED = {"items": "iterating", "iteritems": "iterating", "iterrows": "iterrows",
                 "itertuples": "itertuples", "tolist": "tolist", "to_list": "tolist"}
     __hash__ = None
@@ -546,7 +542,7 @@ class _StrictPandas:
         return f"{type(self).__name__}(shape={self._obj.shape})"
 
     def __getattr__(self, name):
-        if name.startswith("__"):
+        if name.startswith("__") or name == "_obj":
             raise AttributeError(name)
         if name in self._REFUSED:
             raise TypeError(f"cuDF does not support {self._REFUSED[name]} ({name}) of a "
@@ -828,8 +824,9 @@ class _GroupBy:
     is not first appearance (as cuDF's hash groupby)."""
 
     __slots__ = ("_gb", "_sort")
-    _AGGREGATIONS = {"min", "max", "sum", "mean", "median", "count", "size", "quantile",
-                     "std", "var", "first", "last", "nunique", "agg", "aggregate", "prod"}
+    _AGGREGATIONS = frozenset({"min", "max", "sum", "mean", "median", "count", "size",
+                               "quantile", "std", "var", "first", "last", "nunique", "agg",
+                               "aggregate", "prod"})
 
     def __init__(self, gb, sort):
         self._gb, self._sort = gb, sort
