@@ -1,159 +1,182 @@
-"""Device check for a machine with a CUDA GPU (CuPy + numba-cuda installed).
+"""Device check for a machine with a CUDA GPU, run from the checkout as it is.
 
-    python benchmarks/gpu_check.py [--n 200000] [--skip-tests]
-    python benchmarks/gpu_check.py --simulate [--n 100]   # no GPU: the Numba CUDA simulator
+    python3 benchmarks/gpu_check.py                 # a GPU: default sizes, a few minutes
+    python3 benchmarks/gpu_check.py --simulate      # no GPU: Numba's CUDA simulator, tiny sizes
 
-Sections (each returns table rows; add a section by writing a function and listing it in
-SECTIONS):
+It needs only NumPy, pandas, pyarrow, scikit-learn, Numba, numba-cuda and CuPy: gpurank is
+imported from this checkout's ``engine/`` and ``kernels/`` folders (not installed, no
+network), and what needs cuDF, cuML, pytest or hypothesis is skipped, with the reason, where
+they are missing. Steps, in order (each one row or more of the table):
 
-1. ``kernel_tests``: ``pytest tests/kernels -k "cuda or ptx"`` with GPURANK_REAL_GPU=1 (the
-   CUDA tests then run on the device at larger n).
-2. ``direct_checks``: every CUDA kernel against its CPU twin at larger n, inputs as NumPy,
-   Numba device arrays and CuPy arrays (C and Fortran order, no copy); ``pareto_rank`` (the
-   sorted sweep) up to n = 200,000 on every input kind.
-3. ``timings``: each CUDA kernel (device-resident input, synchronized, warmed up) vs its CPU
-   twin, and vs a floor. TOPSIS: the memory-bandwidth floor, bytes the kernel must move /
-   device-to-device copy bandwidth. Pairwise kernels: the arithmetic floor, pair tests x 3
-   instructions (a shared-memory load, a compare, a branch) / (SMs x 128 lanes x clock).
-   ``pareto_rank`` (sorted sweep, n^2 / 2 pair tests, n / RANK_TILE sequential tiles) is timed
-   against ``cpu.pareto_rank`` on the three data shapes, with the number of fronts and the
-   pair-test rate.
-4. ``engine_path``: the engine's steps, GPU against CPU, on a simulated sweep read from
-   Parquet: the whole analysis when cuDF and cuML exist, the ranking step on a CuPy matrix
-   otherwise. Rows: step, rows, GPU time, CPU time, speedup.
+1. ``kernel parity``: every CUDA kernel against its CPU twin on three data shapes, the input
+   as a NumPy array, a Numba device array and CuPy arrays in C and Fortran order (no copy).
+2. ``engine rank``: the engine's ranking of a simulated sweep (metrics derived first), with
+   the criteria matrix on the device, against ``rank_configurations`` on the CPU.
+3. ``engine analyze (stand-in frames)``: the whole analysis on
+   ``strict_device_backend()`` (the engine's device branches, CuPy/cuDF stand-ins, the
+   CUDA kernels on this device) against the CPU backend.
+4. ``engine analyze (cuDF, cuML)``: the whole analysis on the GPU backend, step by step,
+   when cuDF and cuML are installed.
+5. ``kernel timings``: each CUDA kernel on a device-resident input (synchronized, warmed
+   up) against its CPU twin; the note compares it with a floor (memory bandwidth for
+   TOPSIS, pair tests at 3 instructions per lane-cycle for the pairwise kernels).
+6. ``pytest tests/kernels -k "cuda or ptx"`` on the device, when pytest and hypothesis are
+   installed.
 
-Prints a short table last. Without a GPU it exits 0 saying why nothing ran. ``--simulate``
-runs sections 2 and 3 under the Numba CUDA simulator at small n (default 100), without CuPy:
-a smoke run of this script's own code in CI (the timings are the simulator's, meaningless).
+Prints one table (step, rows, CPU time, GPU time, speed-up, parity, note) and writes it as
+JSON (``--json``). Steps that would start after ``--budget`` seconds are skipped with that
+reason, so the default run ends in under 6 minutes. Exit status: 1 when a parity check fails
+or a step errors, 0 otherwise (and when no GPU is visible: nothing runs, and it says why).
+``--simulate`` runs the same steps under the simulator at tiny sizes, without CuPy: a check
+of this script's own code under the GPU machine's conditions (its timings mean nothing).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import os
-import subprocess
 import sys
+import tempfile
 import time
+import types
+from pathlib import Path
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Default sizes (rows) on a device, and under the simulator.
+SIZES = {
+    "device": {"n": 100_000, "n_topsis": 10_000_000, "n_engine": 100_000, "n_analyze": 20_000},
+    "simulate": {"n": 60, "n_topsis": 60, "n_engine": 40, "n_analyze": 30},
+}
+#: TOPSIS scores of the CUDA kernels and the CPU agree to this absolute tolerance.
+TOPSIS_ATOL = 1e-12
 
 
-def gpu_reason():
-    """None when a CUDA device, numba-cuda and CuPy are usable, else why not."""
+def use_checkout():
+    """Make ``gpurank.engine`` and ``gpurank.kernels`` this checkout's ``engine/`` and
+    ``kernels/`` folders: a ``gpurank`` package whose path is the checkout root (the folders'
+    own names), whatever gpurank is installed.
+
+    Returns
+    -------
+    str
+        Where ``gpurank.engine`` was imported from.
+    """
+    pkg = sys.modules.get("gpurank")
+    if pkg is None or list(getattr(pkg, "__path__", [])) != [str(ROOT)]:
+        stale = sorted(m for m in sys.modules if m == "gpurank" or m.startswith("gpurank."))
+        if stale:
+            raise RuntimeError(f"gpurank was imported before gpu_check pointed it at the "
+                               f"checkout: {', '.join(stale)}")
+        pkg = types.ModuleType("gpurank")
+        pkg.__path__ = [str(ROOT)]
+        pkg.__doc__ = f"gpurank from the checkout {ROOT}"
+        sys.modules["gpurank"] = pkg
+    import gpurank.engine
+    import gpurank.kernels  # noqa: F401
+
+    where = Path(gpurank.engine.__file__).resolve().parent
+    if where != ROOT / "engine":
+        raise RuntimeError(f"gpurank.engine came from {where}, not from the checkout {ROOT}")
+    return str(where)
+
+
+def _module(name):
+    """``name`` imported, or None when it is not installed."""
     try:
-        from numba import cuda
-    except Exception as e:  # noqa: BLE001
-        return f"numba.cuda cannot be imported ({e}); pip install 'numba-cuda[cu12]'"
-    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
-        return "NUMBA_ENABLE_CUDASIM=1 is set: that is the simulator, not a GPU"
-    try:
-        if not cuda.is_available():
-            return "numba.cuda sees no CUDA device/driver"
-    except Exception as e:  # noqa: BLE001
-        return f"numba.cuda failed to query devices: {e}"
-    try:
-        import cupy
-
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            return "CuPy sees no CUDA device"
-    except Exception as e:  # noqa: BLE001
-        return f"CuPy is not usable ({type(e).__name__}: {e}); pip install cupy-cuda12x"
-    return None
-
-
-def kernel_tests(args):
-    if args.skip_tests:
-        return [("pytest tests/kernels -k cuda (device)", "skipped", "", "", "")]
-    env = dict(os.environ, GPURANK_REAL_GPU="1")
-    env.pop("NUMBA_ENABLE_CUDASIM", None)
-    t0 = time.perf_counter()
-    r = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         "tests/kernels", "-k", "cuda or ptx"],
-        cwd=ROOT, env=env, capture_output=True, text=True,
-    )
-    tail = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr[-200:]
-    print(r.stdout[-3000:])
-    return [("pytest tests/kernels -k 'cuda or ptx'", "PASS" if r.returncode == 0 else "FAIL",
-             f"{time.perf_counter() - t0:.1f} s", tail, "")]
-
-
-def _cupy():
-    """CuPy, or None when it is not installed (the simulator run)."""
-    try:
-        import cupy
-
-        return cupy
+        return __import__(name)
     except ImportError:
         return None
 
 
-def _sources(c):
-    """The input kinds a launcher must accept for the host matrix ``c``: NumPy, a Numba
-    device array, and CuPy arrays in C and Fortran order when CuPy is installed."""
-    from numba import cuda
-
-    out = [c, cuda.to_device(c)]
-    cp = _cupy()
-    if cp is not None:
-        out += [cp.asarray(c), cp.asfortranarray(cp.asarray(c))]
-    return out
-
-
-def _device(c):
-    """``c`` copied to the device once, C order: a CuPy array, or a Numba one without CuPy."""
-    cp = _cupy()
-    if cp is not None:
-        return cp.asarray(c)
-    from numba import cuda
-
-    return cuda.to_device(c)
+def gpu_reason(*, simulate):
+    """None when the CUDA kernels can run (a device, or the simulator), else why not."""
+    try:
+        from numba import cuda
+    except Exception as e:  # noqa: BLE001 - any import failure means no CUDA kernels
+        return f"numba.cuda cannot be imported ({type(e).__name__}: {e}); install numba-cuda"
+    if simulate:
+        return None
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return "NUMBA_ENABLE_CUDASIM=1 is set: that is the simulator, not a GPU (use --simulate)"
+    try:
+        if not cuda.is_available():
+            return "numba.cuda sees no CUDA device or driver"
+    except Exception as e:  # noqa: BLE001
+        return f"numba.cuda failed to query devices: {e}"
+    return None
 
 
-def direct_checks(args):
-    from gpurank.kernels import cpu
-    from gpurank.kernels import cuda as kc
-    from gpurank.kernels._datagen import make_costs, make_topsis
+class Table:
+    """The rows of the report, and the time budget that decides which steps still run."""
 
-    rows = []
-    n = args.n
-    ms = (2, 3) if args.simulate else (2, 3, 4, 6)
-    for shape in ("independent", "anticorrelated", "realistic"):
-        for m in ms:
-            c = make_costs(n, m, shape, dtype=np.float64)
-            ok = True
-            rank_ok = n <= 200_000  # the sweep's n^2 / 2 pair tests stay well under a second
-            want_rank = cpu.pareto_rank(c) if rank_ok else None
-            for src in _sources(c):
-                ok &= np.array_equal(kc.pareto_front(src), cpu.pareto_front(c))
-                ok &= np.array_equal(kc.domination_count(src, cap=5),
-                                     cpu.domination_count(c, cap=5))
-                if rank_ok:
-                    ok &= np.array_equal(kc.pareto_rank(src), want_rank)
-            if n <= 200_000 and m <= 4:
-                ok &= np.array_equal(kc.domination_count(c), cpu.domination_count(c))
-            what = "pareto/counts/ranks" if rank_ok else "pareto/counts"
-            rows.append((f"parity {what} {shape} m={m}", "PASS" if ok else "FAIL",
-                         f"n={n}", "", ""))
-    nt = n if args.simulate else 10 * n  # the simulator runs each thread in Python
-    x, w, b = make_topsis(nt, 4)
-    dx = _device(x)
-    for norm in ("vector", "minmax"):
-        ok = np.allclose(kc.topsis(dx, w, b, norm=norm),
-                         cpu.topsis(x, w, b, norm=norm), rtol=1e-9, atol=1e-12)
-        rows.append((f"parity topsis {norm}", "PASS" if ok else "FAIL", f"n={nt}", "", ""))
-    return rows
+    COLUMNS = ("step", "rows", "cpu_s", "gpu_s", "speedup", "parity", "note")
+
+    def __init__(self, budget_s):
+        self.rows = []
+        self.t0 = time.perf_counter()
+        self.budget_s = budget_s
+
+    def add(self, step, rows=None, *, cpu_s=None, gpu_s=None, parity="n/a", note=""):
+        speedup = float(f"{cpu_s / gpu_s:.3g}") if cpu_s and gpu_s else None
+        self.rows.append({"step": step, "rows": rows, "cpu_s": _round(cpu_s),
+                          "gpu_s": _round(gpu_s), "speedup": speedup, "parity": parity,
+                          "note": note})
+
+    def spent(self):
+        return time.perf_counter() - self.t0
+
+    def over_budget(self):
+        return self.spent() > self.budget_s
+
+    @property
+    def failed(self):
+        return any(r["parity"] in ("FAIL", "ERROR") for r in self.rows)
+
+    def markdown(self):
+        head = "| step | rows | CPU time | GPU time | speed-up | parity | note |"
+        lines = [head, "|---|---:|---:|---:|---:|---|---|"]
+        for r in self.rows:
+            lines.append("| " + " | ".join([
+                r["step"], "" if r["rows"] is None else f"{r['rows']:,}", _seconds(r["cpu_s"]),
+                _seconds(r["gpu_s"]), "" if r["speedup"] is None else f"{r['speedup']:g}x",
+                r["parity"], r["note"]]) + " |")
+        return "\n".join(lines)
+
+
+def _round(t):
+    return None if t is None else round(float(t), 6)
+
+
+def _seconds(t):
+    if t is None:
+        return ""
+    return f"{t * 1e3:.2f} ms" if t < 1 else f"{t:.2f} s"
+
+
+def _ok(flag):
+    return "PASS" if flag else "FAIL"
+
+
+def _same(a, b):
+    """Equal arrays, NaN equal to NaN (a row without a value on both backends)."""
+    return np.array_equal(a, b, equal_nan=a.dtype.kind == "f" and b.dtype.kind == "f")
+
+
+# -- timing helpers ----------------------------------------------------------------------------
 
 
 def _sync():
     from numba import cuda
 
-    cuda.synchronize()  # waits for the whole device, CuPy's and Numba's work alike
+    cuda.synchronize()  # the whole device: CuPy's and Numba's work alike
 
 
-def _gpu_time(fn, reps=5):
+def _gpu_time(fn, reps):
     fn()
     _sync()
     ts = []
@@ -165,7 +188,7 @@ def _gpu_time(fn, reps=5):
     return float(np.median(ts))
 
 
-def _cpu_time(fn, reps=3):
+def _cpu_time(fn, reps):
     fn()
     ts = []
     for _ in range(reps):
@@ -175,201 +198,339 @@ def _cpu_time(fn, reps=3):
     return float(np.median(ts))
 
 
-def copy_bandwidth():
+def _cupy():
+    """CuPy, or None where it is not installed (the simulator run)."""
+    return _module("cupy")
+
+
+def _sources(c):
+    """The input kinds a launcher must take for the host matrix ``c``: NumPy, a Numba device
+    array, and CuPy arrays in C and Fortran order where CuPy is installed."""
+    from numba import cuda
+
+    out = [("numpy", c), ("numba", cuda.to_device(c))]
+    cp = _cupy()
+    if cp is not None:
+        out += [("cupy C", cp.asarray(c)), ("cupy F", cp.asfortranarray(cp.asarray(c)))]
+    return out
+
+
+def _device(c):
+    """``c`` copied to the device once: a CuPy array, or a Numba one without CuPy."""
+    cp = _cupy()
+    if cp is not None:
+        return cp.asarray(c)
+    from numba import cuda
+
+    return cuda.to_device(c)
+
+
+def _host(x):
+    if hasattr(x, "copy_to_host"):
+        return x.copy_to_host()
+    if hasattr(x, "get"):
+        return x.get()
+    return np.asarray(x)
+
+
+# -- the steps ---------------------------------------------------------------------------------
+
+
+def kernel_parity(args, table):
+    from gpurank.kernels import cpu
+    from gpurank.kernels import cuda as kc
+    from gpurank.kernels._datagen import SHAPES, make_costs, make_topsis
+
+    n = args.n
+    ms = (3,) if args.simulate else (2, 3, 4, 6)
+    for shape in SHAPES:
+        for m in ms:
+            if table.over_budget():
+                return _skip_rest(table, "kernel parity")
+            c = make_costs(n, m, shape)
+            t0 = time.perf_counter()
+            want = (cpu.pareto_front(c), cpu.domination_count(c, cap=5), cpu.pareto_rank(c))
+            tc = time.perf_counter() - t0
+            bad, tg, sources = [], 0.0, _sources(c)
+            for kind, src in sources:
+                t0 = time.perf_counter()
+                got = (kc.pareto_front(src), kc.domination_count(src, cap=5),
+                       kc.pareto_rank(src))
+                tg += time.perf_counter() - t0
+                bad += [f"{name} on {kind}" for name, g, w in
+                        zip(("front", "counts cap=5", "ranks"), got, want)
+                        if not np.array_equal(g, w)]
+            if m <= 4:
+                if not np.array_equal(kc.domination_count(c), cpu.domination_count(c)):
+                    bad.append("counts")
+            table.add(f"kernel parity {shape} m={m}", n, cpu_s=tc,
+                      gpu_s=tg / len(sources), parity=_ok(not bad),
+                      note="front, counts, ranks" + (" (+ uncapped counts)" if m <= 4 else "")
+                      + ("; FAIL: " + ", ".join(bad) if bad else ""))
+    x, w, b = make_topsis(n, 4)
+    for norm in ("vector", "minmax"):
+        want = cpu.topsis(x, w, b, norm=norm)
+        bad = [kind for kind, src in _sources(x)
+               if not np.allclose(kc.topsis(src, w, b, norm=norm), want, rtol=0,
+                                  atol=TOPSIS_ATOL)]
+        table.add(f"kernel parity topsis {norm}", n, parity=_ok(not bad),
+                  note=f"atol {TOPSIS_ATOL:g}" + ("; FAIL: " + ", ".join(bad) if bad else ""))
+
+
+def engine_rank(args, table):
+    """The ranking step of the engine on a simulated sweep: metrics derived, the criteria
+    matrix built on the host and moved to the device once, the three kernels there."""
+    from gpurank.engine.backend import resolve_backend
+    from gpurank.engine.metrics import derive_metrics
+    from gpurank.engine.ranking import criteria_matrix, rank_configurations
+    from gpurank.engine.sources.simulate import simulate
+    from gpurank.engine.spec import default_criteria, normalize_weights
+    from gpurank.kernels import cuda as kc
+
+    n = args.n_engine
+    cpu_b = resolve_backend("cpu")
+    frame = derive_metrics(simulate(n, seed=0))
+    crit = default_criteria(frame.columns)
+    costs = criteria_matrix(frame, crit, backend=cpu_b)
+    weights = np.asarray(normalize_weights(crit))
+    benefit = np.zeros(len(crit), bool)
+    d = _device(costs)
+
+    def on_gpu():
+        return (kc.pareto_rank_device(d), kc.domination_count_device(d),
+                kc.topsis_device(d, weights, benefit))
+
+    rank_configurations(frame.iloc[: min(n, 500)], crit, backend=cpu_b)  # warms the CPU JIT
+    tg = _gpu_time(on_gpu, reps=1)
+    t0 = time.perf_counter()
+    r = rank_configurations(frame, crit, backend=cpu_b)
+    tc = time.perf_counter() - t0
+    pr, dc, sc = (_host(v) for v in on_gpu())
+    same = (np.array_equal(pr, r.pareto_rank) and np.array_equal(dc, r.domination_count)
+            and np.allclose(sc, r.topsis_score, rtol=0, atol=TOPSIS_ATOL))
+    table.add("engine rank (derived metrics, device criteria matrix)", len(frame), cpu_s=tc,
+              gpu_s=tg, parity=_ok(same),
+              note=f"{len(crit)} criteria: " + ", ".join(c.column for c in crit))
+
+
+def engine_analyze_standin(args, table):
+    """The whole analysis on the strict stand-in backend (device branches, the CUDA kernels
+    here) against the CPU backend: exact except TOPSIS within TOPSIS_ATOL."""
+    from gpurank.engine import Engine
+    from gpurank.engine.backend import strict_device_backend
+    from gpurank.engine.sources.simulate import simulate
+
+    n = args.n_analyze
+    df = simulate(n, seed=1)
+    opts = {"n_estimators": 20, "top": 5, "robust": True, "samples": 20, "drop_invalid": True}
+    b = strict_device_backend()
+    t0 = time.perf_counter()
+    g = Engine(backend=b).analyze(df, **opts)
+    tg = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    c = Engine(backend="cpu").analyze(df, **opts)
+    tc = time.perf_counter() - t0
+    bad = [col for col in ("pareto_rank", "domination_count", "rank", "cluster", "p_top1",
+                           "p_topk", "expected_rank")
+           if not _same(g.table[col].to_numpy(), c.table[col].to_numpy())]
+    if not np.allclose(g.table["topsis_score"], c.table["topsis_score"], rtol=0,
+                       atol=TOPSIS_ATOL):
+        bad.append("topsis_score")
+    if c.importance is not None and not g.importance.table.equals(c.importance.table):
+        bad.append("importance")
+    table.add("engine analyze (stand-in frames, CUDA kernels)", len(g.table), cpu_s=tc,
+              gpu_s=tg, parity=_ok(not bad),
+              note="pandas-bound: a check of the device branches, not a timing"
+              + ("; FAIL: " + ", ".join(bad) if bad else ""))
+
+
+def engine_analyze_rapids(args, table):
+    """The whole analysis on the GPU backend (cuDF, cuML), step by step."""
+    from gpurank.engine import Engine
+    from gpurank.engine.backend import gpu_unavailable_reason
+    from gpurank.engine.sources.simulate import simulate
+
+    why = "the simulator has no cuDF" if args.simulate else gpu_unavailable_reason()
+    if why is not None:
+        table.add("engine analyze (cuDF, cuML)", parity="skipped", note=why)
+        return
+    n = args.n_analyze * 10
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "sweep.parquet")
+        simulate(n, seed=0).to_parquet(path)
+        small = os.path.join(tmp, "small.parquet")
+        simulate(2_000, seed=1).to_parquet(small)
+        Engine(backend="gpu").analyze(small, n_estimators=10)  # JIT, RMM pool
+        Engine(backend="cpu").analyze(small, n_estimators=10)
+        t0 = time.perf_counter()
+        g = Engine(backend="gpu").analyze(path, drop_invalid=True)
+        tg = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        c = Engine(backend="cpu").analyze(path, drop_invalid=True)
+        tc = time.perf_counter() - t0
+    for step in g.timings:
+        table.add(f"engine {step} (cuDF, cuML)", len(g.table), cpu_s=c.timings.get(step),
+                  gpu_s=g.timings[step])
+    same = (np.array_equal(g.table["pareto_rank"], c.table["pareto_rank"])
+            and np.array_equal(g.table["domination_count"], c.table["domination_count"])
+            and np.allclose(g.table["topsis_score"], c.table["topsis_score"], rtol=0,
+                            atol=TOPSIS_ATOL))
+    table.add("engine analyze end to end (cuDF, cuML)", len(g.table), cpu_s=tc, gpu_s=tg,
+              parity=_ok(same), note="Pareto ranks and counts exact, TOPSIS within atol")
+
+
+def _copy_bandwidth():
     """Device-to-device copy bandwidth (bytes/s, read + write counted)."""
     from numba import cuda
 
     a = cuda.device_array(256 * 2**20, dtype=np.uint8)
     b = cuda.device_array_like(a)
-    t = _gpu_time(lambda: b.copy_to_device(a), reps=10)
-    return 2 * a.nbytes / t
+    return 2 * a.nbytes / _gpu_time(lambda: b.copy_to_device(a), reps=10)
 
 
-def pair_rate():
-    """Pair tests per second the device could do at best: SMs x 128 FP32 lanes x clock / 3
-    instructions per test (a shared-memory load, a compare, a branch). None when the device
-    does not say (the simulator)."""
+def _pair_rate():
+    """Pair tests per second at best: SMs x 128 FP32 lanes x clock / 3 instructions per test
+    (a shared-memory load, a compare, a branch); None where the device does not say."""
     from numba import cuda
 
     try:
         dev = cuda.get_current_device()
         return dev.MULTIPROCESSOR_COUNT * 128 * dev.CLOCK_RATE * 1e3 / 3
-    except Exception:  # noqa: BLE001 - no attributes: the simulator
+    except Exception:  # noqa: BLE001 - the simulator's device has no attributes
         return None
 
 
-def _vs_floor(t, floor):
-    return f"{t / floor:.1f}x floor" if floor else "n/a (no device attributes)"
-
-
-def timings(args):
+def kernel_timings(args, table):
     from gpurank.kernels import cpu
     from gpurank.kernels import cuda as kc
     from gpurank.kernels._datagen import make_costs, make_topsis
 
-    bw = copy_bandwidth()
-    rate = pair_rate()
-    rows = [("d2d copy bandwidth", f"{bw / 1e9:.0f} GB/s", "", "", ""),
-            ("pair-test peak (3 instr.)",
-             f"{rate / 1e12:.2f} T/s" if rate else "n/a", "", "", "")]
+    reps = 1 if args.simulate else 3
+    bw = None if args.simulate else _copy_bandwidth()
+    rate = _pair_rate()
     n = args.n
-    reps_g, reps_c = (1, 1) if args.simulate else (3, 1)
-    ms = (3,) if args.simulate else (3, 4, 6)
+    ms = (3,) if args.simulate else (3, 6)
     for m in ms:
+        if table.over_budget():
+            return _skip_rest(table, "kernel timings")
         c = make_costs(n, m, "realistic")
         d = _device(c)
         for name, g, h, pairs in (
             ("pareto_front", lambda: kc.pareto_front_device(d), lambda: cpu.pareto_front(c),
-             None),  # early exit: no fixed amount of work
+             None),
             ("domination_count cap=10", lambda: kc.domination_count_device(d, cap=10),
              lambda: cpu.domination_count(c, cap=10), None),
             ("domination_count", lambda: kc.domination_count_device(d),
              lambda: cpu.domination_count(c), float(n) * n),
+            ("pareto_rank", lambda: kc.pareto_rank_device(d), lambda: cpu.pareto_rank(c),
+             n * (n - 1) / 2),
         ):
-            tg, tc = _gpu_time(g, reps=reps_g), _cpu_time(h, reps=reps_c)
-            floor = pairs / rate if pairs and rate else None
-            rows.append((f"{name} n={n} m={m}", f"{tg * 1e3:.1f} ms", f"{tc * 1e3:.1f} ms",
-                         f"{tc / tg:.1f}x", _vs_floor(tg, floor) if pairs else "early exit"))
-    # pareto_rank: the sorted sweep against its CPU twin on every data shape; the work is
-    # n^2 / 2 pair tests whatever the number of fronts.
-    shapes = ("realistic",) if args.simulate else ("realistic", "independent", "anticorrelated")
-    for shape in shapes:
-        for m in ms:
-            c = make_costs(n, m, shape)
-            d = _device(c)
-            tg = _gpu_time(lambda: kc.pareto_rank_device(d), reps=reps_g)
-            want = cpu.pareto_rank(c)  # also warms the CPU twin's JIT
-            tc = _cpu_time(lambda: cpu.pareto_rank(c), reps=reps_c)
-            same = np.array_equal(np.asarray(kc.pareto_rank(d)), want)
-            pairs = n * (n - 1) / 2
-            floor = pairs / rate if rate else None
-            fronts = int(want.max()) + 1 if n else 0
-            rows.append((f"pareto_rank {shape} n={n} m={m} ({fronts} fronts)",
-                         f"{tg * 1e3:.1f} ms", f"{tc * 1e3:.1f} ms", f"{tc / tg:.1f}x",
-                         f"{_vs_floor(tg, floor)}; {pairs / tg / 1e9:.1f} G pairs/s; "
-                         f"{-(-n // kc.RANK_TILE)} tiles" + ("" if same else "; FAIL")))
-    sizes = (n,) if args.simulate else (10**6, 10**7)
-    for nn in sizes:
-        x, w, b = make_topsis(nn, 4)
-        dx = _device(x)
-        tg = _gpu_time(lambda: kc.topsis_device(dx, w, b), reps=reps_g if args.simulate else 5)
-        tc = _cpu_time(lambda: cpu.topsis(x, w, b), reps=reps_c if args.simulate else 3)
-        floor = (2 * x.nbytes + nn * 8) / bw  # matrix read twice, scores written
-        rows.append((f"topsis n={nn} m=4", f"{tg * 1e3:.2f} ms", f"{tc * 1e3:.1f} ms",
-                     f"{tc / tg:.1f}x", f"{tg / floor:.1f}x floor"))
-    return rows
+            tg, tc = _gpu_time(g, reps), _cpu_time(h, 1)
+            note = "early exit" if pairs is None else (
+                f"{pairs / tg / 1e9:.1f} G pair tests/s" +
+                (f", {tg * rate / pairs:.1f}x the 3-instruction floor" if rate else ""))
+            table.add(f"timing {name} realistic m={m}", n, cpu_s=tc, gpu_s=tg, note=note)
+    nt = args.n_topsis
+    x, w, b = make_topsis(nt, 4)
+    dx = _device(x)
+    tg = _gpu_time(lambda: kc.topsis_device(dx, w, b), reps if args.simulate else 5)
+    tc = _cpu_time(lambda: cpu.topsis(x, w, b), reps)
+    note = f"{tg * bw / (2 * x.nbytes + nt * 8):.1f}x the bandwidth floor" if bw else ""
+    table.add("timing topsis m=4", nt, cpu_s=tc, gpu_s=tg, note=note)
 
 
-def engine_path(args):
-    """The engine's steps on the GPU against the CPU, from a Parquet file of a simulated sweep.
+def kernel_tests(args, table):
+    """The kernel test suite with the CUDA tests on the device."""
+    import subprocess
 
-    With cuDF and cuML: the whole analysis (load, derive, importance, cluster, rank) on each
-    backend, step by step. Without them: the ranking step alone, with the criteria matrix
-    handed to the CUDA kernels as a CuPy array.
-    """
-    import tempfile
-
-    import cupy as cp
-
-    from gpurank.engine import Engine
-    from gpurank.engine.backend import gpu_unavailable_reason, resolve_backend
-    from gpurank.engine.ranking import criteria_matrix, rank_configurations
-    from gpurank.engine.sources.simulate import simulate
-    from gpurank.engine.spec import default_criteria
-
-    n = args.n
-    table = simulate(n, seed=0)
-    rows = []
-    if gpu_unavailable_reason() is None:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "sweep.parquet")
-            table.to_parquet(path)
-            Engine(backend="gpu").analyze(path, n_estimators=10)  # warm up: JIT, RMM pool
-            Engine(backend="cpu").analyze(simulate(2_000, seed=1), n_estimators=10)
-            t0 = time.perf_counter()
-            g = Engine(backend="gpu").analyze(path)
-            tg_total = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            c = Engine(backend="cpu").analyze(path)
-            tc_total = time.perf_counter() - t0
-        same = bool((g.table["pareto_rank"].to_numpy() == c.table["pareto_rank"].to_numpy()).all())
-        for step in g.timings:
-            tg, tc = g.timings[step], c.timings[step]
-            rows.append((f"engine {step} n={n}", f"{tg:.3f} s", f"{tc:.3f} s",
-                         f"{tc / tg:.1f}x" if tg > 0 else "", ""))
-        rows.append((f"engine end to end n={n}", f"{tg_total:.2f} s", f"{tc_total:.2f} s",
-                     f"{tc_total / tg_total:.1f}x", "PASS" if same else "FAIL"))
-        return rows
-    # CuPy + numba-cuda only: the ranking step with a device-resident criteria matrix.
-    cpu_b = resolve_backend("cpu")
-    crit = default_criteria(table.columns)
-    costs = criteria_matrix(table, crit, backend=cpu_b)
-    d = cp.asarray(costs)
-    from gpurank.kernels import cuda as kc
-
-    kc.pareto_rank_device(d[:1000])
-    cp.cuda.get_current_stream().synchronize()
+    if args.simulate:
+        table.add("pytest tests/kernels (device)", parity="skipped",
+                  note="CI runs the suite under the simulator")
+        return
+    missing = [m for m in ("pytest", "hypothesis") if _module(m) is None]
+    if missing:
+        table.add("pytest tests/kernels (device)", parity="skipped",
+                  note=f"{' and '.join(missing)} not installed; the kernel parity rows above "
+                       "check every kernel")
+        return
+    env = dict(os.environ, GPURANK_REAL_GPU="1")
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
     t0 = time.perf_counter()
-    pr = kc.pareto_rank_device(d)
-    dc = kc.domination_count_device(d)
-    sc = kc.topsis_device(d, np.full(len(crit), 1 / len(crit)), np.zeros(len(crit), bool))
-    cp.cuda.get_current_stream().synchronize()
-    tg = time.perf_counter() - t0
-    rank_configurations(table.iloc[:1000], crit, backend=cpu_b)  # warm up the CPU JIT
-    t0 = time.perf_counter()
-    r = rank_configurations(table, crit, backend=cpu_b)
-    tc = time.perf_counter() - t0
-    same = (np.array_equal(cp.asnumpy(pr), r.pareto_rank)
-            and np.array_equal(cp.asnumpy(dc), r.domination_count)
-            and np.allclose(cp.asnumpy(sc), r.topsis_score, atol=1e-12))
-    rows.append((f"engine rank step (CuPy only) n={n}", f"{tg:.3f} s", f"{tc:.3f} s",
-                 f"{tc / tg:.1f}x", "PASS" if same else "FAIL"))
-    rows.append(("engine whole path", "skipped", f"needs cuDF and cuML: {gpu_unavailable_reason()}",
-                 "", ""))
-    return rows
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "tests/kernels", "-k", "cuda or ptx"], cwd=ROOT, env=env,
+                       capture_output=True, text=True, check=False)
+    lines = r.stdout.strip().splitlines()
+    table.add("pytest tests/kernels -k 'cuda or ptx' (device)", gpu_s=time.perf_counter() - t0,
+              parity=_ok(r.returncode == 0), note=lines[-1] if lines else r.stderr[-200:])
 
 
-SECTIONS = [kernel_tests, direct_checks, timings, engine_path]
-#: What --simulate runs: no pytest on a device, no CuPy/cuDF engine path.
-SIM_SECTIONS = [direct_checks, timings]
+def _skip_rest(table, what):
+    table.add(f"{what}: the rest", parity="skipped",
+              note=f"time budget of {table.budget_s:g} s spent")
+
+
+STEPS = [kernel_parity, engine_rank, engine_analyze_standin, engine_analyze_rapids,
+         kernel_timings, kernel_tests]
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description="gpurank device check")
-    p.add_argument("--n", type=int, default=None,
-                   help="rows (default 200,000; 100 with --simulate)")
-    p.add_argument("--skip-tests", action="store_true")
+    p = argparse.ArgumentParser(description="gpurank device check (run from the checkout)")
     p.add_argument("--simulate", action="store_true",
-                   help="run the direct checks and timings under the Numba CUDA simulator "
-                        "at small n (a smoke run of this script without a GPU)")
+                   help="run under Numba's CUDA simulator at tiny sizes (no GPU needed)")
+    p.add_argument("--n", type=int, help="rows for the pairwise kernels")
+    p.add_argument("--n-topsis", type=int, help="rows for the TOPSIS timing")
+    p.add_argument("--n-engine", type=int, help="rows for the engine's rank step")
+    p.add_argument("--n-analyze", type=int, help="rows for the whole analysis")
+    p.add_argument("--budget", type=float, default=270.0,
+                   help="seconds after which the remaining steps are skipped (default 270)")
+    p.add_argument("--json", default="gpu_check.json", help="where to write the table")
     args = p.parse_args(argv)
+    sizes = SIZES["simulate" if args.simulate else "device"]
+    for key, value in sizes.items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
     if args.simulate:
-        # Before numba is first imported (it is imported lazily by every section).
         if "numba" in sys.modules and os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
             print("gpu_check: --simulate needs NUMBA_ENABLE_CUDASIM=1 before numba is imported")
             return 2
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-        args.n = 100 if args.n is None else args.n
-        sections = SIM_SECTIONS
-    else:
-        args.n = 200_000 if args.n is None else args.n
-        why = gpu_reason()
-        if why:
-            print(f"gpu_check: nothing ran: {why}.")
-            return 0
-        sections = SECTIONS
-    rows = []
-    failed = False
-    for section in sections:
+    where = use_checkout()
+    print(f"gpu_check: gpurank from {where}")
+    why = gpu_reason(simulate=args.simulate)
+    if why:
+        print(f"gpu_check: nothing ran: {why}.")
+        return 0
+    from gpurank.engine.backend import describe_environment
+
+    env = describe_environment()
+    table = Table(args.budget)
+    for step in STEPS:
+        if table.over_budget():
+            table.add(step.__name__, parity="skipped",
+                      note=f"time budget of {args.budget:g} s spent")
+            continue
         try:
-            rows += section(args)
-        except Exception as e:  # noqa: BLE001 - report and continue with the next section
-            rows.append((section.__name__, "ERROR", f"{type(e).__name__}: {e}"[:80], "", ""))
-    failed = any(r[1] in ("FAIL", "ERROR") for r in rows)
-    print("\n| check | GPU / result | CPU | CPU/GPU | vs floor |\n|---|---|---|---|---|")
-    for r in rows:
-        print("| " + " | ".join(str(v) for v in r) + " |")
-    return 1 if failed else 0
+            step(args, table)
+        except Exception as e:  # noqa: BLE001 - report and go on with the next step
+            table.add(step.__name__, parity="ERROR", note=f"{type(e).__name__}: {e}"[:200])
+    text = table.markdown()
+    print()
+    print(text)
+    status = 1 if table.failed else 0
+    report = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "simulate": bool(args.simulate),
+        "sizes": {k: getattr(args, k) for k in sizes},
+        "environment": env,
+        "total_s": round(table.spent(), 1),
+        "status": status,
+        "columns": list(Table.COLUMNS),
+        "rows": table.rows,
+    }
+    Path(args.json).write_text(json.dumps(report, indent=2, default=str) + "\n")
+    print(f"\ngpu_check: {len(table.rows)} rows in {table.spent():.0f} s; table written to "
+          f"{args.json}; {'FAILED' if status else 'passed'}")
+    return status
 
 
 if __name__ == "__main__":

@@ -72,27 +72,35 @@ class Engine:
         return read_table(path, backend=self.backend)
 
     def derive(self, df, /):
-        """Add the derived metrics its columns allow (see :mod:`gpurank.engine.metrics`)."""
-        return derive_metrics(self.backend.as_frame(df))
+        """Add the derived metrics its columns allow (see :mod:`gpurank.engine.metrics`);
+        the table comes back as the backend's frame."""
+        frame = self.backend.as_frame(df)
+        with self._device_memory("derive", len(frame)):
+            return derive_metrics(frame)
 
     def importance(self, df, /, *, target="throughput_per_accelerator", features=None,
                    sample_rows=20_000, seed=0, n_estimators=100):
         """Random-forest importance of configuration variables for ``target``."""
-        return feature_importance(self.backend.as_frame(df), target=target,
-                                  backend=self.backend, features=features,
-                                  sample_rows=sample_rows, seed=seed, n_estimators=n_estimators)
+        frame = self.backend.as_frame(df)
+        with self._device_memory("importance", min(len(frame), sample_rows)):
+            return feature_importance(frame, target=target, backend=self.backend,
+                                      features=features, sample_rows=sample_rows, seed=seed,
+                                      n_estimators=n_estimators)
 
     def cluster(self, df, /, *, k=5, features=None, k_range=(2, 10), seed=0):
         """KMeans groups and their profiles."""
-        return cluster_configurations(self.backend.as_frame(df), k=k, backend=self.backend,
-                                      features=features, k_range=k_range, seed=seed)
+        frame = self.backend.as_frame(df)
+        with self._device_memory("cluster", len(frame)):
+            return cluster_configurations(frame, k=k, backend=self.backend, features=features,
+                                          k_range=k_range, seed=seed)
 
     def rank(self, df, /, criteria=None, *, norm="vector"):
         """Pareto ranks, domination counts and TOPSIS scores."""
         frame = self.backend.as_frame(df)
         criteria = _as_criteria(criteria, frame.columns)
         check_param("norm", norm, Options(NORMS))
-        return rank_configurations(frame, criteria, backend=self.backend, norm=norm)
+        with self._device_memory("rank", len(frame)):
+            return rank_configurations(frame, criteria, backend=self.backend, norm=norm)
 
     # -- the whole analysis ---------------------------------------------------------------
     def analyze(self, data, /, spec: AnalysisSpec | None = None, **options) -> AnalysisResult:
@@ -238,20 +246,26 @@ class Engine:
         @contextmanager
         def step(name, rows=None):
             t0 = time.perf_counter()
-            try:
-                with self.progress.step(name, rows):
-                    yield
-                    self.backend.sync()
-            except MemoryError as exc:
-                if self.backend.name == "cpu":
-                    raise
-                raise DeviceMemoryError(
-                    f"the GPU ran out of memory in step '{name}' on {rows or 0:,} rows ({exc}); "
-                    "analyze fewer rows at once or spread the table over workers with --dask"
-                ) from exc
+            with self._device_memory(name, rows), self.progress.step(name, rows):
+                yield
+                self.backend.sync()
             timings[name] = round(time.perf_counter() - t0, 4)
 
         return step
+
+    @contextmanager
+    def _device_memory(self, step, rows):
+        """Turn the device running out of memory (CuPy, RMM or Numba, see
+        :meth:`Backend.out_of_memory`) into one :class:`DeviceMemoryError` naming the step."""
+        try:
+            yield
+        except Exception as exc:
+            if not self.backend.out_of_memory(exc):
+                raise
+            raise DeviceMemoryError(
+                f"the GPU ran out of memory in step '{step}' on {rows or 0:,} rows ({exc}); "
+                "analyze fewer rows at once or spread the table over workers with --dask"
+            ) from exc
 
     def write(self, result: AnalysisResult, out_dir, /, *, report=True, overwrite=False) -> dict:
         """Write the output set ``ranking.parquet``, ``summary.json`` and ``report.html``.

@@ -3,6 +3,10 @@
 A :class:`Backend` is resolved once at the entry point and passed down. It is the whole
 dispatch surface: array module ``xp``, DataFrame module ``xdf``, the kernel module, and
 factories for the two models. Nothing GPU is imported unless the GPU backend is asked for.
+
+Three backends exist: ``cpu``, ``gpu`` (CuPy, cuDF, cuML and the CUDA kernels; memory from
+one RMM pool), and :func:`strict_device_backend`, which runs the GPU backend's device
+branches without a device (see :mod:`gpurank.engine.strict_device`).
 """
 
 from __future__ import annotations
@@ -18,13 +22,18 @@ from .errors import BackendUnavailableError, DataError, UnsupportedOnGPU, UsageE
 __all__ = [
     "Backend",
     "resolve_backend",
-    "simulated_gpu_backend",
+    "strict_device_backend",
     "describe_environment",
     "BACKEND_NAMES",
+    "MISSING_CODE",
     "gpu_unavailable_reason",
 ]
 
 BACKEND_NAMES = ("auto", "cpu", "gpu")
+
+#: The code of a missing value in an encoded text column, on every backend (sorted codes of
+#: the present values are 0, 1, ...): a model sees "missing" as one more category, never NaN.
+MISSING_CODE = -1
 
 
 @dataclass(frozen=True)
@@ -33,16 +42,16 @@ class Backend:
 
     Attributes
     ----------
-    name : {"cpu", "gpu", "gpu-simulated"}
-        "gpu-simulated" runs the CUDA kernels under Numba's CUDA simulator with NumPy and
-        pandas standing in for CuPy and cuDF: the GPU path's orchestration, testable
-        without a GPU.
+    name : {"cpu", "gpu", "gpu-strict"}
+        "gpu-strict" is :func:`strict_device_backend`: the GPU path's device branches with
+        strict stand-ins for CuPy and cuDF, testable without a GPU.
     xp : module
-        ``numpy`` or ``cupy``.
+        ``numpy`` or ``cupy`` (or the stand-in's namespace).
     xdf : module
-        ``pandas`` or ``cudf``.
+        ``pandas`` or ``cudf`` (or the stand-in's namespace).
     kernels : module
-        ``gpurank.kernels.cpu`` or ``gpurank.kernels.cuda``.
+        ``gpurank.kernels.cpu`` or ``gpurank.kernels.cuda`` (or an adapter feeding the
+        stand-in's arrays to ``gpurank.kernels.cuda``).
     requested : str
         What the user asked for ("auto", "cpu" or "gpu").
     reason : str
@@ -57,17 +66,20 @@ class Backend:
     requested: str = "cpu"
     reason: str = ""
     _ml: dict = field(default_factory=dict, repr=False, compare=False)
+    _sync: object = field(default=None, repr=False, compare=False)
 
     @property
     def on_device(self) -> bool:
-        """True when arrays live in GPU memory (CuPy), False for NumPy."""
+        """True when arrays live in GPU memory (CuPy, or the stand-in's), False for NumPy."""
         return self.xp is not np
 
     def check_supported(self, op: str, m: int) -> None:
         """Raise :class:`UnsupportedOnGPU` when this backend's kernels cannot run ``op`` on
         ``m`` criteria (the CUDA kernels keep a row's criteria in registers, so ``m`` is
         bounded there); the CPU kernels take any ``m``."""
-        limit = getattr(self.kernels, "MAX_M", None)
+        limit = getattr(self.kernels, "MAX_CRITERIA", None)
+        if limit is None:
+            limit = getattr(self.kernels, "MAX_M", None)
         if limit is not None and m > limit:
             raise UnsupportedOnGPU(f"{m} criteria exceed the GPU kernels' limit of {limit}")
 
@@ -86,16 +98,25 @@ class Backend:
         return self._ml["silhouette"](X, labels, sample_size=sample_size, seed=seed)
 
     def to_host(self, x):
-        """Return ``x`` as host data (NumPy array or pandas object)."""
+        """Return ``x`` as host data (NumPy array or pandas object): the explicit copy."""
         import pandas as pd
 
         if isinstance(x, (np.ndarray, np.generic, pd.DataFrame, pd.Series, pd.Index)):
             return x
         if hasattr(x, "to_pandas"):
             return x.to_pandas()
+        if hasattr(x, "copy_to_host"):  # a Numba device array
+            return x.copy_to_host()
         if hasattr(x, "get"):
             return x.get()
         return x
+
+    def out_of_memory(self, exc: BaseException) -> bool:
+        """True when ``exc`` is the device running out of memory: CuPy's
+        ``OutOfMemoryError`` and RMM's allocation failure (both ``MemoryError``), or Numba's
+        ``CudaAPIError`` with ``CUDA_ERROR_OUT_OF_MEMORY``. Always False on the CPU, whose
+        ``MemoryError`` is the host's."""
+        return self.on_device and _is_device_oom(exc)
 
     def asarray(self, x):
         """Return ``x`` as an array of this backend."""
@@ -142,17 +163,45 @@ class Backend:
         return s.astype("float64").to_cupy(na_value=np.nan)
 
     def codes(self, series):
-        """Sorted ordinal codes of a string or categorical column, as an int32 array."""
-        s = series.astype("str").astype("category")
-        codes = s.cat.codes
+        """Ordinal codes of a text or categorical column, as an int32 array of the backend.
+
+        The present values, as text, get 0, 1, ... in sorted order; a missing value gets
+        :data:`MISSING_CODE`, the same on every backend (cuDF's ``cat.codes`` is null there,
+        pandas' is -1, and a null would reach the model as NaN).
+        """
+        # Missing values stay missing through the cast (pandas < 3 would write "nan").
+        text = series.astype("str").where(series.notna())
+        codes = text.astype("category").cat.codes.fillna(MISSING_CODE).astype("int32")
         if not self.on_device:
             return codes.to_numpy(dtype=np.int32)
-        return codes.astype("int32").to_cupy()
+        return codes.to_cupy()
 
     def sync(self) -> None:
         """Wait for queued device work (a no-op on the CPU); call before reading a timer."""
-        if self.on_device:
-            self.xp.cuda.get_current_stream().synchronize()
+        if self._sync is not None:
+            self._sync()
+
+
+#: ``CUresult.CUDA_ERROR_OUT_OF_MEMORY``, the code of Numba's ``CudaAPIError``.
+CUDA_ERROR_OUT_OF_MEMORY = 2
+_OOM_TEXT = ("CUDA_ERROR_OUT_OF_MEMORY", "cudaErrorMemoryAllocation", "out_of_memory")
+
+
+def _is_device_oom(exc: BaseException) -> bool:
+    """Whether ``exc`` says the device ran out of memory (by type and code: importing the
+    CUDA libraries just to test an exception would touch the driver on the error path)."""
+    if isinstance(exc, MemoryError):  # cupy.cuda.memory.OutOfMemoryError, rmm's bad_alloc
+        return True
+    name = type(exc).__name__
+    if name == "CudaAPIError":  # numba.cuda's driver error carries the CUresult code
+        code = getattr(exc, "code", None)
+        try:
+            return int(code) == CUDA_ERROR_OUT_OF_MEMORY
+        except (TypeError, ValueError):
+            return any(t in str(exc) for t in _OOM_TEXT)
+    if name in ("CUDARuntimeError", "CUDADriverError"):  # CuPy's raw CUDA errors
+        return any(t in str(exc) for t in _OOM_TEXT)
+    return False
 
 
 def _cpu_random_forest(**params):
@@ -235,37 +284,76 @@ def _cuml_kmeans(**params):
 CUML_SILHOUETTE_CHUNK = 2_000
 
 
+def _device_silhouette(xp, score, X, labels, *, sample_size, seed):
+    """Mean silhouette of device arrays with ``score(X, labels, chunksize=)`` (cuML's
+    ``silhouette_score``), on the rows scikit-learn's ``silhouette_score(sample_size=,
+    random_state=seed)`` draws, so that both backends score the same sample."""
+    labels = xp.asarray(labels)
+    if int(xp.unique(labels).size) < 2:
+        return float("nan")
+    n = int(X.shape[0])
+    if sample_size is not None:
+        # scikit-learn permutes whenever a sample size is given (even sample_size == n, which
+        # changes the order of the mean's terms); only the indices travel to the device.
+        idx = xp.asarray(np.random.RandomState(seed).permutation(n)[:sample_size])
+        X, labels = X[idx], labels[idx]
+    return float(score(xp.ascontiguousarray(X), labels,
+                       chunksize=min(CUML_SILHOUETTE_CHUNK, int(X.shape[0]))))
+
+
 def _cuml_silhouette(X, labels, *, sample_size, seed):
     import cupy
     from cuml.metrics.cluster import silhouette_score
 
-    labels = cupy.asarray(labels)
-    if int(cupy.unique(labels).size) < 2:
-        return float("nan")
-    n = int(X.shape[0])
-    if sample_size is not None and sample_size < n:
-        # The rows scikit-learn's silhouette_score(sample_size=, random_state=seed) draws,
-        # so both backends score the same sample; only the indices travel to the device.
-        idx = cupy.asarray(np.random.RandomState(seed).permutation(n)[:sample_size])
-        X, labels = X[idx], labels[idx]
-    return float(silhouette_score(cupy.ascontiguousarray(X), labels,
-                                  chunksize=min(CUML_SILHOUETTE_CHUNK, int(X.shape[0]))))
+    return _device_silhouette(cupy, silhouette_score, X, labels, sample_size=sample_size,
+                              seed=seed)
 
 
-_RMM_READY = []
+_MEMORY_READY = []
+
+
+def _no_pool_yet(rmm) -> bool:
+    """True while RMM still allocates with its default resource (plain ``cudaMalloc``): no
+    pool has been set by anyone (dask-cuda, cudf.pandas, the user), so setting one is safe.
+    Replacing a resource that already handed out memory is undefined behaviour in RMM."""
+    return type(rmm.mr.get_current_device_resource()) is rmm.mr.CudaMemoryResource
+
+
+def _configure_device_memory(rmm, cupy, numba_cuda, rmm_cupy_allocator, rmm_numba_manager):
+    """One allocator for CuPy, cuDF and the Numba kernels: an RMM pool (created only when no
+    pool exists yet), CuPy's allocations through it, and Numba's device allocations through
+    RMM's External Memory Management plugin, so that running out of device memory raises
+    RMM's ``MemoryError`` from every library. Numba binds its memory manager when it first
+    creates a CUDA context, so this runs before any kernel launch."""
+    if _no_pool_yet(rmm):
+        rmm.reinitialize(pool_allocator=True)
+    cupy.cuda.set_allocator(rmm_cupy_allocator)
+    numba_cuda.set_memory_manager(rmm_numba_manager)
 
 
 def _setup_device_memory() -> None:
-    """Set an RMM pool once per process and route CuPy allocations through it."""
-    if _RMM_READY:
+    """:func:`_configure_device_memory` once per process, where RMM is installed (without
+    it, CuPy and Numba keep their own allocators)."""
+    if _MEMORY_READY:
+        return
+    try:
+        import rmm
+        from rmm.allocators.cupy import rmm_cupy_allocator
+        from rmm.allocators.numba import RMMNumbaManager
+    except ImportError:
+        _MEMORY_READY.append("no rmm")
         return
     import cupy
-    import rmm
-    from rmm.allocators.cupy import rmm_cupy_allocator
+    from numba import cuda
 
-    rmm.reinitialize(pool_allocator=True)
-    cupy.cuda.set_allocator(rmm_cupy_allocator)
-    _RMM_READY.append(True)
+    _configure_device_memory(rmm, cupy, cuda, rmm_cupy_allocator, RMMNumbaManager)
+    _MEMORY_READY.append("rmm")
+
+
+def _cupy_sync():
+    import cupy
+
+    cupy.cuda.get_current_stream().synchronize()
 
 
 def _gpu_backend(requested: str) -> Backend:
@@ -282,37 +370,179 @@ def _gpu_backend(requested: str) -> Backend:
         requested=requested,
         _ml={"random_forest": _cuml_random_forest, "kmeans": _cuml_kmeans,
              "silhouette": _cuml_silhouette},
+        _sync=_cupy_sync,
     )
 
 
-def simulated_gpu_backend() -> Backend:
-    """The GPU path's orchestration with the CUDA kernels under Numba's CUDA simulator.
+# -- the strict stand-in -----------------------------------------------------------------
 
-    NumPy and pandas stand in for CuPy and cuDF, scikit-learn for cuML. Only for tests on
-    small tables: the simulator runs each CUDA thread in Python.
+
+class _StandInKernels:
+    """``gpurank.kernels.cuda`` fed from the stand-in's arrays.
+
+    On the GPU, CuPy arrays reach the launchers without a copy through
+    ``__cuda_array_interface__``; the stand-in's arrays reach them as Numba device arrays
+    of their data (``numba.cuda.to_device``: the simulator's, or a real device's). The
+    launchers' host results (a result per row, or a few numbers) are recorded as host copies.
+    Every other name is the module's own.
+    """
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name):
+        attr = getattr(self._module, name)
+        if name.startswith("_") or isinstance(attr, type) or not callable(attr):
+            return attr
+        from numba import cuda
+
+        from . import strict_device as sd
+
+        def to_kernel(x):
+            if isinstance(x, sd.StrictArray):
+                a = x._a  # C or Fortran order kept, as a CuPy array reaches the kernels
+                contiguous = a.flags.c_contiguous or a.flags.f_contiguous
+                return cuda.to_device(a if contiguous else np.ascontiguousarray(a))
+            if sd.is_device_object(x):
+                raise TypeError(f"kernels.{name} takes arrays; got {type(x).__name__}")
+            return x
+
+        def from_kernel(r):
+            if isinstance(r, np.ndarray):
+                sd.note_host_copy("kernel result", r.shape)
+            elif isinstance(r, tuple):
+                for v in r:
+                    from_kernel(v)
+            return r
+
+        def launcher(*args, **kwargs):
+            return from_kernel(attr(*[to_kernel(a) for a in args],
+                                    **{k: to_kernel(v) for k, v in kwargs.items()}))
+
+        launcher.__name__ = name
+        launcher.__doc__ = attr.__doc__
+        return launcher
+
+
+def _model_input(x, *, name, finite):
+    """A model's input from the stand-in's device arrays, checked as cuML checks it."""
+    from . import strict_device as sd
+
+    if isinstance(x, sd.StrictArray):
+        x = x._a
+    elif sd.is_device_object(x):
+        raise TypeError(f"the model takes arrays; {name} is a {type(x).__name__}")
+    x = np.asarray(x)
+    if x.dtype.kind == "f" and finite and not np.isfinite(x).all():
+        # cuML's check_inputs(ensure_all_finite=True) refuses NaN and infinities.
+        raise ValueError(f"Input {name} contains NaN or infinity.")
+    return x
+
+
+class _StandInForest:
+    """cuML's ``RandomForestRegressor`` as the engine uses it, computed by scikit-learn:
+    device arrays in and out, NaN refused, impurity importances as a host array."""
+
+    def __init__(self, **params):
+        from sklearn.ensemble import RandomForestRegressor
+
+        self._model = RandomForestRegressor(**params)
+
+    def fit(self, X, y):
+        self._model.fit(_model_input(X, name="X", finite=True),
+                        _model_input(y, name="y", finite=True))
+        return self
+
+    def predict(self, X):
+        from . import strict_device as sd
+
+        return sd.StrictArray(self._model.predict(_model_input(X, name="X", finite=True)))
+
+    @property
+    def feature_importances_(self):
+        return self._model.feature_importances_
+
+
+class _StandInKMeans:
+    """cuML's ``KMeans(output_type="cupy")`` as the engine uses it, computed by
+    scikit-learn: device arrays in, int32 device labels out."""
+
+    def __init__(self, **params):
+        from sklearn.cluster import KMeans
+
+        self._model = KMeans(**params)
+
+    def fit(self, X):
+        self._model.fit(_model_input(X, name="X", finite=True))
+        return self
+
+    @property
+    def labels_(self):
+        from . import strict_device as sd
+
+        return sd.StrictArray(self._model.labels_.astype(np.int32))
+
+    def predict(self, X):
+        from . import strict_device as sd
+
+        return sd.StrictArray(
+            self._model.predict(_model_input(X, name="X", finite=True)).astype(np.int32))
+
+
+def _stand_in_silhouette(X, labels, *, sample_size, seed):
+    from sklearn.metrics import silhouette_score
+
+    from . import strict_device as sd
+
+    def score(X, labels, *, chunksize):
+        return silhouette_score(_model_input(X, name="X", finite=True),
+                                _model_input(labels, name="labels", finite=False))
+
+    return _device_silhouette(sd.xp, score, X, labels, sample_size=sample_size, seed=seed)
+
+
+def strict_device_backend(*, requested: str = "gpu") -> Backend:
+    """The GPU backend's device branches, without CuPy, cuDF or cuML.
+
+    Arrays and frames are :mod:`gpurank.engine.strict_device`'s stand-ins, which behave like
+    CuPy's and cuDF's where the engine's code could go wrong on a device (no implicit host
+    conversion, no pandas object mixed into a device frame, cuDF's nulls and refusals; see
+    that module for what they check and what they cannot). ``on_device`` is True, so every
+    device branch of the engine runs. The kernels are ``gpurank.kernels.cuda``'s, where
+    Numba runs them: under the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1`` set before Numba
+    is imported; small tables only, each CUDA thread runs in Python) or on a real device.
+    The models are scikit-learn's behind cuML-like wrappers, so the results equal the CPU
+    backend's. :func:`gpurank.engine.strict_device.record_host_copies` records every
+    device-to-host copy.
+
+    Parameters
+    ----------
+    requested : {"gpu", "auto"}, keyword-only
+        What the backend stands for: an explicit GPU request, or "auto" (which falls back
+        to the CPU where the GPU cannot run a step).
 
     Raises
     ------
     BackendUnavailableError
-        ``NUMBA_ENABLE_CUDASIM=1`` was not set before Numba was imported.
+        Numba can run no CUDA kernel here: no simulator enabled and no device.
     """
-    import os
-
-    import pandas as pd
-
-    if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
-        raise BackendUnavailableError(
-            "the simulated GPU backend needs NUMBA_ENABLE_CUDASIM=1 set before numba is imported"
-        )
+    if requested not in ("gpu", "auto"):
+        raise UsageError(f"requested must be 'gpu' or 'auto'; got {requested!r}")
     kernels = importlib.import_module("gpurank.kernels.cuda")
+    if not kernels.is_available():
+        raise BackendUnavailableError(
+            "the strict device backend runs the CUDA kernels, and Numba can run none here: set "
+            "NUMBA_ENABLE_CUDASIM=1 before numba is imported, or use a machine with a GPU")
+    from . import strict_device as sd
+
     return Backend(
-        name="gpu-simulated",
-        xp=np,
-        xdf=pd,
-        kernels=kernels,
-        requested="gpu",
-        _ml={"random_forest": _cpu_random_forest, "kmeans": _cpu_kmeans,
-             "silhouette": _cpu_silhouette},
+        name="gpu-strict",
+        xp=sd.xp,
+        xdf=sd.xdf,
+        kernels=_StandInKernels(kernels),
+        requested=requested,
+        _ml={"random_forest": _StandInForest, "kmeans": _StandInKMeans,
+             "silhouette": _stand_in_silhouette},
     )
 
 
@@ -338,7 +568,8 @@ def gpu_unavailable_reason() -> str | None:
         try:
             importlib.import_module(mod)
         except ImportError:
-            return f"{mod} is not installed (use the RAPIDS container or pip install 'gpurank[gpu]')"
+            return (f"{mod} is not installed (use the RAPIDS container or pip install "
+                    "'gpurank[gpu]')")
     return None
 
 

@@ -62,7 +62,7 @@ def _pareto_ranks(k, costs, depth, backend):
     where the sorted sweep costs the same either way)."""
     if depth is None:
         return k.pareto_rank(costs)
-    if backend.on_device or backend.name == "gpu-simulated":
+    if backend.on_device:
         # The CUDA kernels return host ranks (a result), so they are clipped on the host;
         # xp.minimum would hand a NumPy array to CuPy, which refuses it.
         return np.minimum(k.pareto_rank(costs), depth)
