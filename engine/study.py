@@ -30,6 +30,7 @@ import pandas as pd
 
 from .api import Engine
 from .errors import DataError, UsageError
+from .formatting import count as _c, integer as _i, number as _f, percent as _pct, span as _span
 from .io import write_text
 from .outputs import check_target
 from .results import AnalysisResult
@@ -186,40 +187,6 @@ def interconnect_class(text: str) -> str:
 
 
 # ---------------------------------------------------------------- formatting
-
-
-def _f(x, digits=3) -> str:
-    """A number with ``digits`` significant digits (thousands separated); "n/a" when missing."""
-    if x is None or (isinstance(x, float) and not np.isfinite(x)) or x is pd.NA:
-        return "n/a"
-    x = float(x)
-    if x == 0:
-        return "0"
-    mag = int(np.floor(np.log10(abs(x))))
-    dec = max(digits - 1 - mag, 0)
-    return f"{round(x, dec):,.{dec}f}"
-
-
-def _i(x) -> str:
-    if x is None or x is pd.NA or (isinstance(x, float) and not np.isfinite(x)):
-        return "n/a"
-    return f"{int(round(float(x))):,}"
-
-
-def _c(x) -> str:
-    """A count-like median: an integer when whole, else one decimal."""
-    if x is None or x is pd.NA or not np.isfinite(float(x)):
-        return "n/a"
-    x = float(x)
-    return f"{int(x):,}" if x == int(x) else f"{x:,.1f}"
-
-
-def _span(lo, hi) -> str:
-    return _c(lo) if float(lo) == float(hi) else f"{_c(lo)}-{_c(hi)}"
-
-
-def _pct(x) -> str:
-    return "n/a" if not np.isfinite(x) else f"{100 * x:.0f}%"
 
 
 def _md_table(headers, rows) -> list[str]:
