@@ -13,6 +13,7 @@ import traceback
 from pathlib import Path
 
 from .errors import GpurankError, UsageError
+from .formatting import printable
 
 __all__ = ["main", "build_parser"]
 
@@ -85,8 +86,15 @@ def _common(p, *, out_default):
                         "cost_usd=0.1:0.5 (repeat, or comma-separate)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with the offending argument's text neutralized for the terminal."""
+
+    def error(self, message):
+        super().error(printable(message))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="gpurank",
         description="Evaluate, group and rank deep-learning training configurations.",
     )
@@ -218,7 +226,7 @@ def _run_analysis(args, data, *, simulate_rows=None) -> int:
         console = make_console(quiet=args.quiet)
         print_summary(summary, console)
         names = ["ranking.parquet", "summary.json"] + ([] if args.no_report else ["report.html"])
-        console.print(f"wrote {', '.join(names)} in {Path(args.out)}", markup=False)
+        console.print(printable(f"wrote {', '.join(names)} in {Path(args.out)}"))
     return 0
 
 
@@ -257,8 +265,8 @@ def _run_distributed(args) -> int:
     else:
         console = make_console(quiet=args.quiet)
         print_summary(result.summary, console)
-        console.print(f"wrote ranking/ (partitioned) and summary.json in {Path(args.out)}",
-                      markup=False)
+        console.print(printable(f"wrote ranking/ (partitioned) and summary.json in "
+                                f"{Path(args.out)}"))
     return 0
 
 
@@ -285,7 +293,7 @@ def _emit(args, payload: dict, line: str) -> None:
 
         print(json.dumps(to_jsonable(payload), indent=2))
     else:
-        print(line)
+        print(printable(line, newlines=True))
 
 
 def _cmd_mlperf(args) -> int:
@@ -303,7 +311,7 @@ def _cmd_mlperf(args) -> int:
     meta = res.metadata()
     for w in res.warnings:
         if not args.json:
-            print(f"warning: {w.path}: {w.reason}", file=sys.stderr)
+            print(printable(f"warning: {w.path}: {w.reason}"), file=sys.stderr)
     scored = int(res.table["time_to_train_min"].notna().sum())
     _emit(args, meta, f"wrote {args.output}: {len(res.table)} systems, {scored} with a score, "
                       f"{len(res.warnings)} warnings")
@@ -339,7 +347,7 @@ def _cmd_simulate(args) -> int:
         progress.close()
     for note in out.get("notes", ()):
         if not args.json:
-            print(f"note: {note}", file=sys.stderr)
+            print(printable(f"note: {note}"), file=sys.stderr)
     _emit(args, out, f"wrote {out['path']}: {out['rows']:,} configurations "
                      f"({out['excluded']:,} impossible grid points excluded) in "
                      f"{out['seconds']:.1f} s")
@@ -393,13 +401,13 @@ def main(argv=None) -> int:
         return _COMMANDS[args.command](args)
     except GpurankError as exc:
         if args.verbose:
-            traceback.print_exc()
-        print(f"gpurank: error: {exc}", file=sys.stderr)
+            print(printable(traceback.format_exc(), newlines=True), end="", file=sys.stderr)
+        print(printable(f"gpurank: error: {exc}"), file=sys.stderr)
         return exc.exit_code
     except (MemoryError, OSError) as exc:
         if args.verbose:
-            traceback.print_exc()
-        print(f"gpurank: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+            print(printable(traceback.format_exc(), newlines=True), end="", file=sys.stderr)
+        print(printable(f"gpurank: error: {type(exc).__name__}: {exc}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("gpurank: interrupted", file=sys.stderr)

@@ -38,9 +38,9 @@ __all__ = [
 #: What a missing, NaN or infinite value reads as.
 MISSING = "-"
 
-#: Magnitudes shown in scientific notation: below 1e-4 and from 1e15 on, where a fixed
+#: Magnitudes shown in scientific notation: below 1e-5 and from 1e15 on, where a fixed
 #: notation would be all zeros.
-_SCI_BELOW, _SCI_FROM = -4, 15
+_SCI_BELOW, _SCI_FROM = -5, 15
 
 
 def _as_float(x):
@@ -62,7 +62,7 @@ def number(x, digits=3, *, unit=None) -> str:
     """``x`` rounded to ``digits`` significant digits, thousands separated.
 
     Digits of the integer part are never dropped (``12,346`` for 12345.6 at 3 digits);
-    magnitudes below 1e-4 or from 1e15 on are written in scientific notation.
+    magnitudes below 1e-5 or from 1e15 on are written in scientific notation.
 
     Parameters
     ----------
@@ -250,6 +250,7 @@ UNITS = {
 }
 #: (name, compact name) of known columns; others read as their name with spaces.
 _NAMES = {
+    "rank": ("rank", "#"),
     "n_accelerators": ("accels", "accels"),
     "n_nodes": ("nodes", "nodes"),
     "time_to_train_min": ("time to train", "time"),
