@@ -12,10 +12,11 @@ import numpy as np
 import pandas as pd
 
 from .errors import UsageError
-from .profiles_text import (COMPOSITION_COLUMNS, SHARES_KEY, cluster_shares, composition_shares,
-                            accelerator_text as _accelerator_text, count_range as _count_range,
-                            efficiency_word as _efficiency_word, profile_frame as _profile_frame,
-                            range_text as _range_text)
+from .profiles_text import COMPOSITION_COLUMNS, SHARES_KEY, cluster_shares, composition_shares
+from .profiles_text import accelerator_text as _accelerator_text
+from .profiles_text import count_range as _count_range
+from .profiles_text import profile_frame as _profile_frame
+from .profiles_text import range_text as _range_text
 from .results import ClusterResult
 from .schema import numeric_values
 

@@ -30,7 +30,11 @@ import pandas as pd
 
 from .api import Engine
 from .errors import DataError, UsageError
-from .formatting import count as _c, integer as _i, number as _f, percent as _pct, span as _span
+from .formatting import count as _c
+from .formatting import integer as _i
+from .formatting import number as _f
+from .formatting import percent as _pct
+from .formatting import span as _span
 from .io import write_text
 from .outputs import check_target
 from .results import AnalysisResult
@@ -690,7 +694,8 @@ def _report(res, data, t, analysis, imp_time, prof, top, checks, filtering, *, c
           f"KMeans with k = {cl.k} on {', '.join(f'`{f}`' for f in cl.features)} (standardized). "
           f"Silhouette at k = {cl.k}: {_f(sil.get(cl.k, float('nan')), 2)}; best over "
           f"{min(sil)}..{max(sil)}: k = {best_k} ({_f(sil[best_k], 2)}). Labels are generated from the "
-          "GPU-count IQR, the dominant model and the median efficiency (high >= 0.85, medium >= 0.6).", ""]
+          "GPU-count IQR, the model (else family, else generation) that is more than half of the cluster, "
+          "else \"mixed accelerators\", and the median efficiency (high >= 0.85, medium >= 0.6).", ""]
     L += _md_table(
         ["cluster", "label", "rows", "GPUs (median, IQR)", "median nodes", "CPU cores/GPU", "median time (min)",
          "img/s per GPU", "scaling eff.", "generation", "accelerators"],

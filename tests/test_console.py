@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from gpurank.engine import Engine
 from gpurank.engine.cli import main
 from gpurank.engine.console import TOP_DROP_ORDER, fit_columns, make_console, print_summary
@@ -158,7 +157,6 @@ def test_cli_errors_and_arguments_are_neutralized(tmp_path, capsys):
 def test_cli_prints_a_hostile_table_safely(tmp_path):
     """End to end: a table whose text columns hold escape sequences, printed by the CLI."""
     import pandas as pd
-
     from tables import config_table
 
     t = config_table(60, seed=2)

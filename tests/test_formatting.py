@@ -6,10 +6,19 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-
 from gpurank.engine import formatting
-from gpurank.engine.formatting import (column_label, count, fixed, integer, number, percent,
-                                       printable, span, unit_of, value)
+from gpurank.engine.formatting import (
+    column_label,
+    count,
+    fixed,
+    integer,
+    number,
+    percent,
+    printable,
+    span,
+    unit_of,
+    value,
+)
 
 MISSING_VALUES = [None, float("nan"), float("inf"), -float("inf"), np.nan, pd.NA, pd.NaT,
                   np.float32("nan")]

@@ -3,7 +3,6 @@
 import numpy as np
 import pandas as pd
 import pytest
-
 from gpurank.engine import resolve_backend
 from gpurank.engine.clustering import _profiles_on_backend, cluster_configurations, profile_clusters
 from gpurank.engine.profiles_text import composition

@@ -6,7 +6,6 @@ The browser checks (console errors, images decoded, screenshot) are in test_repo
 import base64
 import hashlib
 import json
-import math
 import re
 import subprocess
 import sys
@@ -16,9 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from gpurank.engine import DataError, Engine
-from gpurank.engine.formatting import number, percent
+from gpurank.engine.formatting import number
 from gpurank.engine.report import SECTIONS, build_report, rebuild_report, write_report
 from gpurank.engine.report.html import CHARTJS_SHA256, CHARTJS_VERSION, ranking_scale
 from gpurank.engine.report.plots import sample_for_plots

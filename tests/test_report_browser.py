@@ -26,7 +26,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from gpurank.engine.report import SECTIONS, write_report
 from test_report import ALL_FIGURES, analysis_inputs
 
@@ -335,7 +334,6 @@ _OUTSIDE = """
 def stress_inputs():
     """An analysis whose text is long: model and provider names, a prediction basis."""
     import numpy as np
-
     from gpurank.engine import Engine
     from gpurank.engine.summary import build_summary
     from tables import config_table
