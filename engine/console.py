@@ -192,9 +192,13 @@ def _left_out(console, dropped, header=_header):
 def print_summary(summary: dict, console: Console) -> None:
     """Print the top-K table, the cluster profiles and the importance table.
 
-    Each table fits ``console.width``; see :data:`TOP_DROP_ORDER` for which columns of the
-    top table go first. When the prediction basis (``fitted`` or ``borrowed:<family>``)
-    does not fit in the table, it is printed on a line of its own under it.
+    Each table fits ``console.width``. While the top-configurations table is too wide, its
+    columns are left out in this order (:data:`TOP_DROP_ORDER`): dominated by, cluster,
+    energy, utilization, any column of the user's table not named here, round, submitter,
+    cores per accelerator, provider, Pareto front, prediction basis. The rank, accelerator,
+    accelerator count, criteria and TOPSIS score are always shown. When the prediction basis
+    (``fitted`` or ``borrowed:<family>``) is left out, it is printed on a line of its own
+    under the table; a line names the other columns left out.
     """
     crit = ", ".join(f"{c['column']} ({c['sense']}, w={c['weight']:.2f})"
                      for c in summary.get("criteria") or [])
