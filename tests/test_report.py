@@ -76,7 +76,9 @@ def test_self_contained(report):
     assert not re.search(r'(src|href|action)="(?!data:|#)', report)
     assert not re.search(r"url\(", report.split("<script")[0])  # no CSS fetches either
     chartjs = found[1][1]
-    assert chartjs.startswith(f"/* Chart.js {CHARTJS_VERSION}, MIT licence */")
+    assert chartjs.startswith(f"/* Chart.js {CHARTJS_VERSION}, MIT licence */\n/*\nThe MIT "
+                              "License (MIT)\n\nCopyright (c) 2014-2024 Chart.js Contributors")
+    assert "Permission is hereby granted, free of charge" in chartjs
     assert "sourceMappingURL" not in report
     # the only URLs are the two in Chart.js's licence comments
     rest = report.replace(chartjs, "")

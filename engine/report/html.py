@@ -769,8 +769,9 @@ def build_report(table: pd.DataFrame, summary: dict, *, max_points: int = 20_000
     version = _version()
     template = string.Template(
         resources.files(__package__).joinpath("template.html").read_text(encoding="utf-8"))
-    scripts = (f"<script>/* Chart.js {CHARTJS_VERSION}, MIT licence */\n{_chartjs()}\n</script>"
-               f"\n<script>{_asset('report.js')}</script>")
+    licence = _asset("chart.js-LICENSE.md").strip().replace("*/", "* /")
+    scripts = (f"<script>/* Chart.js {CHARTJS_VERSION}, MIT licence */\n/*\n{licence}\n*/\n"
+               f"{_chartjs()}\n</script>\n<script>{_asset('report.js')}</script>")
     return template.substitute(
         title="gpurank report",
         generator=_e(f"gpurank {version}"),
