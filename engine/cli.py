@@ -14,6 +14,7 @@ import traceback
 from pathlib import Path
 
 from .errors import GpurankError, UsageError
+from .formatting import printable
 from .outputs import check_target
 from .params import ParamError
 
@@ -21,7 +22,8 @@ __all__ = ["main", "build_parser"]
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, with its errors as one line (no usage block) and exit code 2."""
+    """argparse, with its errors as one line (no usage block) and exit code 2; ``main``
+    prints them with the offending text neutralized for the terminal."""
 
     def error(self, message):
         raise UsageError(" ".join(str(message).split()))
@@ -275,7 +277,7 @@ def _run_analysis(args, data, *, simulate_rows=None) -> int:
         console = make_console(quiet=args.quiet)
         print_summary(summary, console)
         names = ["ranking.parquet", "summary.json"] + ([] if args.no_report else ["report.html"])
-        console.print(f"wrote {', '.join(names)} in {Path(args.out)}", markup=False)
+        console.print(printable(f"wrote {', '.join(names)} in {Path(args.out)}"))
     return 0
 
 
@@ -316,8 +318,8 @@ def _run_distributed(args) -> int:
     else:
         console = make_console(quiet=args.quiet)
         print_summary(result.summary, console)
-        console.print(f"wrote ranking/ (partitioned) and summary.json in {Path(args.out)}",
-                      markup=False)
+        console.print(printable(f"wrote ranking/ (partitioned) and summary.json in "
+                                f"{Path(args.out)}"))
     return 0
 
 
@@ -353,7 +355,7 @@ def _emit(args, payload: dict, line: str) -> None:
 
         print(json.dumps(to_jsonable(payload), indent=2))
     else:
-        print(line)
+        print(printable(line, newlines=True))
 
 
 def _cmd_mlperf(args) -> int:
@@ -371,7 +373,7 @@ def _cmd_mlperf(args) -> int:
     meta = res.metadata()
     for w in res.warnings:
         if not args.json:
-            print(f"warning: {w.path}: {w.reason}", file=sys.stderr)
+            print(printable(f"warning: {w.path}: {w.reason}"), file=sys.stderr)
     scored = int(res.table["time_to_train_min"].notna().sum())
     _emit(args, meta, f"wrote {args.output}: {len(res.table)} systems, {scored} with a score, "
                       f"{len(res.warnings)} warnings")
@@ -406,7 +408,7 @@ def _cmd_simulate(args) -> int:
         progress.close()
     for note in out.get("notes", ()):
         if not args.json:
-            print(f"note: {note}", file=sys.stderr)
+            print(printable(f"note: {note}"), file=sys.stderr)
     _emit(args, out, f"wrote {out['path']}: {out['rows']:,} configurations "
                      f"({out['excluded']:,} impossible grid points excluded) in "
                      f"{out['seconds']:.1f} s")
@@ -454,11 +456,9 @@ _COMMANDS = {
 
 
 def _one_line(text) -> str:
-    """A message as one printable line: whitespace runs folded, control characters shown
-    as escapes (data can hold terminal control sequences)."""
-    text = " ".join(str(text).split())
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
-                   for ch in text)
+    """A message as one printable line: whitespace runs folded, control and bidirectional
+    characters shown as escapes (data can hold terminal control sequences)."""
+    return printable(" ".join(str(text).split()))
 
 
 @contextlib.contextmanager
@@ -508,13 +508,13 @@ def main(argv=None) -> int:
             return _COMMANDS[args.command](args)
     except GpurankError as exc:
         if args.verbose:
-            traceback.print_exc()
+            print(printable(traceback.format_exc(), newlines=True), end="", file=sys.stderr)
         message = exc.for_flag(_flag(exc.param)) if isinstance(exc, ParamError) else str(exc)
         print(f"gpurank: error: {_one_line(message)}", file=sys.stderr)
         return exc.exit_code
     except (MemoryError, OSError) as exc:
         if args.verbose:
-            traceback.print_exc()
+            print(printable(traceback.format_exc(), newlines=True), end="", file=sys.stderr)
         print(f"gpurank: error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

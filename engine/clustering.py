@@ -15,8 +15,12 @@ import pandas as pd
 
 from .errors import UsageError
 from .params import ParamError
-from .spec import DEFAULT_CLUSTERS
+from .profiles_text import COMPOSITION_COLUMNS, SHARES_KEY, cluster_shares
+from .profiles_text import accelerator_text as _accelerator_text
+from .profiles_text import profile_frame as _profile_frame
+from .profiles_text import range_text as _range_text
 from .results import ClusterResult
+from .spec import DEFAULT_CLUSTERS
 
 __all__ = [
     "ClusterModel",
@@ -343,6 +347,11 @@ def stable_order(df, raw, k, *, backend) -> np.ndarray:
 def profile_clusters(df, labels, *, backend=None) -> pd.DataFrame:
     """One row per cluster: size, share, medians, dominant accelerators and a short label.
 
+    The label reads like "4-16 x H100-SXM5-80GB, high efficiency": the interquartile range
+    of the accelerator count, the model, family or generation that is a majority of the
+    cluster (or "mixed accelerators", see :mod:`.profiles_text`), the median scaling
+    efficiency, and "fastest" for the cluster with the shortest median time to train.
+
     Computed with grouped aggregations on the backend's frame (cuDF on the GPU), so that only
     per-cluster summaries cross to the host: medians skipping missing values, linear
     25th/75th percentiles of the accelerator count, and accelerator shares ordered as
@@ -381,21 +390,8 @@ def profile_clusters(df, labels, *, backend=None) -> pd.DataFrame:
     if "n_accelerators" in numeric:
         col = grouped["n_accelerators"]
         quart = (host(col.quantile(0.25)), host(col.quantile(0.75)))
-    shares = {}
-    if "accelerator" in df.columns:
-        acc = df["accelerator"]
-        # pandas' "string" and cuDF's "str" both keep missing values missing, and groupby
-        # drops them, as value_counts does.
-        acc = acc.astype("string") if isinstance(acc, pd.Series) else acc.astype("str")
-        a = backend.xdf.DataFrame({"_cluster": lab, "accelerator": acc,
-                                   "_row": xp.arange(len(df))})
-        a = a[a["_cluster"] >= 0]
-        g = a.groupby(["_cluster", "accelerator"], sort=False)["_row"]
-        t = pd.DataFrame({"n": host(g.count()), "first": host(g.min())}).reset_index()
-        for c, part in t.sort_values("first", kind="stable").groupby("_cluster", sort=False):
-            counts = pd.Series(part["n"].to_numpy(), index=pd.Index(part["accelerator"]))
-            counts = counts.sort_values(ascending=False, kind="stable")
-            shares[int(c)] = counts / counts.sum()
+    shares = {col: cluster_shares(df, lab, col, backend) for col in COMPOSITION_COLUMNS
+              if col in df.columns}
     labels = np.asarray(labels)
     total = int((labels >= 0).sum())
     rows = []
@@ -404,51 +400,13 @@ def profile_clusters(df, labels, *, backend=None) -> pd.DataFrame:
         row = {"cluster": c, "size": n_c, "share": float(n_c / max(total, 1))}
         for col in numeric:
             row[f"median_{col}"] = float(med.loc[c, col])
+        row[SHARES_KEY] = {col: by[c] for col, by in shares.items() if c in by}
         if "accelerator" in df.columns:
-            row["accelerators"] = _accelerator_text(shares[c]) if c in shares else ""
+            acc = shares.get("accelerator", {})
+            row["accelerators"] = _accelerator_text(acc[c]) if c in acc else ""
         if quart is not None:
             row["n_accelerators_range"] = _range_text(quart[0].loc[c], quart[1].loc[c])
         rows.append(row)
     return _profile_frame(rows)
 
 
-def _range_text(lo, hi):
-    lo, hi = int(round(lo)), int(round(hi))
-    return f"{lo}" if lo == hi else f"{lo}-{hi}"
-
-
-def _accelerator_text(counts):
-    """The dominant accelerators of a cluster from its shares (``value_counts`` order)."""
-    shown = [f"{name} ({share:.0%})" for name, share in counts.head(2).items()
-             if share >= 0.2] or [f"{counts.index[0]} ({counts.iloc[0]:.0%})"]
-    return ", ".join(shown)
-
-
-def _efficiency_word(e):
-    if not np.isfinite(e):
-        return ""
-    return "high" if e >= 0.85 else "medium" if e >= 0.6 else "low"
-
-
-def _profile_frame(rows):
-    """The profile table from its per-cluster rows, with the short label of each cluster."""
-    prof = pd.DataFrame(rows)
-    if prof.empty:
-        return prof
-    fastest = (int(prof.loc[prof["median_time_to_train_min"].idxmin(), "cluster"])
-               if "median_time_to_train_min" in prof else None)
-    labels_txt = []
-    for _, r in prof.iterrows():
-        parts = []
-        if "n_accelerators_range" in r:
-            acc = r.get("accelerators", "")
-            model = acc.split(" (")[0] if acc else ""
-            parts.append(f"{r['n_accelerators_range']} x {model}".strip())
-        word = _efficiency_word(r.get("median_scaling_efficiency", np.nan))
-        if word:
-            parts.append(f"{word} efficiency")
-        if fastest is not None and r["cluster"] == fastest:
-            parts.append("fastest")
-        labels_txt.append(", ".join(parts))
-    prof.insert(1, "label", labels_txt)
-    return prof

@@ -30,6 +30,11 @@ import pandas as pd
 
 from .api import Engine
 from .errors import DataError, UsageError
+from .formatting import count as _c
+from .formatting import integer as _i
+from .formatting import number as _f
+from .formatting import percent as _pct
+from .formatting import span as _span
 from .io import write_text
 from .outputs import check_target
 from .results import AnalysisResult
@@ -186,40 +191,6 @@ def interconnect_class(text: str) -> str:
 
 
 # ---------------------------------------------------------------- formatting
-
-
-def _f(x, digits=3) -> str:
-    """A number with ``digits`` significant digits (thousands separated); "n/a" when missing."""
-    if x is None or (isinstance(x, float) and not np.isfinite(x)) or x is pd.NA:
-        return "n/a"
-    x = float(x)
-    if x == 0:
-        return "0"
-    mag = int(np.floor(np.log10(abs(x))))
-    dec = max(digits - 1 - mag, 0)
-    return f"{round(x, dec):,.{dec}f}"
-
-
-def _i(x) -> str:
-    if x is None or x is pd.NA or (isinstance(x, float) and not np.isfinite(x)):
-        return "n/a"
-    return f"{int(round(float(x))):,}"
-
-
-def _c(x) -> str:
-    """A count-like median: an integer when whole, else one decimal."""
-    if x is None or x is pd.NA or not np.isfinite(float(x)):
-        return "n/a"
-    x = float(x)
-    return f"{int(x):,}" if x == int(x) else f"{x:,.1f}"
-
-
-def _span(lo, hi) -> str:
-    return _c(lo) if float(lo) == float(hi) else f"{_c(lo)}-{_c(hi)}"
-
-
-def _pct(x) -> str:
-    return "n/a" if not np.isfinite(x) else f"{100 * x:.0f}%"
 
 
 def _md_table(headers, rows) -> list[str]:
@@ -723,7 +694,8 @@ def _report(res, data, t, analysis, imp_time, prof, top, checks, filtering, *, c
           f"KMeans with k = {cl.k} on {', '.join(f'`{f}`' for f in cl.features)} (standardized). "
           f"Silhouette at k = {cl.k}: {_f(sil.get(cl.k, float('nan')), 2)}; best over "
           f"{min(sil)}..{max(sil)}: k = {best_k} ({_f(sil[best_k], 2)}). Labels are generated from the "
-          "GPU-count IQR, the dominant model and the median efficiency (high >= 0.85, medium >= 0.6).", ""]
+          "GPU-count IQR, the model (else family, else generation) that is more than half of the cluster, "
+          "else \"mixed accelerators\", and the median efficiency (high >= 0.85, medium >= 0.6).", ""]
     L += _md_table(
         ["cluster", "label", "rows", "GPUs (median, IQR)", "median nodes", "CPU cores/GPU", "median time (min)",
          "img/s per GPU", "scaling eff.", "generation", "accelerators"],

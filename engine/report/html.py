@@ -1,12 +1,19 @@
-"""The self-contained HTML report: one file, figures inlined as PNG, no script, no network.
+"""The self-contained HTML report: one file, figures inlined as PNG, scripts inlined, no network.
 
 :func:`build_report` turns the ranked table (``ranking.parquet``) and ``summary.json`` into
 HTML text; :func:`write_report` writes it atomically; :func:`rebuild_report` rebuilds it from
 an output folder. The same inputs always give byte-identical HTML.
+
+Every string from the data is HTML-escaped (or, inside the JSON that feeds the interactive
+view, JSON-escaped with ``<``, ``>`` and ``&`` written as ``\\u`` escapes); the page's
+Content-Security-Policy lets it load nothing from the network. The interactive trade-off view
+is drawn by Chart.js (``assets/chart.umd.min.js``, version :data:`CHARTJS_VERSION`, MIT),
+inlined in the page; without JavaScript, and in print, the static figures stand in for it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import math
@@ -18,10 +25,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError
+from ..formatting import column_label, fixed, number, percent, unit_of, value
 from ..io import read_table, write_text
 from . import plots
 
-__all__ = ["build_report", "write_report", "rebuild_report", "SECTIONS"]
+__all__ = ["build_report", "write_report", "rebuild_report", "SECTIONS", "CHARTJS_VERSION"]
 
 #: (id, heading) of every section, in order.
 SECTIONS = (
@@ -34,31 +42,13 @@ SECTIONS = (
     ("settings", "Settings, backend and notes"),
 )
 
-_UNITS = {
-    "time_to_train_min": "min",
-    "throughput": "samples/s",
-    "throughput_per_accelerator": "samples/s",
-    "cost_usd": "USD",
-    "energy_kwh": "kWh",
-    "accelerator_hours": "h",
-    "cpu_cores_per_accelerator": "cores",
-    "price_per_accelerator_hour": "USD/h",
-    "power_w": "W",
-}
-_SHORT = {
-    "n_accelerators": "accels",
-    "n_nodes": "nodes",
-    "time_to_train_min": "time to train",
-    "throughput_per_accelerator": "per-accel throughput",
-    "scaling_efficiency": "scaling efficiency",
-    "cpu_cores_per_accelerator": "cores/accel",
-    "domination_count": "dominated by",
-    "topsis_score": "TOPSIS",
-    "pareto_rank": "front",
-    "accelerator_hours": "accel-hours",
-    "cost_usd": "cost",
-    "energy_kwh": "energy",
-}
+#: The vendored Chart.js (engine/report/assets/README.md says where it comes from).
+CHARTJS_VERSION = "4.6.1"
+CHARTJS_SHA256 = "87364cc2b2a76a6684929e7d6b80b18a897794db38400caff1fcf1791c6925d2"
+#: The interactive view draws at most about this many rows (plus the top rows and up to
+#: as many Pareto-front rows), so the page stays light.
+EXPLORER_POINTS = 4_000
+
 #: Columns summarized in "the data at a glance", when present.
 _GLANCE = ("n_accelerators", "n_nodes", "cpu_cores_per_accelerator", "time_to_train_min",
            "throughput_per_accelerator", "scaling_efficiency", "utilization", "cost_usd",
@@ -66,11 +56,17 @@ _GLANCE = ("n_accelerators", "n_nodes", "cpu_cores_per_accelerator", "time_to_tr
 _TEXT_COLUMNS = {"configuration", "accelerator", "label", "accelerators", "host_cpu",
                  "interconnect", "network",
                  "provider", "feature", "system", "submitter", "round", "framework",
-                 "n_accelerators_range"}
+                 "n_accelerators_range", "prediction_basis"}
 _PROFILE_COLUMNS = ("cluster", "label", "size", "share", "accelerators",
                     "median_n_accelerators", "median_cpu_cores_per_accelerator",
                     "median_time_to_train_min", "median_throughput_per_accelerator",
                     "median_scaling_efficiency", "median_cost_usd")
+#: Columns that describe a configuration's setup; the ranking shows them as one sentence.
+_SETUP_COLUMNS = {"accelerator", "n_accelerators", "n_nodes", "host_cpu",
+                  "cpu_cores_per_accelerator", "interconnect", "network", "provider", "round",
+                  "submitter", "system"}
+#: Scores and ranks, shown last in the ranking.
+_SCORE_COLUMNS = ("topsis_score", "pareto_rank", "domination_count", "cluster")
 
 
 # -- small HTML helpers ---------------------------------------------------------------------
@@ -78,47 +74,31 @@ def _e(v) -> str:
     return html.escape(str(v), quote=True)
 
 
-def _fmt(v) -> str:
-    """A number as people read it; '-' for missing values."""
-    if v is None or v is pd.NA:
-        return "-"
+_fmt = value
+_header = column_label
+
+
+def _sort_key(v) -> str:
+    """A ``data-sort`` value: the number itself, so the table sorts numerically."""
     if isinstance(v, (bool, np.bool_)):
-        return "yes" if v else "no"
-    if isinstance(v, (int, np.integer)):
-        return f"{int(v):,}"
-    if isinstance(v, (float, np.floating)):
-        v = float(v)
-        if not math.isfinite(v):
-            return "-"
-        if v == int(v) and abs(v) < 1e6:
-            return f"{int(v):,}"
-        a = abs(v)
-        if a >= 1000:
-            return f"{v:,.0f}"
-        if a >= 10:
-            return f"{v:.1f}"
-        if a >= 0.01:
-            return f"{v:.3g}"
-        return f"{v:.2e}"
-    return str(v)
+        return str(int(v))
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return ""
+    return repr(f) if math.isfinite(f) else ""
 
 
-def _header(col) -> str:
-    name = col
-    prefix = ""
-    if col.startswith("median_"):
-        prefix, name = "median ", col[len("median_"):]
-    short = _SHORT.get(name, name.replace("_", " "))
-    unit = _UNITS.get(name)
-    return f"{prefix}{short} ({unit})" if unit else f"{prefix}{short}"
-
-
-def _table(records, columns, *, headers=None, row_class=None, cell=None) -> str:
+def _table(records, columns, *, headers=None, row_class=None, cell=None, table_class=None,
+           table_id=None) -> str:
     """An escaped HTML table of ``records`` (dicts); ``cell(col, value, record)`` may return
-    raw HTML for a cell (already escaped by the caller)."""
-    heads = headers or [_header(c) for c in columns]
-    out = ['<div class="table-wrap"><table>', "<thead><tr>"]
-    out += [f"<th>{_e(h)}</th>" for h in heads]
+    raw HTML for a cell (already escaped by the caller). Numeric cells carry their value in
+    ``data-sort``."""
+    heads = headers or [_e(_header(c)) for c in columns]
+    attrs = (f' class="{table_class}"' if table_class else "") + (
+        f' id="{table_id}"' if table_id else "")
+    out = [f'<div class="table-wrap"><table{attrs}>', "<thead><tr>"]
+    out += [f"<th>{h}</th>" for h in heads]
     out.append("</tr></thead><tbody>")
     for r in records:
         cls = row_class(r) if row_class else ""
@@ -126,9 +106,12 @@ def _table(records, columns, *, headers=None, row_class=None, cell=None) -> str:
         for c in columns:
             v = r.get(c)
             raw = cell(c, v, r) if cell else None
-            kind = "txt" if c in _TEXT_COLUMNS or isinstance(v, str) else "num"
-            kind = {"configuration": "txt config", "why": "txt why-cell"}.get(c, kind)
-            out.append(f'<td class="{kind}">{raw if raw is not None else _e(_fmt(v))}</td>')
+            text = c in _TEXT_COLUMNS or isinstance(v, str)
+            kind = "txt" if text else "num"
+            kind = {"configuration": "txt config"}.get(c, kind)
+            key = "" if text else f' data-sort="{_sort_key(v)}"'
+            out.append(f'<td class="{kind}"{key}>'
+                       f'{raw if raw is not None else _e(_fmt(v))}</td>')
         out.append("</tr>")
     out.append("</tbody></table></div>")
     return "".join(out)
@@ -155,6 +138,29 @@ def _num(table, col):
     return pd.to_numeric(table[col], errors="coerce").to_numpy(dtype=float)
 
 
+def _json_for_script(obj) -> str:
+    """JSON safe inside a ``<script type="application/json">`` element: no ``</script>``,
+    no ``<!--``, no raw non-ASCII (U+2028 and U+2029 included)."""
+    text = json.dumps(obj, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _asset(name) -> str:
+    return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def _chartjs() -> str:
+    """The vendored Chart.js, checked against its recorded checksum, without its source-map
+    comment (the map is not shipped; a browser's developer tools would try to fetch it)."""
+    raw = resources.files(__package__).joinpath("assets", "chart.umd.min.js").read_bytes()
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest != CHARTJS_SHA256:
+        raise RuntimeError(f"engine/report/assets/chart.umd.min.js has sha256 {digest}, not "
+                           f"the recorded {CHARTJS_SHA256} of Chart.js {CHARTJS_VERSION}")
+    lines = raw.decode("utf-8").splitlines()
+    return "\n".join(x for x in lines if not x.startswith("//# sourceMappingURL="))
+
+
 # -- sections -------------------------------------------------------------------------------
 def _overview(table, summary) -> str:
     n = summary.get("rows", len(table))
@@ -162,7 +168,7 @@ def _overview(table, summary) -> str:
              f"{_e(_fmt(summary.get('pareto_front_size')))} configurations.</p>"]
     if "accelerator" in table.columns and len(table):
         counts = table["accelerator"].astype("string").fillna("(missing)").value_counts()
-        recs = [{"accelerator": k, "rows": int(v), "share": f"{v / len(table):.1%}"}
+        recs = [{"accelerator": k, "rows": int(v), "share": percent(v / len(table), 1)}
                 for k, v in counts.items()]
         parts.append(f"<h3>Accelerators ({len(counts)} models)</h3>")
         parts.append(_table(recs, ["accelerator", "rows", "share"]))
@@ -198,14 +204,14 @@ def _importance(summary) -> str:
     cap = (f"Random forest predicting <b>{_e(imp.get('target'))}</b> from the configuration "
            f"columns, fitted on {_e(_fmt(imp.get('rows_used')))} rows"
            f"{' (a seeded sample)' if imp.get('sampled') else ''}; held-out R² = "
-           f"{_e(_fmt(r2))}. Left: impurity importance (fast, biased to many-valued columns). "
+           f"{_e(number(r2))}. Left: impurity importance (fast, biased to many-valued columns). "
            "Right: permutation importance on held-out rows (drop in R² when the column is "
            "shuffled, with its standard deviation). Features sorted by permutation importance"
            f"{shown}.")
     out = [_figure("importance", fig, "bar charts of feature importance", cap)]
     if r2 is not None and r2 < 0.5:
         out.append(f'<p class="note">The forest explains little of the target (R² = '
-                   f"{_e(_fmt(r2))}); read these importances with caution.</p>")
+                   f"{_e(number(r2))}); read these importances with caution.</p>")
     out.append(_table(imp.get("features") or [],
                       ["feature", "permutation", "permutation_std", "impurity"]))
     return "".join(out)
@@ -238,7 +244,7 @@ def _clusters(table, summary, sample, sample_caption) -> str:
                            f"better separated groups; 1 is ideal, near 0 means overlapping "
                            f"groups); {how}."))
     else:
-        scores = ", ".join(f"k = {_e(kk)}: {_e(_fmt(v))}" for kk, v in sil.items())
+        scores = ", ".join(f"k = {_e(kk)}: {_e(number(v))}" for kk, v in sil.items())
         out.append(f"<p>Only one k has a silhouette score, so there is no curve to draw "
                    f"({scores or 'none'}); {how}. Widen the range of k "
                    "to compare several.</p>")
@@ -277,12 +283,16 @@ def _clusters(table, summary, sample, sample_caption) -> str:
                 return (f'<span class="swatch" style="background:'
                         f'{plots.cluster_color(int(v))}"></span>{_e(v)}')
             if c == "share" and v is not None:
-                return _e(f"{v:.1%}")
+                return _e(percent(v, 1))
             return None
 
         out.append(f"<p>{_e(k)} groups from KMeans on "
-                   f"{_e(', '.join(feats))}; labels are generated from each group's "
-                   "accelerator-count range, dominant model and median efficiency.</p>")
+                   f"{_e(', '.join(feats))}. A label gives the group's accelerator-count "
+                   "range (middle half of its rows), what it runs on and its median scaling "
+                   "efficiency; it names an accelerator model only when that model is more "
+                   "than half of the group's rows, else the family or generation that is, "
+                   "else says \u201cmixed accelerators\u201d. The accelerators column lists "
+                   "the largest models with their shares.</p>")
         out.append(_table(profiles, cols, cell=cell))
     return "".join(out)
 
@@ -311,23 +321,29 @@ def _scaling(table) -> str:
     return _figure("scaling", fig, "speedup and scaling efficiency against accelerators", cap)
 
 
-def _tradeoffs(table, summary, sample, sample_caption) -> str:
+def _tradeoffs(table, summary, sample, sample_caption, seed) -> str:
+    return (_tradeoff_figure(table, summary, sample, sample_caption)
+            + _explorer(table, summary, seed))
+
+
+def _tradeoff_figure(table, summary, sample, sample_caption) -> str:
     if "time_to_train_min" not in table.columns:
-        return _missing("Trade-offs are not shown: the table has no time_to_train_min column.")
+        return _missing("The trade-off figure is not shown: the table has no "
+                        "time_to_train_min column.")
     xcol = None
     for c in ("cost_usd", "accelerator_hours"):
         if c in table.columns and np.isfinite(_num(table, c)).any():
             xcol = c
             break
     if xcol is None:
-        return _missing("Trade-offs are not shown: the table has neither cost_usd nor "
-                        "accelerator_hours values.")
+        return _missing("The trade-off figure is not shown: the table has neither cost_usd "
+                        "nor accelerator_hours values.")
     part = table.iloc[sample]
     x, y = _num(part, xcol), _num(part, "time_to_train_min")
     ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
     if not ok.any():
-        return _missing("Trade-offs are not shown: no row has positive values of both "
-                        f"{xcol} and time_to_train_min.")
+        return _missing("The trade-off figure is not shown: no row has positive values of "
+                        f"both {xcol} and time_to_train_min.")
     clusters = (part["cluster"].to_numpy().astype(int) if "cluster" in part
                 else np.full(len(part), -1))
     front = (part["pareto_rank"].to_numpy() == 0) if "pareto_rank" in part else np.zeros(
@@ -352,59 +368,106 @@ def _tradeoffs(table, summary, sample, sample_caption) -> str:
                    cap)
 
 
-_WHY_SHORT = {"time_to_train_min": "time", "throughput_per_accelerator": "tput/accel",
-              "scaling_efficiency": "efficiency", "cost_usd": "cost", "energy_kwh": "energy",
-              "accelerator_hours": "accel-h", "utilization": "util"}
-_SETUP_COLUMNS = {"accelerator", "n_accelerators", "n_nodes", "host_cpu",
-                  "cpu_cores_per_accelerator", "interconnect", "network", "provider", "round",
-                  "submitter", "system"}
-
-
 def _configuration(r) -> str:
     """One line describing a configuration's setup, e.g. '8 x H100 on 1 node; EPYC, 8 cores
-    per accelerator; NVLink; InfiniBand'."""
+    per accelerator; NVLink; InfiniBand'; a table's own ``configuration`` text when it has
+    one."""
+    own = r.get("configuration")
+    if own is not None and str(own) != "" and not _is_missing(own):
+        return str(own)
     parts = []
     acc = r.get("accelerator")
     n = r.get("n_accelerators")
+    acc = None if _is_missing(acc) else acc
+    n = None if _is_missing(n) else n
     first = f"{_fmt(n)} x {acc}" if n is not None and acc is not None else _fmt(acc or n)
-    if r.get("n_nodes") is not None:
-        nodes = r["n_nodes"]
+    nodes = r.get("n_nodes")
+    if nodes is not None and not _is_missing(nodes):
         first += f" on {_fmt(nodes)} node{'s' if nodes != 1 else ''}"
     parts.append(first)
     cpu = r.get("host_cpu")
     cores = r.get("cpu_cores_per_accelerator")
+    cpu = None if _is_missing(cpu) else cpu
+    cores = None if _is_missing(cores) else cores
     if cpu is not None or cores is not None:
         parts.append(", ".join(x for x in (
             str(cpu) if cpu is not None else None,
             f"{_fmt(cores)} cores/accel" if cores is not None else None) if x))
     for c in ("interconnect", "network", "provider"):
         v = r.get(c)
-        if v is not None and str(v) not in ("", "none"):
+        if v is not None and not _is_missing(v) and str(v) not in ("", "none"):
             parts.append(str(v))
-    who = " ".join(str(r[c]) for c in ("round", "submitter", "system") if r.get(c) is not None)
+    who = " ".join(str(r[c]) for c in ("round", "submitter", "system")
+                   if r.get(c) is not None and not _is_missing(r[c]))
     if who:
         parts.insert(0, who + ":")
     return "; ".join(parts).replace(":;", ":")
 
 
-def _why(record, criteria, ideal, anti) -> str:
-    """Each criterion's position from the anti-ideal (0%) to the ideal (100%), as bars."""
-    rows = []
-    for c in criteria:
-        col = c["column"]
-        v, best, worst = record.get(col), ideal.get(col), anti.get(col)
-        if v is None or best is None or worst is None:
-            pct = None
-        elif best == worst:
-            pct = 1.0
-        else:
-            pct = min(1.0, max(0.0, (float(v) - worst) / (best - worst)))
-        width = 0 if pct is None else round(100 * pct)
-        label = "-" if pct is None else f"{width}%"
-        rows.append(f'<span>{_e(_WHY_SHORT.get(col, col))}</span>'
-                    f'<span class="bar"><span style="width:{width}%"></span></span>'
-                    f'<span class="pct">{_e(label)}</span>')
-    return f'<div class="why">{"".join(rows)}</div>'
+def _is_missing(v) -> bool:
+    if v is None or v is pd.NA or v is pd.NaT:
+        return True
+    return isinstance(v, float) and math.isnan(v)
+
+
+# -- where a row sits between the anti-ideal and the ideal -----------------------------------
+_KNOWN_NORMS = {
+    "vector": "each criterion divided by its Euclidean norm",
+    "minmax": "each criterion rescaled to [0, 1] between its extremes",
+}
+
+
+def ranking_scale(norm) -> tuple[str, str]:
+    """The scale on which TOPSIS compared the criteria under normalization ``norm``.
+
+    Returns
+    -------
+    (kind, text) : (str, str)
+        ``kind`` is ``"log"`` when the normalization takes logarithms (its name contains
+        "log"), else ``"linear"`` (vector and min-max normalizations are linear, so a
+        position between the anti-ideal and the ideal is the same on the values and on the
+        normalized values); ``text`` says so for the reader, naming an unknown
+        normalization rather than guessing what it did.
+    """
+    if norm is None or norm == "":
+        return "linear", ("linear in the values (the summary does not record the "
+                          "normalization)")
+    name = str(norm)
+    if "log" in name.lower():
+        return "log", (f"logarithmic ('{name}' normalization: TOPSIS compared the logarithms "
+                       "of the values, so a position is measured on log10 of each value)")
+    if name in _KNOWN_NORMS:
+        return "linear", (f"linear ('{name}' normalization: {_KNOWN_NORMS[name]}; a position "
+                          "is the same on the values and on the normalized values)")
+    return "linear", (f"linear in the values ('{name}' is a normalization this report does "
+                      "not know; positions are drawn on the values themselves)")
+
+
+def _position(v, best, worst, kind):
+    """(share, on_log) of the way from ``worst`` (0) to ``best`` (1) for value ``v``; the
+    share is None when a value is missing. A log scale needs positive values; without them
+    the position is linear (``on_log`` False)."""
+    try:
+        v, best, worst = float(v), float(best), float(worst)
+    except (TypeError, ValueError):
+        return None, False
+    if not all(math.isfinite(t) for t in (v, best, worst)):
+        return None, False
+    on_log = kind == "log" and min(v, best, worst) > 0
+    if on_log:
+        v, best, worst = math.log10(v), math.log10(best), math.log10(worst)
+    if best == worst:
+        return 1.0, on_log
+    return min(1.0, max(0.0, (v - worst) / (best - worst))), on_log
+
+
+def _criterion_cell(v, best, worst, kind):
+    share, _ = _position(v, best, worst, kind)
+    pos = ("" if share is None else
+           f'<span class="pos" title="{_e(percent(share, 1))} of the way from the anti-ideal '
+           f'to the ideal"><span class="bar"><span style="width:{100 * share:.1f}%">'
+           f'</span></span><span class="pct">{_e(percent(share, 1))}</span></span>')
+    return f'<span class="v">{_e(_fmt(v))}</span>{pos}'
 
 
 def _ranking(summary) -> str:
@@ -412,31 +475,67 @@ def _ranking(summary) -> str:
     if not top:
         return _missing("No ranked configurations were recorded in the summary.")
     criteria = summary.get("criteria") or []
+    crit_cols = [c["column"] for c in criteria]
+    sense = {c["column"]: c.get("sense") for c in criteria}
     ideal, anti = summary.get("ideal") or {}, summary.get("anti_ideal") or {}
+    norm = (summary.get("settings") or {}).get("norm")
+    kind, scale_text = ranking_scale(norm)
     keys = list(top[0].keys())
-    tail = [c for c in ("topsis_score", "pareto_rank", "domination_count", "cluster")
-            if c in keys]
-    setup = [c for c in keys if c in _SETUP_COLUMNS]
-    middle = [c for c in keys if c not in tail and c not in setup and c != "rank"]
-    cols = ["rank"] + (["configuration"] if setup else []) + middle + tail + ["why"]
-    top = [dict(r, configuration=_configuration(r)) for r in top]
-    headers = [_header(c) if c != "why" else "why: worst 0% .. best 100%" for c in cols]
-    crit_txt = ", ".join(f"{c['column']} ({c['sense']}, weight {_fmt(c['weight'])})"
-                         for c in criteria)
+    setup = [c for c in keys if c in _SETUP_COLUMNS or c == "configuration"]
+    basis = ["prediction_basis"] if "prediction_basis" in keys else []
+    crits = [c for c in crit_cols if c in keys]
+    tail = [c for c in _SCORE_COLUMNS if c in keys]
+    others = [c for c in keys if c not in setup and c not in crits and c not in tail
+              and c not in basis and c != "rank"]
+    cols = ["rank"] + (["configuration"] if setup else []) + basis + crits + others + tail
+    top = [dict(r, configuration=_configuration(r)) if setup else r for r in top]
+
+    def head(c):
+        text = _e(_header(c))
+        if c in crits:
+            best = "lower" if sense.get(c) == "min" else "higher"
+            return f'{text}<span class="sense">{best} is better</span>'
+        return text
 
     def cell(c, v, r):
-        if c == "why":
-            return _why(r, criteria, ideal, anti)
+        if c in crits:
+            return _criterion_cell(v, ideal.get(c), anti.get(c), kind)
         if c == "topsis_score" and v is not None:
-            return _e(f"{v:.4f}")
+            return _e(fixed(v, 4))
         return None
 
-    return (f"<p>The {len(top)} best configurations by TOPSIS closeness (1 = at the ideal "
-            f"point) over the criteria {_e(crit_txt)}; ties broken by Pareto front, then row "
-            "order. Rows marked on the left edge are on the Pareto front. The last column "
-            "shows, per criterion, how far each value lies from the worst (anti-ideal) to the "
-            "best (ideal) value in the table.</p>"
-            + _table(top, cols, headers=headers, cell=cell,
+    fallback = []
+    if kind == "log":
+        for c in crits:
+            if any(not _position(r.get(c), ideal.get(c), anti.get(c), kind)[1]
+                   for r in top if r.get(c) is not None):
+                fallback.append(c)
+    spans = []
+    if kind == "linear":
+        for c in crits:
+            lo, hi = sorted((ideal.get(c), anti.get(c)), key=lambda t: (t is None, t or 0))
+            if lo is not None and hi is not None and lo > 0 and hi / lo >= 100:
+                spans.append(f"{c} spans {math.log10(hi / lo):.1f} orders of magnitude")
+    crit_txt = ", ".join(f"{c['column']} ({c['sense']}, weight {_fmt(c['weight'])})"
+                         for c in criteria)
+    intro = (f"<p>The {len(top)} best configurations by TOPSIS closeness (1 = at the ideal "
+             f"point) over the criteria {_e(crit_txt)}; ties broken by Pareto front, then row "
+             "order. Rows marked on the left edge are on the Pareto front. Under each "
+             "criterion's value, the bar shows where the row sits between the worst value in "
+             "the table (the anti-ideal, 0%) and the best (the ideal, 100%), on the scale "
+             f"TOPSIS used: <b>{_e(scale_text)}</b>.")
+    if spans:
+        intro += (" On this linear scale a criterion that spans orders of magnitude puts most "
+                  f"rows close to its ideal ({_e('; '.join(spans))}), so the bars of good "
+                  "rows are nearly full; a logarithmic normalization would spread them.")
+    if fallback:
+        intro += (f" {_e(', '.join(fallback))} has values of zero or below, which have no "
+                  "logarithm: its positions are linear.")
+    intro += (" Click a column heading to sort the rows, or type in the box to filter "
+              "them.</p>")
+    return (intro
+            + _table(top, cols, headers=[head(c) for c in cols], cell=cell,
+                     table_class="sortable ranking", table_id="ranking-table",
                      row_class=lambda r: "front" if r.get("pareto_rank") == 0 else "")
             + "<h3>Ideal and anti-ideal</h3>"
             + _table([{"criterion": c["column"], "sense": c["sense"], "weight": c["weight"],
@@ -457,20 +556,21 @@ def _robust(summary) -> str:
         se = r.get("expected_rank_se")
         recs.append({
             "rank": r.get("rank"), "configuration": _configuration(r),
-            f"P(top {k})": f"{r['p_topk']:.3f} ± {r['p_topk_se']:.3f}",
-            "P(first)": f"{r['p_top1']:.3f} ± {r['p_top1_se']:.3f}",
-            "mean rank": f"{r['expected_rank']:.2f}" + ("" if se is None else f" ± {se:.2f}"),
+            f"P(top {k})": f"{fixed(r['p_topk'], 3)} ± {fixed(r['p_topk_se'], 3)}",
+            "P(first)": f"{fixed(r['p_top1'], 3)} ± {fixed(r['p_top1_se'], 3)}",
+            "mean rank": fixed(r["expected_rank"], 2) + ("" if se is None else
+                                                         f" ± {fixed(se, 2)}"),
             "central weights": "-" if cw is None else
-            ", ".join(f"{c} {v:.2f}" for c, v in cw.items()),
+            ", ".join(f"{c} {fixed(v, 2)}" for c, v in cw.items()),
         })
     cols = list(recs[0])
     return (f"<h3>Robust ranking (SMAA)</h3><p>Configurations in the top {k} under the largest "
-            f"share of {rb['samples']:,} weight vectors drawn {_e(rb.get('weights', ''))}; "
-            f"± one standard error. {rb['pruned']:,} rows dominated by {k} or more rows cannot "
-            f"reach the top {k} under any weights and were not scored; the mean rank is among "
-            f"the {rb['candidates']:,} others. Central weights: the mean weights under which "
-            "the configuration ranks first.</p>"
-            + _table(recs, cols, headers=cols))
+            f"share of {_fmt(rb['samples'])} weight vectors drawn "
+            f"{_e(rb.get('weights', ''))}; ± one standard error. {_fmt(rb['pruned'])} rows "
+            f"dominated by {k} or more rows cannot reach the top {k} under any weights and "
+            f"were not scored; the mean rank is among the {_fmt(rb['candidates'])} others. "
+            "Central weights: the mean weights under which the configuration ranks first.</p>"
+            + _table(recs, cols, headers=[_e(c) for c in cols]))
 
 
 def _settings(summary) -> str:
@@ -485,8 +585,8 @@ def _settings(summary) -> str:
     if timings:
         out.append("<h3>Timings</h3>")
         total = sum(v for v in timings.values() if isinstance(v, (int, float)))
-        out.append(_kv_table([(k, f"{v:.3f} s") for k, v in timings.items()]
-                             + [("total", f"{total:.3f} s")]))
+        out.append(_kv_table([(k, fixed(v, 3, unit="s")) for k, v in timings.items()]
+                             + [("total", fixed(total, 3, unit="s"))]))
     notes = summary.get("notes") or []
     out.append("<h3>Notes</h3>")
     if notes:
@@ -495,6 +595,108 @@ def _settings(summary) -> str:
     else:
         out.append("<p>No notes: nothing was sampled, dropped or skipped.</p>")
     return "".join(out)
+
+
+# -- the interactive trade-off view ----------------------------------------------------------
+def _explorer_rows(table, k, max_points, seed) -> np.ndarray:
+    """Rows the interactive view draws: every top-``k`` row, the Pareto-front rows (a seeded
+    sample of ``max_points`` when there are more) and a seeded sample, stratified by cluster,
+    of about ``max_points`` others. Sorted positions."""
+    n = len(table)
+    rank = table["rank"].to_numpy() if "rank" in table else np.full(n, n + 1)
+    front = (table["pareto_rank"].to_numpy() == 0 if "pareto_rank" in table
+             else np.zeros(n, bool))
+    rng = np.random.default_rng(seed)
+    top = np.flatnonzero(rank <= k)
+    fr = np.flatnonzero(front & (rank > k))
+    if fr.size > max_points:
+        fr = rng.choice(fr, max_points, replace=False)
+    rest = np.flatnonzero(~front & (rank > k))
+    if rest.size > max_points:
+        sub = plots.sample_for_plots(table.iloc[rest].drop(columns=["pareto_rank"],
+                                                          errors="ignore"),
+                                     max_points, seed)
+        rest = rest[sub]
+    return np.unique(np.concatenate([top, fr, rest]).astype(np.int64))
+
+
+def _rounded(v) -> list:
+    """Values with 4 significant digits (what a tooltip shows), None where not finite."""
+    return [float(f"{x:.4g}") if math.isfinite(x) else None for x in v.tolist()]
+
+
+def _explorer(table, summary, seed) -> str:
+    criteria = [c for c in summary.get("criteria") or [] if c.get("column") in table.columns]
+    if len(criteria) < 2:
+        return _missing("The interactive trade-off view needs two criteria that are columns "
+                        f"of the table; this analysis has {len(criteria)}.")
+    k = len(summary.get("top") or []) or 10
+    rows = _explorer_rows(table, k, EXPLORER_POINTS, seed)
+    part = table.iloc[rows]
+    n = len(part)
+    crit, values = [], {}
+    for c in criteria:
+        col = c["column"]
+        v = _num(part, col)
+        fin = v[np.isfinite(v)]
+        log = bool(fin.size and fin.min() > 0 and fin.max() / fin.min() >= 100)
+        crit.append({"column": col, "label": column_label(col).split(" (")[0],
+                     "unit": unit_of(col), "sense": c.get("sense", "min"), "log": log})
+        values[col] = _rounded(v)
+    rank = (part["rank"].to_numpy().astype(np.int64) if "rank" in part
+            else np.arange(1, n + 1)).tolist()
+    pareto = (part["pareto_rank"].to_numpy().astype(np.int64).tolist() if "pareto_rank" in part
+              else [0] * n)
+    score = (_rounded_score(part["topsis_score"].to_numpy(dtype=float))
+             if "topsis_score" in part else [None] * n)
+    records = part.to_dict(orient="records")
+    data = {"criteria": crit, "values": values, "rank": rank, "pareto": pareto,
+            "front": [int(p == 0) for p in pareto], "score": score,
+            "config": [_configuration(r) for r in records], "top": k,
+            "rows": int(len(table)), "shown": n}
+    cols = [c["column"] for c in crit]
+    x = "cost_usd" if "cost_usd" in cols else cols[0]
+    y = "time_to_train_min" if "time_to_train_min" in cols and x != "time_to_train_min" else (
+        cols[1] if cols[1] != x else cols[0])
+
+    def select(axis, chosen):
+        opts = "".join(f'<option value="{_e(c["column"])}"'
+                       f'{" selected" if c["column"] == chosen else ""}>'
+                       f'{_e(column_label(c["column"]))}</option>' for c in crit)
+        return (f'<label>{axis} <select data-axis="{axis}" aria-label="{axis} axis">{opts}'
+                f'</select></label><label class="log"><input type="checkbox" data-log="{axis}">'
+                " log</label>")
+
+    drawn = (f"all {n:,} rows" if n >= len(table) else
+             f"{n:,} of {len(table):,} rows: the top {k}, the Pareto front"
+             f"{' (a seeded sample)' if _front_sampled(table, k) else ''} and a seeded sample "
+             "stratified by cluster")
+    return (
+        f'<div class="explorer" data-explorer data-source="explorer-data" hidden>'
+        "<h3>Explore the trade-offs</h3>"
+        f'<div class="explorer-controls">{select("x", x)}{select("y", y)}</div>'
+        '<div class="explorer-canvas"><canvas role="img" aria-label="scatter plot of two '
+        'criteria; hover a point to see its configuration"></canvas></div>'
+        '<div class="explorer-detail" data-detail aria-live="polite">Hover a point to see '
+        "its configuration.</div>"
+        f'<p class="caption">Choose any two criteria as axes. Black diamonds: the top {k} '
+        "by TOPSIS (#1-#10 labelled); orange: the Pareto front over all criteria; dashed: "
+        f"the Pareto front of the two axes shown. Drawn: {_e(drawn)}.</p></div>"
+        '<noscript><p class="missing">The interactive view needs JavaScript; the figure '
+        "above shows the same trade-off.</p></noscript>"
+        f'<script type="application/json" id="explorer-data">{_json_for_script(data)}'
+        "</script>")
+
+
+def _rounded_score(v) -> list:
+    return [round(x, 6) if math.isfinite(x) else None for x in v.tolist()]
+
+
+def _front_sampled(table, k) -> bool:
+    if "pareto_rank" not in table:
+        return False
+    rank = table["rank"].to_numpy() if "rank" in table else np.full(len(table), len(table) + 1)
+    return int(((table["pareto_rank"].to_numpy() == 0) & (rank > k)).sum()) > EXPLORER_POINTS
 
 
 def _sample_caption(n_total, sample, table) -> str:
@@ -512,6 +714,12 @@ def _version() -> str:
         return version("gpurank")
     except Exception:  # noqa: BLE001 - the version is decoration only
         return "unknown"
+
+
+#: What the page may load: nothing from the network; its own inline styles and scripts, and
+#: images from data: URIs.
+_CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+        "script-src 'unsafe-inline'; base-uri 'none'; form-action 'none'")
 
 
 # -- public API -----------------------------------------------------------------------------
@@ -534,7 +742,8 @@ def build_report(table: pd.DataFrame, summary: dict, *, max_points: int = 20_000
     Returns
     -------
     str
-        A complete HTML document with every figure inlined; byte-identical for equal inputs.
+        A complete HTML document with every figure and script inlined; byte-identical for
+        equal inputs.
     """
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"build_report expects a pandas DataFrame; got {type(table).__name__}")
@@ -547,7 +756,7 @@ def build_report(table: pd.DataFrame, summary: dict, *, max_points: int = 20_000
         "importance": lambda: _importance(summary),
         "clusters": lambda: _clusters(table, summary, sample, caption),
         "scaling": lambda: _scaling(table),
-        "tradeoffs": lambda: _tradeoffs(table, summary, sample, caption),
+        "tradeoffs": lambda: _tradeoffs(table, summary, sample, caption, seed),
         "ranking": lambda: _ranking(summary) + _robust(summary),
         "settings": lambda: _settings(summary),
     }
@@ -560,15 +769,22 @@ def build_report(table: pd.DataFrame, summary: dict, *, max_points: int = 20_000
     version = _version()
     template = string.Template(
         resources.files(__package__).joinpath("template.html").read_text(encoding="utf-8"))
+    licence = _asset("chart.js-LICENSE.md").strip().replace("*/", "* /")
+    scripts = (f"<script>/* Chart.js {CHARTJS_VERSION}, MIT licence */\n/*\n{licence}\n*/\n"
+               f"{_chartjs()}\n</script>\n<script>{_asset('report.js')}</script>")
     return template.substitute(
         title="gpurank report",
         generator=_e(f"gpurank {version}"),
         run_id=_e(str(summary.get("run_id", ""))),
+        csp=_CSP,
         subtitle=_e(subtitle),
         nav=nav,
         body="\n".join(sections),
         footer=_e(f"Generated by gpurank {version}. Self-contained: figures are inlined PNG "
-                  "images; the page loads nothing from the network."),
+                  "images and the interactive view's scripts (Chart.js "
+                  f"{CHARTJS_VERSION}, MIT licence) are inlined; the page loads nothing from "
+                  "the network."),
+        scripts=scripts,
     )
 
 

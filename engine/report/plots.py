@@ -112,6 +112,57 @@ def to_png_data_uri(fig):
     return uri, round(w * 96 / DPI), round(h * 96 / DPI)
 
 
+def _renderer(fig):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+    return fig.canvas.get_renderer()
+
+
+def _short(text, limit):
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _fitted_legend(fig, *, loc, ncols=1, **kw):
+    """A figure legend with at most ``ncols`` columns and as many as fit the figure's width
+    (a legend wider than its figure is cut off on both sides); when one column is still too
+    wide, the labels are shortened with an ellipsis. Returns the legend, or None without
+    labelled artists."""
+    handles, labels = [], []
+    for ax in fig.axes:
+        h, lab = ax.get_legend_handles_labels()
+        handles += h
+        labels += lab
+    if not handles:
+        return None
+    renderer = _renderer(fig)
+    room = fig.bbox.width * 0.98
+    limit = max(len(t) for t in labels)
+    while True:
+        shown = [_short(t, limit) for t in labels]
+        for n in range(max(1, min(ncols, len(handles))), 0, -1):
+            leg = fig.legend(handles, shown, loc=loc, ncols=n, **kw)
+            if leg.get_window_extent(renderer).width <= room or (n == 1 and limit <= 8):
+                _make_room(fig, leg, renderer, loc)
+                return leg
+            leg.remove()
+        limit = max(8, int(limit * 0.8))
+
+
+def _make_room(fig, leg, renderer, loc):
+    """Grow the figure by the part of a legend above or below the axes that would squeeze
+    them (constrained layout takes the legend's room from the axes otherwise)."""
+    if "lower" not in loc and "upper center" not in loc:
+        return
+    w, h = fig.get_size_inches()
+    legend_h = leg.get_window_extent(renderer).height / fig.dpi
+    extra = legend_h - 0.25 * h  # the design height leaves a quarter for a short legend
+    if extra > 0:
+        fig.set_size_inches(w, h + extra)
+
+
 def _plain_log_axis(axis):
     """Tick labels of a log axis as plain numbers (1, 4, 16, 0.5) instead of powers."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
@@ -150,7 +201,7 @@ def importance_figure(features: list[dict]):
     feats = sorted(features, key=lambda r: -(r.get("permutation") or 0.0))[:MAX_FEATURES]
     if not feats:
         return None
-    names = [_t(r["feature"]) for r in feats][::-1]
+    names = [_t(_short(r["feature"], 40)) for r in feats][::-1]
     perm = np.array([r.get("permutation") or 0.0 for r in feats], float)[::-1]
     std = np.array([r.get("permutation_std") or 0.0 for r in feats], float)[::-1]
     imp = np.array([r.get("impurity") or 0.0 for r in feats], float)[::-1]
@@ -253,7 +304,7 @@ def projection_figure(xy, clusters, labels: dict, explained, front=None):
                    label=f"Pareto front ({int(m.sum()):,})")
     ax.set_xlabel(f"PC1 ({explained[0]:.0%} of variance)")
     ax.set_ylabel(f"PC2 ({explained[1]:.0%} of variance)")
-    fig.legend(loc="outside lower center", markerscale=2, ncols=1)
+    _fitted_legend(fig, loc="outside lower center", markerscale=2, ncols=1)
     return fig
 
 
@@ -309,7 +360,7 @@ def scaling_figure(sc: pd.DataFrame, models: list[str]):
     for ax in (ax1, ax2):
         ax.set_xlabel("accelerators N (log2)")
         ax.set_xlim(n_lo / 1.3, n_hi * 1.3)
-    fig.legend(loc="outside lower center", ncols=min(4, len(models) + 1))
+    _fitted_legend(fig, loc="outside lower center", ncols=4)
     return fig
 
 
@@ -344,5 +395,5 @@ def tradeoff_figure(x, y, clusters, front, *, xlabel, ylabel, top_ranks=None):
             axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    fig.legend(loc="outside right upper", markerscale=1.5)
+    _fitted_legend(fig, loc="outside right upper", markerscale=1.5)
     return fig
