@@ -149,3 +149,16 @@ def test_console_prints_text_with_brackets_verbatim():
     assert "note: install 'gpurank[gpu]' for the GPU path" in text
     assert "backend: CuPy is not installed (pip install 'gpurank[gpu]')" in text
     assert "[x] accel" in text
+
+
+def test_dask_without_the_extra_is_one_line_exit_4(tmp_path, capsys, monkeypatch):
+    import sys
+
+    src = tmp_path / "t.parquet"
+    config_table(20, seed=1).to_parquet(src)
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import raises ImportError
+    monkeypatch.setitem(sys.modules, "dask.dataframe", None)
+    assert main(["analyze", str(src), "--dask", "local:1", "--out", str(tmp_path / "o")]) == 4
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'gpurank[dask]'" in err
+    assert "Traceback" not in err and not (tmp_path / "o").exists()

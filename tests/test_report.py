@@ -462,3 +462,18 @@ def test_other_legends_and_labels_are_not_cut_off():
                                                   np.arange(300) < 10, xlabel="cost (USD)",
                                                   ylabel="time (min)", top_ranks=[(1, 5, 5)]))
         assert ok, tight
+
+
+def test_report_says_what_was_derived_skipped_and_left_out():
+    from gpurank.engine import Engine
+    from gpurank.engine.report import build_report
+    from gpurank.engine.summary import build_summary
+    from tables import config_table
+
+    df = config_table(60, seed=2).drop(columns=["power_w"])
+    r = Engine(backend="cpu").analyze(df, n_estimators=5, k_range=(2, 3),
+                                      constraints="n_accelerators<=64")
+    page = build_report(r.table, build_summary(r))
+    assert "Rows and derived metrics" in page
+    assert "energy_kwh not derived" in page and "needs power_w" in page
+    assert "constraint n_accelerators&lt;=64" in page or "constraint n_accelerators<=64" in page

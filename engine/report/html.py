@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError
-from ..formatting import column_label, fixed, number, percent, unit_of, value
+from ..formatting import column_label, fixed, integer, number, percent, unit_of, value
 from ..io import read_table, write_text
 from . import plots
 
@@ -573,6 +573,27 @@ def _robust(summary) -> str:
             + _table(recs, cols, headers=[_e(c) for c in cols]))
 
 
+def _preparation(prep) -> str:
+    """Rows read and analyzed, the derived metrics computed and skipped (with why), and the
+    rows each constraint left out."""
+    if not isinstance(prep, dict):
+        return ""
+    rows = [("rows read", integer(prep.get("rows_in"))),
+            ("rows analyzed", integer(prep.get("rows_analyzed"))),
+            ("derived metrics", ", ".join(map(str, prep.get("derived") or [])) or "none")]
+    for metric, why in (prep.get("skipped") or {}).items():
+        rows.append((f"{metric} not derived", why))
+    for c in prep.get("constraints") or []:
+        if isinstance(c, dict):
+            rows.append((f"constraint {c.get('constraint')}",
+                         f"left out {integer(c.get('rows_left_out'))} rows"))
+    for reason, n in (prep.get("invalid_rows_dropped") or {}).items():
+        rows.append(("dropped", f"{integer(n)} rows where {reason}"))
+    if prep.get("replaced_columns"):
+        rows.append(("replaced input columns", ", ".join(map(str, prep["replaced_columns"]))))
+    return "<h3>Rows and derived metrics</h3>" + _kv_table(rows)
+
+
 def _settings(summary) -> str:
     out = [f"<p>Backend: <b>{_e(summary.get('backend', '?'))}</b>.</p>"]
     for fb in summary.get("fallbacks") or []:
@@ -581,6 +602,7 @@ def _settings(summary) -> str:
     if settings:
         out.append("<h3>Analysis settings</h3>")
         out.append(_kv_table((k.replace("_", " "), v) for k, v in settings.items()))
+    out.append(_preparation(summary.get("preparation")))
     timings = summary.get("timings_s") or {}
     if timings:
         out.append("<h3>Timings</h3>")
