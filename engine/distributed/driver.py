@@ -100,16 +100,6 @@ def read_dataset(path):
                         f"{' '.join(str(exc).split())[:300]}") from None
 
 
-def _timer(timings):
-    @contextlib.contextmanager
-    def tick(name):
-        t0 = time.perf_counter()
-        yield
-        timings[name] = round(time.perf_counter() - t0, 4)
-
-    return tick
-
-
 def _workers_backend(backend):
     """The Dask path runs its workers on the CPU kernels; a GPU backend asked for explicitly
     is refused, "auto" is recorded as a fallback."""
@@ -165,176 +155,284 @@ def analyze_dataset(path, /, *, client, spec: AnalysisSpec | None = None, backen
                                f"({exc}); no output was written") from None
 
 
+@dataclass
+class _Run:
+    """What the stages of one run share: the client, the settings (the spec gains its
+    resolved criteria, target and k on the way) and what the user will read."""
+
+    client: object
+    spec: AnalysisSpec
+    timings: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    fallbacks: list = field(default_factory=list)
+
+    @contextlib.contextmanager
+    def stage(self, name):
+        t0 = time.perf_counter()
+        yield
+        self.timings[name] = round(time.perf_counter() - t0, 4)
+
+
+@dataclass(frozen=True)
+class _Dataset:
+    """The partitions as read, their columns, row offsets and the reference configurations
+    of the whole dataset."""
+
+    parts: list
+    columns: tuple
+    offsets: np.ndarray
+    reference: object
+
+    def each(self):
+        return zip(self.parts, (int(o) for o in self.offsets))
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The analyzed rows: their criteria matrix per partition (futures), counts and ids."""
+
+    costs: list
+    report: object
+    n_each: np.ndarray
+    firsts: np.ndarray
+    stats: tuple  # TOPSIS matrix min, max, sum of squares; cost min and max
+    columns: tuple  # of the analyzed table (derived metrics included)
+
+    @property
+    def n(self) -> int:
+        return int(self.n_each.sum())
+
+
 def _run(path, client, spec, fallback, out, overwrite, return_columns):
+    run = _Run(client, spec, notes=list(spec.notes), fallbacks=[fallback] if fallback else [])
+    t_all = time.perf_counter()
+    with run.stage("load"):
+        ds = _scan(run, path)
+    with run.stage("derive"):
+        rows, preparation = _prepare(run, ds)
+    criteria = run.spec.criteria
+    importance, model, clusters = _fit(run, ds, rows)
+    dominance = _dominance(run, rows)
+    with run.stage("topsis"):
+        weights = normalize_weights(criteria)
+        scores = cross.topsis_scores(client, rows.costs, criteria, run.spec.norm,
+                                     _topsis_params(run.spec, rows.stats, weights))
+        topsis_top_k = cross.top_rows_by_score(client, scores, rows.firsts, run.spec.top)
+    robust = None
+    if run.spec.robust:
+        with run.stage("robust"):
+            robust = _robust(run, ds, rows, dominance["counts"], weights)
+    with run.stage("rank"):
+        ranks, buckets = cross.final_ranks(client, scores, dominance["ranks"], rows.firsts,
+                                           rows.n_each, rows.n)
+        _wait(ranks)
+    results = [{"pareto_rank": dominance["ranks"][i], "domination_count": dominance["counts"][i],
+                "topsis_score": scores[i], "rank": ranks[i]} for i in range(len(ds.parts))]
+    if robust is not None:
+        for i, extra in enumerate(robust["columns"]):
+            results[i].update(extra)
+    run.notes.extend(limit_notes(run.spec))
+    blocks = f", {dominance['blocks']} key blocks" if dominance["blocks"] else ""
+    run.notes.append(f"Dask: {len(ds.parts)} partitions{blocks}; {dominance['how_counts']}; "
+                     f"{dominance['how_ranks']}; final rank: sample sort in {buckets} bucket"
+                     f"{'s' if buckets > 1 else ''}")
+    summary, top, pub_notes = _write(run, ds, rows, results, model, clusters, importance,
+                                     weights, dominance["front"], robust, preparation, out,
+                                     overwrite, t_all)
+    if out is not None:  # the set is in place now
+        summary["notes"] = list(summary["notes"]) + [f"output: {n}" for n in pub_notes]
+    frame = None
+    if return_columns:
+        got = client.gather([client.submit(_columns_frame, results[i], int(rows.firsts[i]))
+                             for i in range(len(ds.parts))])
+        frame = pd.concat(got, ignore_index=True)
+    return DistributedResult(summary=summary, top=top,
+                             ranking_path=out / "ranking" if out is not None else None,
+                             topsis_top_k=topsis_top_k, pareto_front_rows=dominance["front"],
+                             timings=run.timings, notes=tuple(run.notes), columns=frame)
+
+
+def _scan(run, path) -> _Dataset:
+    """Pass 1: rows, columns and reference configurations of every partition."""
     from dask import delayed
 
-    from ..clustering import FIT_ROWS, profile_clusters
-    from ..io import write_json
     from ..metrics import merge_reference_tables
-    from ..pipeline import (
-        check_target_column,
-        cluster_step,
-        importance_step,
-        resolve_criteria,
-        resolve_target,
-        with_criteria,
-    )
-    from ..prepare import check_columns, raise_or_note
-    from ..ranking import topsis_params
-    from ..results import ClusterResult, PreparationResult
+    from ..pipeline import check_target_column
+    from ..prepare import check_columns
+
+    ddf = read_dataset(path)
+    columns = tuple(ddf.columns)
+    check_columns(ddf._meta if hasattr(ddf, "_meta") else ddf.head(0))
+    check_target_column(run.spec, columns)
+    parts = ddf.to_delayed()
+    scans = run.client.gather(run.client.compute([delayed(tasks.scan_partition)(
+        delayed(tasks.conform)(p, columns), run.spec) for p in parts]))
+    rows_in = np.array([s["rows"] for s in scans], dtype=np.int64)
+    if int(rows_in.sum()) == 0:
+        raise DataError("the table is empty; at least one configuration row is needed")
+    refs = [s["reference"] for s in scans if s["reference"] is not None]
+    return _Dataset(parts=parts, columns=columns, offsets=_starts(rows_in),
+                    reference=merge_reference_tables(refs) if refs else None)
+
+
+def _starts(sizes):
+    return np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+
+
+def _prepare(run, ds):
+    """Pass 2: ``prepare_rows`` on every partition; the reports add up to the in-memory
+    path's messages, each partition keeps its criteria matrix."""
+    from dask import delayed
+
+    from ..pipeline import resolve_criteria, resolve_target, with_criteria
+    from ..prepare import raise_or_note
+    from ..results import PreparationResult
     from ..robust import weight_bounds
-    from ..summary import columns_for_top, summary_dict
 
-    timings, notes = {}, list(spec.notes)
-    tick = _timer(timings)
-    t_all = time.perf_counter()
-    be = tasks.cpu_backend()
-    fallbacks = [fallback] if fallback else []
+    spec, client = run.spec, run.client
+    criteria = resolve_criteria(spec, ds.columns)
+    if spec.robust:
+        weight_bounds(spec, criteria)  # before any work: names every criterion
+    prep = [client.compute(delayed(tasks.prepare_partition)(
+        p, ds.columns, spec, criteria, ds.reference, o)) for p, o in ds.each()]
+    costs = [client.submit(operator.getitem, f, 0) for f in prep]
+    infos = client.gather([client.submit(operator.getitem, f, 1) for f in prep])
+    report = infos[0]["report"]
+    for info in infos[1:]:
+        report = report + info["report"]
+    raise_or_note(report, spec, run.notes)
+    n_each = np.array([info["report"].kept for info in infos], dtype=np.int64)
+    stats = tuple(reduce([i["stats"][j] for i in infos], axis=0)
+                  for j, reduce in enumerate((np.min, np.max, np.sum, np.min, np.max)))
+    analyzed = next(i["columns"] for i in infos if i["report"].kept)
+    _check_not_constant(criteria, stats[3], stats[4], int(n_each.sum()))
+    run.spec = replace(with_criteria(spec, criteria), target=resolve_target(spec, analyzed))
+    rows = _Rows(costs=costs, report=report, n_each=n_each, firsts=_starts(n_each),
+                 stats=stats, columns=analyzed)
+    return rows, PreparationResult.from_report(report, *_plan(analyzed, ds.columns))
 
-    with tick("load"):
-        ddf = read_dataset(path)
-        columns = tuple(ddf.columns)
-        check_columns(ddf._meta if hasattr(ddf, "_meta") else ddf.head(0))
-        parts = ddf.to_delayed()
-        P = len(parts)
-        scans = client.gather(client.compute([delayed(tasks.scan_partition)(
-            delayed(tasks.conform)(p, columns), spec) for p in parts]))
-        rows_in = np.array([s["rows"] for s in scans], dtype=np.int64)
-        offsets = np.concatenate(([0], np.cumsum(rows_in)[:-1])).astype(np.int64)
-        refs = [s["reference"] for s in scans if s["reference"] is not None]
-        reference = merge_reference_tables(refs) if refs else None
-        if int(rows_in.sum()) == 0:
-            raise DataError("the table is empty; at least one configuration row is needed")
 
-    with tick("derive"):
-        check_target_column(spec, columns)
-        criteria = resolve_criteria(spec, columns)
-        if spec.robust:
-            weight_bounds(spec, criteria)
-        m = len(criteria)
-        prep = [client.compute(delayed(tasks.prepare_partition)(
-            p, columns, spec, criteria, reference, int(o))) for p, o in zip(parts, offsets)]
-        costs = [client.submit(operator.getitem, f, 0) for f in prep]
-        infos = client.gather([client.submit(operator.getitem, f, 1) for f in prep])
-        del prep
-        report = infos[0]["report"]
-        for info in infos[1:]:
-            report = report + info["report"]
-        raise_or_note(report, spec, notes)
-        n_each = np.array([info["report"].kept for info in infos], dtype=np.int64)
-        firsts = np.concatenate(([0], np.cumsum(n_each)[:-1])).astype(np.int64)
-        N = int(n_each.sum())
-        lo = np.min([i["stats"][0] for i in infos], axis=0)
-        hi = np.max([i["stats"][1] for i in infos], axis=0)
-        ss = np.sum([i["stats"][2] for i in infos], axis=0)
-        analyzed_cols = next(i["columns"] for i in infos if i["report"].kept)
-        _check_not_constant(criteria, lo, hi, N)
-        target = resolve_target(spec, analyzed_cols)
-        spec = replace(with_criteria(spec, criteria), target=target)
-        preparation = PreparationResult.from_report(report, *_plan(analyzed_cols, columns))
+def _sample_positions(spec, n_each, firsts, n):
+    """The seeded sample's positions among each partition's analyzed rows."""
+    from ..clustering import FIT_ROWS
 
-    with tick("sample"):
-        S = min(N, max(FIT_ROWS, spec.sample_rows))
-        pick = (np.sort(np.random.default_rng(spec.seed).choice(N, size=S, replace=False))
-                if S < N else np.arange(N))
-        local = [pick[(pick >= f) & (pick < f + k)] - f for f, k in zip(firsts, n_each)]
-        chunks = client.gather(client.compute([
-            delayed(tasks.sample_rows)(p, columns, spec, criteria, reference, int(o), li)
-            for p, o, li in zip(parts, offsets, local) if len(li)]))
+    size = min(n, max(FIT_ROWS, spec.sample_rows))
+    pick = (np.sort(np.random.default_rng(spec.seed).choice(n, size=size, replace=False))
+            if size < n else np.arange(n))
+    return [pick[(pick >= f) & (pick < f + k)] - f for f, k in zip(firsts, n_each)], size < n
+
+
+def _fit(run, ds, rows):
+    """Importance and the grouping, fitted on a seeded sample gathered on the client."""
+    from dask import delayed
+
+    from ..clustering import profile_clusters
+    from ..pipeline import cluster_step, importance_step
+    from ..results import ClusterResult
+
+    spec, be = run.spec, tasks.cpu_backend()
+    with run.stage("sample"):
+        local, sampled = _sample_positions(spec, rows.n_each, rows.firsts, rows.n)
+        chunks = run.client.gather(run.client.compute([
+            delayed(tasks.sample_rows)(p, ds.columns, spec, spec.criteria, ds.reference, o, li)
+            for (p, o), li in zip(ds.each(), local) if len(li)]))
         sample = pd.concat([c for c in chunks if c is not None], ignore_index=True)
-        sampled = S < N
         if sampled:
-            notes.append(f"importance and KMeans fit use a seeded sample of {S:,} of {N:,} rows "
-                         "gathered on the client; cluster labels are predicted on every row")
-
-    with tick("importance"):
-        importance = importance_step(sample, spec, target, backend=be, notes=notes)
+            run.notes.append(f"importance and KMeans fit use a seeded sample of {len(sample):,} "
+                             f"of {rows.n:,} rows gathered on the client; cluster labels are "
+                             "predicted on every row")
+    with run.stage("importance"):
+        importance = importance_step(sample, spec, spec.target, backend=be, notes=run.notes)
         if importance is not None and sampled:
             importance = replace(importance, sampled=True)
-
-    with tick("cluster_fit"):
-        model = cluster_step(sample, spec, criteria, backend=be, notes=notes)
-        if model is not None and spec.clusters is None:
-            spec = replace(spec, clusters=model.k)
-        clusters = None
-        if model is not None:
-            if sampled:
-                notes.append("clusters: KMeans fitted on the seeded sample (standardization "
+    with run.stage("cluster_fit"):
+        model = cluster_step(sample, spec, spec.criteria, backend=be, notes=run.notes)
+        if model is None:
+            return importance, None, None
+        if spec.clusters is None:
+            run.spec = replace(spec, clusters=model.k)
+        if sampled:
+            run.notes.append("clusters: KMeans fitted on the seeded sample (standardization "
                              "and log scales taken from it), then applied to all rows; "
                              "profiles' medians are medians of the sample, sizes are exact")
-            clusters = ClusterResult(
-                labels=np.zeros(0, np.int32), k=model.k, features=model.names,
-                profiles=profile_clusters(sample, model.predict(sample, backend=be),
-                                          backend=be),
-                silhouette=model.silhouette, note=model.note)
+        clusters = ClusterResult(
+            labels=np.zeros(0, np.int32), k=model.k, features=model.names,
+            profiles=profile_clusters(sample, model.predict(sample, backend=be), backend=be),
+            silhouette=model.silhouette, note=model.note)
+    return importance, model, clusters
 
-    with tick("pareto_front"):
-        front_rows = cross.pareto_front_rows(client, costs, firsts, m)
 
-    exact = spec.count_cap is None or spec.rank_depth is None
+def _dominance(run, rows):
+    """Pareto front, domination counts and Pareto ranks across partitions: exact by key
+    blocks, or clipped / capped by local filters and one merge."""
+    spec, client, m = run.spec, run.client, len(run.spec.criteria)
+    out = {"blocks": 0}
+    with run.stage("pareto_front"):
+        out["front"] = cross.pareto_front_rows(client, rows.costs, rows.firsts, m)
     kb = None
-    if exact:
-        with tick("key_blocks"):
-            kb = cross.key_blocks(client, costs, N, m)
-    with tick("domination_count"):
+    if spec.count_cap is None or spec.rank_depth is None:
+        with run.stage("key_blocks"):
+            kb = cross.key_blocks(client, rows.costs, rows.n, m)
+            out["blocks"] = kb.count
+    with run.stage("domination_count"):
         if spec.count_cap is None:
             counts, pairs, settled = cross.exact_counts(client, kb)
-            how_counts = (f"counts: {pairs} block pairs compared, {settled} settled by bounding "
-                          "boxes")
+            out["how_counts"] = (f"counts: {pairs} block pairs compared, {settled} settled by "
+                                 "bounding boxes")
         else:
-            counts, n_cand = cross.clipped(client, costs, n_each, spec.count_cap, "count", m)
-            how_counts = f"counts capped at {spec.count_cap}: {n_cand:,} candidate rows merged"
+            counts, n_cand = cross.clipped(client, rows.costs, rows.n_each, spec.count_cap,
+                                           "count", m)
+            out["how_counts"] = (f"counts capped at {spec.count_cap}: {n_cand:,} candidate "
+                                 "rows merged")
         _wait(counts)
-    with tick("pareto_rank"):
+    with run.stage("pareto_rank"):
         if spec.rank_depth is None:
-            pranks, cross_pairs = cross.exact_ranks(client, kb)
+            ranks, pairs = cross.exact_ranks(client, kb)
         else:
-            pranks, n_cand = cross.clipped(client, costs, n_each, spec.rank_depth, "rank", m)
-        _wait(pranks)
-        n_fronts = 1 + max(client.gather([client.submit(_max, r) for r in pranks]))
-        how_ranks = (f"ranks: {n_fronts} Pareto fronts over {cross_pairs} block pairs"
-                     if spec.rank_depth is None else
-                     f"ranks to depth {spec.rank_depth}: {n_cand:,} candidate rows merged")
-    n_blocks = kb.count if kb is not None else 0
-    del kb
-
-    with tick("topsis"):
-        weights = normalize_weights(criteria)
-        params = topsis_params(lo, hi, ss, weights, "minmax" if spec.norm == "log" else
-                               spec.norm)
-        scores = cross.topsis_scores(client, costs, criteria, spec.norm, params)
-        topsis_top_k = cross.top_rows_by_score(client, scores, firsts, spec.top)
-
-    robust = None
-    if spec.robust:
-        with tick("robust"):
-            robust = _robust(client, costs, counts, firsts, criteria, spec, weights,
-                             (lo, hi, ss), parts, columns, reference, offsets, n_each)
-    del costs
-
-    with tick("rank"):
-        ranks, n_buckets = cross.final_ranks(client, scores, pranks, firsts, n_each, N)
+            ranks, n_cand = cross.clipped(client, rows.costs, rows.n_each, spec.rank_depth,
+                                          "rank", m)
         _wait(ranks)
+        fronts = 1 + max(client.gather([client.submit(_max, r) for r in ranks]))
+        out["how_ranks"] = (f"ranks: {fronts} Pareto fronts over {pairs} block pairs"
+                            if spec.rank_depth is None else
+                            f"ranks to depth {spec.rank_depth}: {n_cand:,} candidate rows "
+                            "merged")
+    out["counts"], out["ranks"] = counts, ranks
+    return out
 
-    ideal, anti = {}, {}
-    cost_lo = np.min([i["stats"][3] for i in infos], axis=0)
-    cost_hi = np.max([i["stats"][4] for i in infos], axis=0)
-    for j, c in enumerate(criteria):
-        sign = -1.0 if c.sense == "max" else 1.0
-        ideal[c.column], anti[c.column] = float(sign * cost_lo[j]), float(sign * cost_hi[j])
+
+def _topsis_params(spec, stats, weights):
+    from ..ranking import topsis_params
+
+    return topsis_params(stats[0], stats[1], stats[2], weights,
+                         "minmax" if spec.norm == "log" else spec.norm)
+
+
+def _write(run, ds, rows, results, model, clusters, importance, weights, front, robust,
+           preparation, out, overwrite, t_all):
+    """Last pass: each partition re-prepared and written with its results; the whole output
+    set (``ranking/`` and ``summary.json``) staged and swapped in at once."""
+    from dask import delayed
+
+    from ..io import write_json
+    from ..summary import columns_for_top, summary_dict
+
+    spec, client = run.spec, run.client
+    criteria = spec.criteria
     metadata = {"criteria": [{"column": c.column, "sense": c.sense, "weight": w}
                              for c, w in zip(criteria, weights)], "backend": "cpu"}
-    results = [{"pareto_rank": pranks[i], "domination_count": counts[i],
-                "topsis_score": scores[i], "rank": ranks[i]} for i in range(P)]
-    if robust is not None:
-        for i in range(P):
-            results[i].update(robust["columns"][i])
-
+    ideal, anti = {}, {}
+    for j, c in enumerate(criteria):
+        sign = -1.0 if c.sense == "max" else 1.0
+        ideal[c.column] = float(sign * rows.stats[3][j])
+        anti[c.column] = float(sign * rows.stats[4][j])
+    pub_notes = []
     with contextlib.ExitStack() as stack:
         t0 = time.perf_counter()
         if out is not None:
             pub = stack.enter_context(publish_folder(out, kind="analysis-dataset",
                                                      overwrite=overwrite))
+            pub_notes = pub.notes
             folder = pub.path / "ranking"
             folder.mkdir()
             metadata["run_id"] = pub.run_id
@@ -343,43 +441,28 @@ def _run(path, client, spec, fallback, out, overwrite, return_columns):
 
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gpurank-")))
         written = client.gather(client.compute([
-            delayed(tasks.write_partition)(p, columns, spec, criteria, reference, int(o),
+            delayed(tasks.write_partition)(p, ds.columns, spec, criteria, ds.reference, o,
                                            int(f), r, model, str(folder), i, metadata)
-            for i, (p, o, f, r) in enumerate(zip(parts, offsets, firsts, results))]))
+            for i, ((p, o), f, r) in enumerate(zip(ds.each(), rows.firsts, results))]))
         if out is not None:
             (folder / _SUCCESS).write_text("")
-        timings["write"] = round(time.perf_counter() - t0, 4)
-
+        run.timings["write"] = round(time.perf_counter() - t0, 4)
         top = pd.concat([w["top"] for w in written if len(w["top"])], ignore_index=True)
         top = top.sort_values("rank", kind="stable").reset_index(drop=True)
         if clusters is not None:
             clusters = _exact_sizes(clusters, written)
-        timings["total"] = round(time.perf_counter() - t_all, 4)
-        notes.extend(limit_notes(spec))
-        blocks = f", {n_blocks} key blocks" if n_blocks else ""
-        notes.append(f"Dask: {P} partitions{blocks}; {how_counts}; {how_ranks}; final rank: "
-                     f"sample sort in {n_buckets} bucket{'s' if n_buckets > 1 else ''}")
+        run.timings["total"] = round(time.perf_counter() - t_all, 4)
         summary = summary_dict(
-            spec=spec, rows=N, backend="cpu", fallbacks=fallbacks, criteria=criteria,
-            weights=weights, front_size=len(front_rows), ideal=ideal, anti_ideal=anti,
+            spec=spec, rows=rows.n, backend="cpu", fallbacks=run.fallbacks, criteria=criteria,
+            weights=weights, front_size=len(front), ideal=ideal, anti_ideal=anti,
             top=top[columns_for_top(top.columns, criteria)], importance=importance,
-            clusters=clusters, timings=timings, notes=notes,
+            clusters=clusters, timings=run.timings, notes=run.notes,
             robust=robust["summary"] if robust is not None else None, preparation=preparation)
         if out is not None:
             summary["run_id"] = pub.run_id
-            pub.manifest.update(rows=N, seed=spec.seed, criteria=summary["criteria"])
+            pub.manifest.update(rows=rows.n, seed=spec.seed, criteria=summary["criteria"])
             write_json(summary, pub.path / "summary.json")
-    if out is not None:  # the set is in place now
-        summary["notes"] = list(summary["notes"]) + [f"output: {n}" for n in pub.notes]
-    frame = None
-    if return_columns:
-        got = client.gather([client.submit(_columns_frame, results[i], int(firsts[i]))
-                             for i in range(P)])
-        frame = pd.concat(got, ignore_index=True)
-    return DistributedResult(summary=summary, top=top,
-                             ranking_path=out / "ranking" if out is not None else None,
-                             topsis_top_k=topsis_top_k, pareto_front_rows=front_rows,
-                             timings=timings, notes=tuple(notes), columns=frame)
+    return summary, top, pub_notes
 
 
 def _max(values):
@@ -432,6 +515,5 @@ def _columns_frame(results, first):
     return frame
 
 
-def _robust(client, costs, counts, firsts, criteria, spec, weights, stats, parts, columns,
-            reference, offsets, n_each):
+def _robust(run, ds, rows, counts, weights):
     raise UsageError("robust is not available on Dask yet")
