@@ -53,12 +53,14 @@ def _one_line_or_success(code, err, out_dir):
 @pytest.mark.parametrize("option", OPTIONS)
 @pytest.mark.parametrize("value", HOSTILE_VALUES, ids=range(len(HOSTILE_VALUES)))
 def test_every_option_refuses_hostile_values_in_one_line(option, value, table, tmp_path,
-                                                         capsys):
+                                                         capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a relative --out value lands here, never in the checkout
     out = tmp_path / "out"
     argv = ["analyze", str(table), "--out", str(out), "--quiet", "--no-report", option, value]
     if option == "--out":
         argv = ["analyze", str(table), "--quiet", "--no-report", "--out", value]
         out = tmp_path / "never"
+        before = set(tmp_path.iterdir())
     if option == "--dask":
         argv += ["--backend", "cpu"]
     if option in ("--weights-range", "--samples"):
@@ -66,6 +68,8 @@ def test_every_option_refuses_hostile_values_in_one_line(option, value, table, t
     code = main(argv)
     err = capsys.readouterr().err
     _one_line_or_success(code, err, out)
+    if option == "--out" and code != 0:
+        assert set(tmp_path.iterdir()) == before  # nothing written when refused
     if code != 0 and option != "--out":
         flag_named = option in err or option.lstrip("-").replace("-", "_") in err
         assert flag_named or "table" in err, f"{option}: the message does not name it: {err}"
