@@ -156,7 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
     ml.add_argument("paths", nargs="+", metavar="PATH",
                     help="a training_results_vX.Y checkout, or a folder holding several")
     ml.add_argument("-o", "--output", required=True, help="output .parquet file")
-    ml.add_argument("--benchmark", default="resnet", help="benchmark to read (default: resnet)")
+    ml.add_argument("--benchmark", default="resnet", metavar="NAME|all",
+                    help="benchmark folder to read (resnet, bert, gpt3, ...; default: resnet), "
+                         "or 'all' for every benchmark (the table's benchmark column says "
+                         "which; analyze then needs --benchmark)")
     ml.add_argument("--strict", action="store_true", help="turn reader warnings into errors")
     ml.add_argument("--dedupe", action="store_true",
                     help="drop repeated submissions of identical runs")
