@@ -32,7 +32,8 @@ from ..errors import DataError, UsageError
 from ..io import read_table, write_table
 from ..outputs import check_target, publish_file
 from .accelerators import resolve_accelerator
-from .perfmodel import DEFAULT_MODEL, CalibratedModel, Workload, evaluate, resnet50
+from .perfmodel import HOST_COPY_EFFICIENCY, CalibratedModel, Workload, evaluate, resnet50
+from .workloads import default_model, workload, workload_for_benchmark
 
 __all__ = [
     "CalibratedModel",
@@ -49,6 +50,7 @@ __all__ = [
     "BOTTLENECKS",
     "REPORT_BEGIN",
     "REPORT_END",
+    "workload_of",
 ]
 
 REQUIRED_PREDICT_COLUMNS = ("accelerator", "n_accelerators", "n_nodes", "accelerators_per_node")
@@ -72,6 +74,27 @@ GENERATION_FALLBACK = (
 #: The section of a Markdown file that ``calibrate --report`` rewrites (the rest is kept).
 REPORT_BEGIN = "<!-- gpurank calibrate --report: begin (generated; edits here are replaced) -->"
 REPORT_END = "<!-- gpurank calibrate --report: end -->"
+
+
+def workload_of(table, given: Workload | None, model: CalibratedModel | None) -> Workload:
+    """The workload a table is of: ``given``, else the model's, else the one the table's
+    ``benchmark`` column names (it must name one), else ResNet-50."""
+    if given is not None:
+        if not isinstance(given, Workload):
+            raise UsageError(
+                f"workload: {type(given).__name__} is not allowed; pass a Workload or None")
+        return given
+    if model is not None and model.workload and workload_for_benchmark(model.workload):
+        return workload(model.workload)
+    if isinstance(table, pd.DataFrame) and "benchmark" in table.columns:
+        names = sorted({str(b) for b in table["benchmark"].dropna() if str(b).strip()})
+        if len(names) > 1:
+            raise DataError(
+                f"the table holds results of {len(names)} benchmarks ({', '.join(names)}); "
+                "the model describes one workload: choose one with --benchmark NAME")
+        if names:
+            return workload(names[0])
+    return resnet50()
 
 
 # --------------------------------------------------------------------------------------
@@ -320,20 +343,41 @@ def _configs(
         if "global_batch_size" in table.columns
         else np.full(n_rows, np.nan)
     )
+    # a replica of a model-parallel workload spans `shards` accelerators; b is its batch
+    shards = workload.shards(np.where(n > 0, n, 1.0))
     max_b = workload.max_local_batch(
-        np.nan_to_num(pd.to_numeric(A["mem_gb"], errors="coerce").to_numpy(float), nan=0.0)
+        np.nan_to_num(pd.to_numeric(A["mem_gb"], errors="coerce").to_numpy(float), nan=0.0),
+        shards=shards,
     )
     max_b = np.where(max_b > 0, max_b, 256.0)
-    b = _div(gb, np.where(n > 0, n, np.nan))
+    replicas = _div(np.where(n > 0, n, np.nan), shards)
+    b = _div(gb, replicas)
     b = np.where(b > 0, b, np.minimum(256.0, max_b))
-    gb = np.where(gb > 0, gb, b * np.where(n > 0, n, np.nan))
-    curve = workload.epochs(gb)
+    gb = np.where(gb > 0, gb, b * replicas)
     ep = (
         _to_float(table["epochs"])
         if ("epochs" in table.columns and use_table_epochs)
         else np.full(n_rows, np.nan)
     )
-    epochs = np.where(ep > 0, ep, curve)
+    if workload.samples_curve:
+        # samples to converge: measured where the table has them, else epochs x data set,
+        # else the reference convergence points
+        curve_s = workload.samples(gb)
+        meas = (
+            _to_float(table["samples_to_converge"])
+            if ("samples_to_converge" in table.columns and use_table_epochs)
+            else np.full(n_rows, np.nan)
+        )
+        if workload.dataset_size:
+            meas = np.where(meas > 0, meas, ep * float(workload.dataset_size))
+        samples = np.where(meas > 0, meas, curve_s)
+        ds = float(workload.dataset_size) if workload.dataset_size else math.nan
+        epochs = samples / ds
+        curve = curve_s / ds
+    else:
+        curve = workload.epochs(gb)
+        epochs = np.where(ep > 0, ep, curve)
+        samples = epochs * workload.dataset_size
 
     note = np.where(known & ~(n > 0), "n_accelerators missing or not > 0", note)
     note = np.where(known & (n > 0) & (b > max_b), "batch per accelerator beyond memory", note)
@@ -350,6 +394,7 @@ def _configs(
         "cpu_cores_per_accelerator": cores,
         "cpu_decode_factor": cpu_factor,
         "dali": dali,
+        "host_GBps": pcie_bw * HOST_COPY_EFFICIENCY,
     }
     price = (
         _to_float(table["price_per_accelerator_hour"])
@@ -363,6 +408,7 @@ def _configs(
         "basis": np.where(known, basis, ""),
         "tdp": pd.to_numeric(A["tdp_w"], errors="coerce").to_numpy(float),
         "epochs": epochs,
+        "samples": samples,
         "curve_epochs": curve,
         "global_batch": gb,
         "price": price,
@@ -375,12 +421,12 @@ def _outputs(cfg, extra, model, workload):
     out = evaluate(cfg, model, workload)
     n = cfg["n_accelerators"]
     thr = out["throughput"]
-    train_s = extra["epochs"] * workload.dataset_size / thr + model.overhead_s
+    train_s = extra["samples"] / thr + model.overhead_s
     util = out["utilization"]
     power = extra["tdp"] * (model.idle_power_frac + (1 - model.idle_power_frac) * util)
     return {
         "time_to_train_min": train_s / 60.0,
-        "throughput": thr,
+        "throughput": thr * workload.throughput_scale,
         "utilization": util,
         "cost_usd": n * extra["price"] * train_s / 3600.0,
         "energy_kwh": n * power * train_s / 3.6e6,
@@ -413,17 +459,22 @@ def predict(
     predictions). The table's own columns are kept unchanged beside the predictions.
 
     ``use_table_epochs=True`` uses the table's ``epochs`` where present (the measured epochs
-    to converge) and the workload's epochs-vs-batch curve elsewhere; ``False`` always uses
-    the curve (a prediction before training).
+    to converge; ``samples_to_converge`` for a workload counted in samples) and the
+    workload's convergence curve elsewhere; ``False`` always uses the curve (a prediction
+    before training). ``predicted_throughput`` is in the workload's ``throughput_unit``.
+
+    Without ``workload``, the model's workload is used, else the table's ``benchmark`` (one
+    benchmark per table), else ResNet-50; without ``model``, the workload's shipped model
+    (:func:`~gpurank.engine.sources.workloads.default_model`).
     """
     if not isinstance(table, pd.DataFrame):
         raise UsageError(f"table: {type(table).__name__} is not allowed; pass a pandas DataFrame")
-    model = DEFAULT_MODEL if model is None else model
-    if not isinstance(model, CalibratedModel):
+    if model is not None and not isinstance(model, CalibratedModel):
         raise UsageError(
             f"model: {type(model).__name__} is not allowed; pass a CalibratedModel or None"
         )
-    workload = resnet50() if workload is None else workload
+    workload = workload_of(table, workload, model)
+    model = default_model(workload.name) if model is None else model
     res = table.copy()
     if len(table) == 0:
         for c in PREDICTED + ("epochs",):
@@ -592,7 +643,7 @@ def calibrate(
             f"{', '.join(REQUIRED_CALIBRATE_COLUMNS)}"
         )
     base = CalibratedModel() if base is None else base
-    workload = resnet50() if workload is None else workload
+    workload = workload_of(mlperf_table, workload, None)
     t = mlperf_table.reset_index(drop=True)
     if (train_rounds is not None or test_rounds is not None) and "round" not in t.columns:
         raise DataError(
@@ -657,7 +708,7 @@ def calibrate(
     # start each family at twice the fraction of peak its runs achieve overall (the compute
     # term is part of the step), so no family starts in the flat input-bound region
     thr_meas = _div(
-        sub_extra["epochs"] * workload.dataset_size,
+        sub_extra["samples"],
         np.maximum(ttt[tr] * 60.0 - base.overhead_s, 1.0),
     )
     b_tr = sub["local_batch"]
@@ -665,12 +716,20 @@ def calibrate(
         thr_meas * workload.flops_per_sample * (b_tr + base.batch_half),
         sub["n_accelerators"] * sub["peak_tflops"] * 1e12 * b_tr,
     )
+    # the workload's own estimate of its intensity starts the fit and widens its bounds
+    ai_est = (
+        workload.flops_per_sample / workload.bytes_per_sample
+        if workload.bytes_per_sample
+        else None
+    )
     eff0 = [float(np.clip(2.0 * np.nanmedian(achieved[fi == j]), 0.05, 0.95)) for j in range(k)]
     ai0 = (
-        base.arithmetic_intensity
+        (ai_est or base.arithmetic_intensity)
         if workload.arithmetic_intensity is None
         else workload.arithmetic_intensity
     )
+    ai_lo = min(5.0, ai_est / 10.0) if ai_est else 5.0
+    ai_hi = max(2000.0, ai_est * 10.0) if ai_est else 2000.0
     x0 = np.concatenate(
         [
             np.log(eff0),
@@ -688,14 +747,14 @@ def calibrate(
         [
             np.full(k, math.log(0.01)),
             [-4, -4, math.log(0.5), math.log(0.5), -6],
-            [math.log(5.0)] if fit_intensity else [],
+            [math.log(ai_lo)] if fit_intensity else [],
         ]
     )
     hi = np.concatenate(
         [
             np.full(k, 0.0),
             [6, 6, math.log(600), math.log(256), 6],
-            [math.log(2000.0)] if fit_intensity else [],
+            [math.log(ai_hi)] if fit_intensity else [],
         ]
     )
     sol = least_squares(
@@ -793,7 +852,7 @@ def cross_validate(
     if by == "round" and "round" not in mlperf_table.columns:
         raise DataError("calibration table has no column 'round'; leave-one-round-out needs it")
     base = CalibratedModel() if base is None else base
-    workload = resnet50() if workload is None else workload
+    workload = workload_of(mlperf_table, workload, None)
     kw = dict(
         accelerator_table=accelerator_table,
         interconnect_table=interconnect_table,
