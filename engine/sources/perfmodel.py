@@ -96,6 +96,10 @@ class Workload:
         ``flops_per_sample / bytes_per_sample``.
     input_bytes_per_sample : float
         Bytes copied from the host to the accelerator per sample (the input term's transfer).
+    sparse_params : float
+        Parameters among ``params`` that a step touches only through per-sample lookups
+        (embedding tables): they take memory but are not read whole each step (their
+        traffic is in ``bytes_per_sample``).
     local_batches : tuple of int
         Samples per replica the simulator draws from; ``max_global_batch`` caps the global
         batch (None: no cap beyond the reference convergence table).
@@ -120,6 +124,7 @@ class Workload:
     model_parallel: int = 1
     bytes_per_sample: float | None = None
     input_bytes_per_sample: float = 0.0
+    sparse_params: float = 0.0
     local_batches: tuple = (32, 64, 128, 256)
     max_global_batch: int | None = 65536
     sources: tuple = ()
@@ -130,7 +135,7 @@ class Workload:
             if not _positive(v):
                 raise UsageError(f"Workload.{name}={v!r} is not allowed; it must be a number > 0")
         for name in ("state_bytes_per_param", "grad_bytes_per_param", "decode_cost",
-                     "input_bytes_per_sample"):
+                     "input_bytes_per_sample", "sparse_params"):
             v = getattr(self, name)
             if not (_number(v) and v >= 0):
                 raise UsageError(f"Workload.{name}={v!r} is not allowed; it must be a number >= 0")
@@ -139,6 +144,10 @@ class Workload:
             if v is not None and not _positive(v):
                 raise UsageError(
                     f"Workload.{name}={v!r} is not allowed; it must be a number > 0 or None")
+        if self.sparse_params > self.params:
+            raise UsageError(
+                f"Workload.sparse_params={self.sparse_params!r} is not allowed; it must be at "
+                f"most params={self.params!r}")
         mp = self.model_parallel
         if isinstance(mp, bool) or not isinstance(mp, int) or mp < 1:
             raise UsageError(
@@ -196,6 +205,11 @@ class Workload:
         return float(self.tokens_per_sample) if self.throughput_unit == "tokens/s" else 1.0
 
     @property
+    def dense_params(self) -> float:
+        """Parameters whose state every step reads and writes whole."""
+        return float(self.params - self.sparse_params) if self.sparse_params else self.params
+
+    @property
     def synced_params(self) -> float:
         """Parameters whose gradients the all-reduce exchanges."""
         return float(self.params if self.allreduce_params is None else self.allreduce_params)
@@ -207,10 +221,15 @@ class Workload:
         return xp.minimum(xp.maximum(xp.asarray(n, dtype=np.float64), 1.0),
                           float(self.model_parallel))
 
-    def max_local_batch(self, mem_gb, xp=np, shards=1.0):
+    def max_local_batch(self, mem_gb, xp=np, shards=1.0, n=None):
         """Largest batch per replica that fits: 90% of memory minus the accelerator's share of
-        the model state, over its share of a sample's activations."""
-        state_gb = self.params * self.state_bytes_per_param / 1e9 / shards
+        the model state, over its share of a sample's activations.
+
+        A model-parallel workload's state is sharded over all ``n`` accelerators (distributed
+        optimizer / fully sharded state, as the MLPerf LLM submissions run); a data-parallel
+        one holds it whole on each accelerator."""
+        state_shards = shards if (self.model_parallel == 1 or n is None) else n
+        state_gb = self.params * self.state_bytes_per_param / 1e9 / state_shards
         usable = xp.asarray(mem_gb, dtype=np.float64) * 0.9 - state_gb - 1.0  # 1 GB runtime
         return xp.floor(xp.maximum(usable, 0.0) / (self.activation_gb_per_sample / shards))
 
@@ -549,7 +568,9 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
       intra_GBps (per accelerator, per direction), inter_GBps (per node, per direction,
       protocol efficiency already applied), cpu_cores_per_accelerator (nan = no limit),
       cpu_decode_factor, dali (bool); optional host_GBps (host-to-accelerator link per
-      accelerator, ``DEFAULT_HOST_GBPS`` when absent)
+      accelerator, ``DEFAULT_HOST_GBPS`` when absent) and micro_batch (the batch one pass
+      runs when the replica's batch is accumulated over several; ``local_batch`` when
+      absent)
 
     Returns a dict of arrays: t_compute, t_memory, t_device, t_comm, t_input, t_step,
     throughput (samples/s, all accelerators), utilization (device busy time / step time),
@@ -604,13 +625,17 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
     shards = workload.shards(n, xp)
     b_acc = b / shards
 
-    # compute: the batch at a fraction b / (b + batch_half) of the achieved tensor rate
-    t_compute = b_acc * F / (peak * eff_c) * ((b + model.batch_half) / b)
+    # compute: the batch at a fraction b / (b + batch_half) of the achieved tensor rate; a
+    # batch beyond memory runs as micro-batches (gradient accumulation), whose size sets it
+    bm = xp.broadcast_to(xp.asarray(cfg["micro_batch"], dtype=f64), shape) if (
+        "micro_batch" in cfg) else b
+    bm = xp.where(ok & (bm > 0), bm, b) if "micro_batch" in cfg else b
+    t_compute = b_acc * F / (peak * eff_c) * ((bm + model.batch_half) / bm)
     # memory: activations per sample (F / intensity bytes) plus one pass over the weights,
     # gradients and optimizer state per step, at the achieved memory bandwidth
     intensity = model.intensity_for(workload)
     t_memory = (b_acc * (F / intensity)
-                + workload.params * workload.state_bytes_per_param / shards) / bw
+                + workload.dense_params * workload.state_bytes_per_param / shards) / bw
     # roofline: the longer term plus the part of the shorter one that does not overlap it
     longer = xp.maximum(t_compute, t_memory)
     shorter = xp.minimum(t_compute, t_memory)

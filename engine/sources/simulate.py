@@ -358,7 +358,8 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
         shards = np.minimum(n, wl.model_parallel)
         bad_shards = n % shards != 0
         replicas = n // shards
-        max_b = wl.max_local_batch(A["mem"][a], shards=shards.astype(np.float64)).astype(np.int64)
+        max_b = wl.max_local_batch(A["mem"][a], shards=shards.astype(np.float64),
+                                   n=n.astype(np.float64)).astype(np.int64)
     if plan.local_batch is None:
         b = np.minimum(_pick(u[8], np.array(wl.local_batches, dtype=np.int64)), max_b)
         cap = wl.max_global_batch if wl.max_global_batch is not None else np.iinfo(np.int64).max
@@ -739,8 +740,12 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
 
 def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, counts=None,
                      nodes=None, providers=None, row_group_rows=1_000_000, partitioned=False,
-                     overwrite=False, check_size=True):
-    """CLI entry: ``gpurank simulate --n N --seed S [--model model.json] -o sweep.parquet``.
+                     overwrite=False, check_size=True, workload=None):
+    """CLI entry: ``gpurank simulate --n N --seed S [--workload NAME] [--model model.json]
+    -o sweep.parquet``.
+
+    ``workload`` names a shipped workload or MLPerf benchmark (``bert``, ``gpt3_175b``, ...);
+    without ``model_path`` its shipped model is used.
 
     Writes Parquet (file, or folder of parts with ``partitioned``) or, when ``output`` ends
     in ``.csv``, a CSV (in memory). Returns the summary dict of ``simulate_to_parquet``.
@@ -750,9 +755,14 @@ def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, c
     """
     _check_n_seed(n, seed, _CLI_NAMES)
     model = CalibratedModel.from_json(model_path) if model_path is not None else None
+    wl = _workload(workload) if workload is not None else None
+    if wl is not None and model is not None and model.workload != wl.name:
+        raise UsageError(f"--model {str(model_path)!r} was fitted on workload {model.workload!r}, "
+                         f"not {wl.name!r}; pass a model calibrated on {wl.name} or leave out "
+                         "--model (its shipped model is used)")
     output = Path(output)
     kw = dict(seed=seed, model=model, accelerators=accelerators, counts=counts, nodes=nodes,
-              providers=providers)
+              providers=providers, workload=wl)
     if output.suffix.lower() == ".csv":
         if partitioned:
             raise UsageError(f"--output '{output}' ends in .csv; --partitioned writes a folder "

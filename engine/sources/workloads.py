@@ -136,6 +136,7 @@ def workload(name: str) -> Workload:
         model_parallel=_int(row, "model_parallel") or 1,
         bytes_per_sample=_float(row, "bytes_per_sample"),
         input_bytes_per_sample=_float(row, "input_bytes_per_sample") or 0.0,
+        sparse_params=_float(row, "sparse_params") or 0.0,
         local_batches=tuple(int(x) for x in row["local_batches"].split(";")),
         max_global_batch=max_gb,
         sources=sources,
@@ -151,7 +152,7 @@ def default_model(name: str) -> CalibratedModel:
     wname = workload(name).name
     if wname == _RESNET:
         return DEFAULT_MODEL
-    f = resources.files("gpurank.engine.data").joinpath(MODEL_FILES, f"{wname}.json")
+    f = resources.files("gpurank.engine.data").joinpath(MODEL_FILES).joinpath(f"{wname}.json")
     if not f.is_file():
         return CalibratedModel(workload=wname)
     with resources.as_file(f) as p:
