@@ -80,6 +80,8 @@ _REASONS = ("accelerators_per_node_above_chassis_limit", "nodes_do_not_divide_ac
             "batch_per_accelerator_beyond_memory")
 #: reason of a model-parallel workload's sweep: a count that is not whole replicas
 _SHARD_REASON = "accelerators_not_whole_model_replicas"
+#: reason of a sweep of a workload whose reference points end below the replicas' batch
+_CAP_REASON = "global_batch_above_reference_points"
 
 #: Output columns, in order.
 COLUMNS = (
@@ -365,9 +367,12 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
         cap = wl.max_global_batch if wl.max_global_batch is not None else np.iinfo(np.int64).max
         b = np.maximum(np.minimum(b, cap // replicas), 1)
         bad_mem = b > max_b
+        # more replicas than the largest global batch: beyond the reference convergence points
+        bad_cap = b * replicas > cap
     else:
         b = _pick(u[8], plan.local_batch)
         bad_mem = b > max_b
+        bad_cap = np.zeros(rows, bool)
     gb = b * replicas
 
     cfg = {
@@ -395,11 +400,14 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
     power = tdp * (mdl.idle_power_frac + (1.0 - mdl.idle_power_frac) * util)
     mfu_ach = thr * wl.flops_per_sample / (n * A["peak"][a] * 1e12)
 
-    excl = bad_chassis | bad_divide | bad_mem | bad_shards
+    excl = bad_chassis | bad_divide | bad_mem | bad_shards | bad_cap
     reasons = {
         _REASONS[0]: int(bad_chassis.sum()), _REASONS[1]: int(bad_divide.sum()),
         _REASONS[2]: int((bad_mem & ~bad_chassis & ~bad_divide & ~bad_shards).sum()),
     }
+    if wl.samples_curve:
+        reasons[_CAP_REASON] = int((bad_cap & ~bad_mem & ~bad_chassis & ~bad_divide
+                                    & ~bad_shards).sum())
     if wl.model_parallel > 1:
         reasons[_SHARD_REASON] = int((bad_shards & ~bad_chassis & ~bad_divide).sum())
     keep = ~excl if excl.any() else slice(None)
