@@ -3,7 +3,6 @@
 import inspect
 
 import pytest
-
 from gpurank.engine.sources.mlperf import score_runs
 from gpurank.engine.sources.mlperf_rules import (
     DROPPED_EACH_END,
@@ -59,7 +58,8 @@ def test_olympic_score_with_k_dropped_and_failed_runs():
 def test_reference_convergence_points():
     bert = reference_convergence("bert", "v4.0")
     assert bert["unit"].eq("samples").all() and bert["ruleset"].eq("4.0.0").all()
-    assert bert.loc[bert["global_batch"] == 256, "mean"].item() == pytest.approx(2549219.556, rel=1e-6)
+    at_256 = bert.loc[bert["global_batch"] == 256, "mean"].item()
+    assert at_256 == pytest.approx(2549219.556, rel=1e-6)
     resnet = reference_convergence("resnet", "v3.1")
     assert resnet["unit"].eq("epochs").all()
     assert resnet.loc[resnet["global_batch"] == 1632, "mean"].item() == pytest.approx(35.0)
@@ -91,7 +91,8 @@ def test_benchmark_table_is_complete_and_sourced():
 
 def test_convert_count():
     c = convert_count(2.0, "epochs", samples_per_epoch=100)
-    assert c == {"epochs": 2.0, "samples": 200.0, "tokens": pytest.approx(float("nan"), nan_ok=True)}
+    nan = pytest.approx(float("nan"), nan_ok=True)
+    assert c == {"epochs": 2.0, "samples": 200.0, "tokens": nan}
     c = convert_count(4096.0, "tokens", tokens_per_sample=2048)
     assert c["samples"] == 2.0 and c["tokens"] == 4096.0
     assert convert_count(10.0, "steps", global_batch=512)["samples"] == 5120.0

@@ -6,7 +6,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-
 from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.sources.calibrate import (
     WORKLOADS_BEGIN,
@@ -18,7 +17,13 @@ from gpurank.engine.sources.calibrate import (
     workloads_report,
 )
 from gpurank.engine.sources.mlperf_rules import reference_convergence
-from gpurank.engine.sources.perfmodel import DEFAULT_MODEL, CalibratedModel, Workload, evaluate, resnet50
+from gpurank.engine.sources.perfmodel import (
+    DEFAULT_MODEL,
+    CalibratedModel,
+    Workload,
+    evaluate,
+    resnet50,
+)
 from gpurank.engine.sources.simulate import run_simulate_cli, simulate
 from gpurank.engine.sources.workloads import (
     default_model,
@@ -144,13 +149,15 @@ def test_sparse_parameters_skip_the_per_step_pass_and_input_bytes_cross_the_host
     rn, bare = resnet50(), Workload(**{**resnet50().__dict__, "input_bytes_per_sample": 0.0})
     c = _cfg(peak_tflops=312.0, mem_bw_tbps=2.0, local_batch=256, accelerators_per_node=8,
              n_nodes=1, n_accelerators=8)
-    assert evaluate(c, DEFAULT_MODEL, rn)["t_step"][0] == evaluate(c, DEFAULT_MODEL, bare)["t_step"][0]
+    with_bytes = evaluate(c, DEFAULT_MODEL, rn)["t_step"][0]
+    assert with_bytes == evaluate(c, DEFAULT_MODEL, bare)["t_step"][0]
 
 
 def test_gradient_accumulation_keeps_measured_batches_beyond_memory():
     out = evaluate(_cfg(local_batch=64, micro_batch=16), CalibratedModel(), workload("bert"))
     full = evaluate(_cfg(local_batch=64), CalibratedModel(), workload("bert"))
-    assert out["t_compute"][0] > full["t_compute"][0]  # smaller micro-batches: further down the knee
+    # smaller micro-batches: further down the knee
+    assert out["t_compute"][0] > full["t_compute"][0]
 
 
 def test_shipped_models_are_fits_of_their_workload():
@@ -185,7 +192,8 @@ def test_simulate_each_workload(name):
     assert df["mfu"].between(0, 1).all()
     assert set(df["prediction_basis"].astype(str)) & {"fitted"}
     if w.model_parallel > 1:
-        assert ((df["n_accelerators"] % np.minimum(df["n_accelerators"], w.model_parallel)) == 0).all()
+        n = df["n_accelerators"]
+        assert ((n % np.minimum(n, w.model_parallel)) == 0).all()
     same = simulate(5000, seed=3, workload=w)
     pd.testing.assert_frame_equal(df, same)
 
@@ -241,16 +249,19 @@ def test_calibrate_cli_per_benchmark_and_all(table, tmp_path):
     t.to_parquet(path)
     one = run_calibrate_cli(path, tmp_path / "ssd.json", benchmark="ssd")
     assert one.workload == "retinanet"
-    with pytest.raises(DataError, match=r"benchmark 'bert' matches no row; the table has: rnnt, ssd"):
+    with pytest.raises(DataError,
+                       match=r"benchmark 'bert' matches no row; the table has: rnnt, ssd"):
         run_calibrate_cli(path, tmp_path / "x.json", benchmark="bert")
     doc = tmp_path / "doc.md"
     doc.write_text(f"before\n{WORKLOADS_BEGIN}\nold\n{WORKLOADS_END}\nafter\n", encoding="utf-8")
     models = run_calibrate_cli(path, tmp_path / "models", benchmark="all", report=doc)
     assert set(models) == {"retinanet", "rnnt"}
-    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["retinanet.json", "rnnt.json"]
+    written = sorted(p.name for p in (tmp_path / "models").iterdir())
+    assert written == ["retinanet.json", "rnnt.json"]
     assert CalibratedModel.from_json(tmp_path / "models" / "rnnt.json") == models["rnnt"]
     text = doc.read_text(encoding="utf-8")
-    assert text.startswith("before\n" + WORKLOADS_BEGIN) and text.endswith(WORKLOADS_END + "\nafter\n")
+    assert text.startswith("before\n" + WORKLOADS_BEGIN)
+    assert text.endswith(WORKLOADS_END + "\nafter\n")
     assert "| retinanet | ssd | images/s |" in text and "old" not in text
 
 
@@ -260,7 +271,8 @@ def test_documented_validation_is_current_and_under_20_percent(table):
     every workload's held-out median error is below 20%."""
     from pathlib import Path
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "simulator.md").read_text(encoding="utf-8")
+    repo = Path(__file__).resolve().parents[1]
+    doc = (repo / "docs" / "simulator.md").read_text(encoding="utf-8")
     a, b = doc.index(WORKLOADS_BEGIN), doc.index(WORKLOADS_END) + len(WORKLOADS_END)
     section = workloads_report(table)
     assert doc[a:b] + "\n" == section, (

@@ -48,6 +48,7 @@ from gpurank.engine.sources.mlperf_rules import (
     scoring_rule,
 )
 from gpurank.engine.sources.mlperf_systems import parse_system_description
+from gpurank.engine.sources.workloads import workload_for_benchmark
 from gpurank.engine.sources.regular_files import (
     UnreadableFile,
     excerpt,
@@ -74,7 +75,7 @@ _BENCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
 #: the output columns, in order
 MLPERF_COLUMNS = [
-    "round", "benchmark", "division", "availability", "submitter", "system", "system_name",
+    "round", "benchmark", "workload", "division", "availability", "submitter", "system", "system_name",
     "accelerator", "accelerator_raw", "accelerator_id", "accelerator_type",
     "n_accelerators", "n_nodes", "accelerators_per_node",
     "host_cpu", "host_processors_per_node", "host_cores_per_processor", "cpu_cores_per_accelerator",
@@ -123,8 +124,9 @@ class MlperfReadResult:
             "benchmark": self.benchmark,
             # the benchmarks in the table and the unit of each one's throughput column
             "benchmarks": sorted(b for b in set(t["benchmark"]) if b) if len(t) else [],
-            "throughput_units": {b: u for b, u in sorted(set(zip(t["benchmark"], t["throughput_unit"])))
-                                 if b and u} if len(t) else {},
+            "throughput_units": {
+                b: u for b, u in sorted(set(zip(t["benchmark"], t["throughput_unit"]))) if b and u
+            } if len(t) else {},
             "mlperf_logging": mlperf_logging_version(),
             "n_systems": int(len(t)),
             "n_scored": int(t["time_to_train_min"].notna().sum()) if len(t) else 0,
@@ -248,7 +250,8 @@ def _folder(bench_dir: Path | None, select: str) -> str:
     return "" if select == ALL_BENCHMARKS else select
 
 
-def _systems_in_round(root: Path, only: str | None, select: str, warn: _Warnings) -> list[_SystemRef]:
+def _systems_in_round(root: Path, only: str | None, select: str,
+                      warn: _Warnings) -> list[_SystemRef]:
     rnd = _round_of(root)
     if rnd is None:
         rnd = root.name
@@ -300,7 +303,9 @@ def _systems_in_round(root: Path, only: str | None, select: str, warn: _Warnings
         for name in sorted(set(descs) | set(result_dirs)):
             sysdir = result_dirs.get(name)
             benches = _bench_dirs(sysdir, select, warn) if sysdir is not None else []
-            if sysdir is not None and not benches and (select != ALL_BENCHMARKS or _subdirs(sysdir)):
+            # a result folder with other benchmarks only (or, reading one, without this one)
+            other_only = sysdir is not None and (select != ALL_BENCHMARKS or _subdirs(sysdir))
+            if other_only and not benches:
                 continue  # results for other benchmarks only
             desc = descs.get(name)
             fallback = False
@@ -460,6 +465,7 @@ def _system_row(ref: _SystemRef, warn: _Warnings) -> tuple[dict, tuple]:
         scale = _read_scaling(ref.bench_dir / "scaling.json", warn)
     bench = _benchmark_name(ref, runs, warn)
     row["benchmark"] = bench
+    row["workload"] = (workload_for_benchmark(bench) or "") if bench else ""
     info = benchmark_info(bench) if bench else None
     rule = scoring_rule(bench) if bench else None
     valid = [r for r in runs if r.valid and r.minutes is not None]
@@ -540,7 +546,8 @@ def _primary(value, info: BenchmarkInfo | None):
     return None
 
 
-def _run_convergence(run: RunLog, info: BenchmarkInfo | None) -> tuple[float | None, str, float | None]:
+def _run_convergence(run: RunLog, info: BenchmarkInfo | None
+                     ) -> tuple[float | None, str, float | None]:
     """(convergence point, its unit, quality there) of one converged run.
 
     Single-metric benchmarks: the last ``eval_accuracy`` before ``run_stop``, at its
@@ -549,7 +556,8 @@ def _run_convergence(run: RunLog, info: BenchmarkInfo | None) -> tuple[float | N
     evaluation step meeting every quality target, at ``samples_count`` or ``step_num``, as
     mlperf-logging's RCP checker reads it. Unit "" when the benchmark's logs are not described.
     """
-    if info is not None and info.epoch_num_counts == "epochs" and run.epochs is not None and not run.evals:
+    epochs_unit = info is not None and info.epoch_num_counts == "epochs"
+    if epochs_unit and run.epochs is not None and not run.evals:
         # formats without decoded evaluation records (v0.5, v0.6): epochs as parsed
         return run.epochs, "epochs", run.final_accuracy
     if any(e.metric for e in run.evals):
@@ -719,12 +727,16 @@ def _build_table(rows: list[dict]) -> pd.DataFrame:
               "convergence_point", "samples_to_converge"):
         df[c] = df[c].astype("float64")  # fmt: skip
     df["is_duplicate"] = df["is_duplicate"].astype(bool)
-    for c in ("round", "benchmark", "division", "availability", "submitter", "system", "system_name", "accelerator",
+    for c in ("round", "benchmark", "workload", "division", "availability", "submitter", "system", "system_name", "accelerator",
               "accelerator_raw", "accelerator_id", "accelerator_type", "host_cpu", "interconnect", "network",
               "framework", "generation", "score_reason", "score_source", "duplicate_of", "log_format", "system_desc_format",
               "throughput_unit", "convergence_unit"):
         df[c] = df[c].fillna("").astype(str)  # fmt: skip
     return df.reset_index(drop=True)
+
+
+def _ref_order(r: _SystemRef):
+    return (_round_sort_key(r.round), r.bench_folder, r.submitter.lower(), r.system)
 
 
 def _add_published_benchmarks(refs: list[_SystemRef], published, select: str) -> list[_SystemRef]:
@@ -750,7 +762,7 @@ def _add_published_benchmarks(refs: list[_SystemRef], published, select: str) ->
     with_bench = {(r.round, r.submitter, r.system) for r in added}
     kept = [r for r in refs if r.bench_folder or (r.round, r.submitter, r.system) not in with_bench]
     out = kept + added
-    out.sort(key=lambda r: (_round_sort_key(r.round), r.bench_folder, r.submitter.lower(), r.system))
+    out.sort(key=_ref_order)
     return out
 
 
@@ -824,7 +836,7 @@ def read_mlperf(paths, *, benchmark: str = "resnet", strict: bool = False, dedup
                     continue
                 seen.add(key)
                 refs.append(ref)
-    refs.sort(key=lambda r: (_round_sort_key(r.round), r.bench_folder, r.submitter.lower(), r.system))
+    refs.sort(key=_ref_order)
     published = runs_timing = None
     if published_scores is not None:
         published = read_published_scores(published_scores)

@@ -41,8 +41,8 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 from .regular_files import UnreadableFile, read_regular
 
-__all__ = ["RunLog", "Evaluation", "parse_result_log", "parse_result_text", "IMAGENET_TRAIN_SAMPLES",
-           "MAX_LOG_BYTES"]
+__all__ = ["RunLog", "Evaluation", "parse_result_log", "parse_result_text",
+           "IMAGENET_TRAIN_SAMPLES", "MAX_LOG_BYTES"]
 
 IMAGENET_TRAIN_SAMPLES = 1_281_167
 DEFAULT_TARGET = {"mlp05": 0.749}  # v0.5 ResNet target; later rounds 0.759

@@ -135,7 +135,8 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
     if workload is not None and not isinstance(workload, Workload):
         raise UsageError(f"workload: {type(workload).__name__} is not allowed; pass a Workload or None")
     if model is not None and not isinstance(model, CalibratedModel):
-        raise UsageError(f"model: {type(model).__name__} is not allowed; pass a CalibratedModel or None")
+        raise UsageError(
+            f"model: {type(model).__name__} is not allowed; pass a CalibratedModel or None")
     if workload is None:
         workload = (_workload(model.workload) if model is not None and model.workload
                     and workload_for_benchmark(model.workload) else resnet50())
@@ -289,6 +290,11 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
         local_batch=None if local_batch is None else np.array(local_batch, dtype=np.int64),
         model=model, workload=workload, link_bw=link_bw,
     )
+
+
+def _workload_meta(wl: Workload) -> dict:
+    """What a sweep is of: its workload, MLPerf benchmark(s) and throughput unit."""
+    return {"workload": wl.name, "benchmark": wl.benchmark, "throughput_unit": wl.throughput_unit}
 
 
 def _pick(u, options):
@@ -638,6 +644,7 @@ def _simulate(n, *, seed, check_size, names, model=None, accelerators=None, coun
     out.attrs["excluded_by_reason"] = dict(excluded)
     out.attrs["seed"] = int(seed)
     out.attrs["n_requested"] = int(n)
+    out.attrs.update(_workload_meta(plan.workload))
     return out
 
 
@@ -690,6 +697,7 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
         return {b"gpurank.simulate": json.dumps({
             "seed": int(seed), "n_requested": int(n), "excluded": int(sum(exc.values())),
             "excluded_by_reason": exc, "logical_chunk": LOGICAL_CHUNK,
+            **_workload_meta(plan.workload),
         }).encode()}
 
     def flush(target, final=False):

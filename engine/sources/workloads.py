@@ -6,7 +6,8 @@ sample, parameters (held and all-reduced), bytes moved per sample for the roofli
 term, input bytes per sample, the data-set size and the simulator's batch grid, each with a
 source column (a paper, a datasheet, MLPerf's reference, or "estimate" with the method).
 Samples to converge against the global batch come from the MLPerf reference convergence
-points that mlperf-logging ships (:func:`~gpurank.engine.sources.mlperf_rules.reference_convergence`),
+points that mlperf-logging ships
+(:func:`~gpurank.engine.sources.mlperf_rules.reference_convergence`),
 converted to samples; ResNet-50 keeps its own table (``resnet50_epochs_vs_batch.csv``) so its
 behaviour is the one documented since the first release.
 
