@@ -158,7 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
     ml.add_argument("paths", nargs="+", metavar="PATH",
                     help="a training_results_vX.Y checkout, or a folder holding several")
     ml.add_argument("-o", "--output", required=True, help="output .parquet file")
-    ml.add_argument("--benchmark", default="resnet", help="benchmark to read (default: resnet)")
+    ml.add_argument("--benchmark", default="resnet", metavar="NAME|all",
+                    help="benchmark folder to read (resnet, bert, gpt3, ...; default: resnet), "
+                         "or 'all' for every benchmark (the table's benchmark column says "
+                         "which; analyze then needs --benchmark)")
     ml.add_argument("--strict", action="store_true", help="turn reader warnings into errors")
     ml.add_argument("--dedupe", action="store_true",
                     help="drop repeated submissions of identical runs")
@@ -173,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--published-scores", default=None, metavar="SUMMARY_CSV",
                     help="published per-system scores for systems whose logs are incomplete")
     st.add_argument("--seed", type=int, default=0)
+    st.add_argument("--benchmark", default="resnet", metavar="NAME|all",
+                    help="benchmark to study (default: resnet), or 'all': one section per "
+                         "benchmark")
     st.add_argument("-o", "--output", required=True, help="output .md file")
     st.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     _overwrite(st)
@@ -183,6 +189,10 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("-o", "--output", required=True,
                      help="output .parquet file (or folder with --partitioned, or .csv)")
     sim.add_argument("--model", default=None, help="calibrated model JSON (gpurank calibrate)")
+    sim.add_argument("--workload", default=None, metavar="NAME",
+                     help="workload or MLPerf benchmark to simulate (resnet50/resnet, "
+                          "bert_large/bert, gpt3_175b/gpt3, ...; default: the model's, else "
+                          "ResNet-50)")
     sim.add_argument("--accelerators", default=None, help="comma-separated accelerator names")
     sim.add_argument("--counts", default=None, help="comma-separated accelerator counts")
     sim.add_argument("--nodes", default=None, help="comma-separated node counts")
@@ -198,7 +208,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     cal = sub.add_parser("calibrate", help="fit the performance model to an MLPerf table")
     cal.add_argument("table", help="table written by gpurank mlperf")
-    cal.add_argument("-o", "--output", required=True, help="output model .json")
+    cal.add_argument("-o", "--output", required=True,
+                     help="output model .json (a folder with --benchmark all)")
+    cal.add_argument("--benchmark", default=None, metavar="NAME|all",
+                     help="fit the rows of one benchmark (a table of several needs it), or "
+                          "'all': one model per benchmark, <workload>.json in the folder")
     cal.add_argument("--report", default=None, metavar="DOC_MD",
                      help="also write the cross-validation tables into this Markdown file "
                           "(between its calibrate --report markers, or a new file)")
@@ -207,7 +221,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     pred = sub.add_parser("predict", help="predict time, throughput, cost and energy of a table")
     pred.add_argument("table", help="a configuration table (Parquet or CSV)")
-    pred.add_argument("--model", default=None, help="calibrated model JSON")
+    pred.add_argument("--model", default=None,
+                      help="calibrated model JSON (default: each benchmark's shipped model)")
+    pred.add_argument("--benchmark", default=None, metavar="NAME",
+                      help="keep only the rows of this benchmark")
     pred.add_argument("-o", "--output", required=True, help="output .parquet file")
     pred.add_argument("--json", action="store_true", help="print the outcome as JSON")
     _overwrite(pred)
@@ -384,7 +401,7 @@ def _cmd_study(args) -> int:
     from .study import run_study_cli
 
     res = run_study_cli(args.paths, args.output, published_scores=args.published_scores,
-                        seed=args.seed, overwrite=args.overwrite)
+                        seed=args.seed, overwrite=args.overwrite, benchmark=args.benchmark)
     _emit(args, {"output": args.output, "verdicts": res.verdicts()},
           "\n".join(res.summary_lines()))
     return 0
@@ -403,7 +420,7 @@ def _cmd_simulate(args) -> int:
                                    providers=_split(args.providers),
                                    row_group_rows=args.row_group_rows,
                                    partitioned=args.partitioned, overwrite=args.overwrite,
-                                   check_size=not args.no_size_check)
+                                   check_size=not args.no_size_check, workload=args.workload)
     finally:
         progress.close()
     for note in out.get("notes", ()):
@@ -419,16 +436,20 @@ def _cmd_calibrate(args) -> int:
     from .sources.calibrate import run_calibrate_cli
 
     model = run_calibrate_cli(args.table, args.output, overwrite=args.overwrite,
-                              report=args.report)
-    _emit(args, {"output": args.output, "report": args.report, "model": model.to_dict()},
-          f"wrote {args.output}" + (f" and the report in {args.report}" if args.report else ""))
+                              report=args.report, benchmark=args.benchmark)
+    models = model if isinstance(model, dict) else {model.workload: model}
+    _emit(args, {"output": args.output, "report": args.report,
+                 "models": {k: m.to_dict() for k, m in models.items()}},
+          f"wrote {args.output}" + (f" ({len(models)} models)" if isinstance(model, dict) else "")
+          + (f" and the report in {args.report}" if args.report else ""))
     return 0
 
 
 def _cmd_predict(args) -> int:
     from .sources.calibrate import run_predict_cli
 
-    res = run_predict_cli(args.table, args.model, args.output, overwrite=args.overwrite)
+    res = run_predict_cli(args.table, args.model, args.output, overwrite=args.overwrite,
+                          benchmark=args.benchmark)
     _emit(args, {"output": args.output, "rows": len(res)},
           f"wrote {args.output}: {len(res):,} configurations with predicted_ columns")
     return 0

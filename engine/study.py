@@ -295,7 +295,7 @@ def _yes(b) -> str:
 # ---------------------------------------------------------------- the checks
 
 
-def _check_a(t: pd.DataFrame, prof: pd.DataFrame) -> FindingCheck:
+def _check_a(t: pd.DataFrame, prof: pd.DataFrame, unit: str = "img/s") -> FindingCheck:
     claim = ("The most efficient cluster uses a moderate number (generally 4 to 16) of "
              "latest-generation GPUs with powerful host CPUs.")
     newest_rank = int(t["generation_rank"].max())
@@ -335,7 +335,7 @@ def _check_a(t: pd.DataFrame, prof: pd.DataFrame) -> FindingCheck:
         flags += conds
         lines += [
             f"- By **{measure}** the most efficient cluster is **cluster {c}** ({d['size']} rows; median "
-            f"scaling efficiency {_f(d['efficiency'])}, median per-GPU throughput {_f(d['per_gpu'])} img/s):",
+            f"scaling efficiency {_f(d['efficiency'])}, median per-GPU throughput {_f(d['per_gpu'])} {unit}):",
             f"  - GPU count: median {_c(d['n_median'])}, IQR {_c(d['n_q1'])}-{_c(d['n_q3'])}; "
             f"{_pct(d['share_4_16'])} of its rows have 4-16 GPUs. Median within 4-16: **{_yes(conds[0])}**.",
             f"  - Generation: dominant {d['dominant_generation']} ({_pct(d['dominant_share'])} of rows); the newest "
@@ -359,7 +359,7 @@ def _check_a(t: pd.DataFrame, prof: pd.DataFrame) -> FindingCheck:
     return FindingCheck("a", claim, _verdict(flags), figures, tuple(lines))
 
 
-def _check_b(t: pd.DataFrame) -> FindingCheck:
+def _check_b(t: pd.DataFrame, unit: str = "img/s") -> FindingCheck:
     claim = ("The largest systems (thousands of GPUs) reach the shortest time to train but are "
              "much less efficient.")
     n = t["n_accelerators"].to_numpy(float)
@@ -390,10 +390,10 @@ def _check_b(t: pd.DataFrame) -> FindingCheck:
         f"has {_i(fastest['n_accelerators'])} GPUs (rank {_i(n_rank)} by count).",
         f"- Median scaling efficiency: {_f(eff_big)} (largest) vs {_f(eff_rest)} (rest). Lower: **{_yes(eff_ok)}**. "
         f"Against a same-round reference: {_f(e2_big)} vs {_f(e2_rest)}.",
-        f"- Median per-GPU throughput (no reference needed): {_f(pg_big)} vs {_f(pg_rest)} img/s.",
+        f"- Median per-GPU throughput (no reference needed): {_f(pg_big)} vs {_f(pg_rest)} {unit}.",
         *([f"- The {int(huge.sum())} systems with 1,000 or more GPUs: median time {_f(_median(t.loc[huge, 'time_to_train_min']))} "
            f"min, median scaling efficiency {_f(_median(t.loc[huge, 'scaling_efficiency']))}, median per-GPU "
-           f"throughput {_f(_median(t.loc[huge, 'throughput_per_accelerator']))} img/s."] if huge.any() else []),
+           f"throughput {_f(_median(t.loc[huge, 'throughput_per_accelerator']))} {unit}."] if huge.any() else []),
         f"- Spearman correlation of GPU count with time to train {_f(rho_t, 2)}, with scaling "
         f"efficiency {_f(rho_e, 2)}, with per-GPU throughput {_f(rho_p, 2)}.",
     ]
@@ -553,11 +553,14 @@ def run_study(paths, output_md, *, published_scores=None, seed: int = 0, backend
 
 
 def run_study_cli(paths, output, *, published_scores=None, seed: int = 0,
-                  overwrite: bool = False) -> StudyResult:
-    """``gpurank study PATH... [--published-scores summary.csv] [--seed N] -o report.md``.
+                  overwrite: bool = False, benchmark: str = "resnet"):
+    """``gpurank study PATH... [--benchmark NAME|all] [--published-scores summary.csv]
+    [--seed N] -o report.md``.
 
-    Checks the arguments (usage errors exit 2), runs :func:`run_study` on the CPU backend and
-    returns its result; print ``result.summary_lines()``.
+    Checks the arguments (usage errors exit 2), runs :func:`run_study` (ResNet-50, the
+    default) or :func:`gpurank.engine.study_workloads.run_workloads_study` (another
+    benchmark, or ``all``: one section per benchmark) on the CPU backend and returns its
+    result; print ``result.summary_lines()``.
     """
     out = Path(output)
     if out.suffix.lower() != ".md":
@@ -569,6 +572,13 @@ def run_study_cli(paths, output, *, published_scores=None, seed: int = 0,
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise UsageError(f"--seed must be a non-negative integer; got {seed!r}")
     check_target(out, name="--output", overwrite=overwrite)
+    if benchmark != "resnet":
+        from .sources.mlperf import _check_benchmark
+        from .study_workloads import run_workloads_study
+
+        return run_workloads_study(paths, out, benchmark=_check_benchmark(benchmark),
+                                   published_scores=published_scores, seed=seed,
+                                   backend="cpu", overwrite=overwrite)
     return run_study(paths, out, published_scores=published_scores, seed=seed, backend="cpu",
                      overwrite=overwrite)
 

@@ -253,7 +253,9 @@ def test_predict_and_calibrate_missing_columns():
         calibrate(simulate(50, seed=0).drop(columns=["time_to_train_min"]))
     with pytest.raises(UsageError, match=r"^table: list is not allowed; pass a pandas DataFrame$"):
         predict([1, 2])
-    with pytest.raises(UsageError, match=r"^by='system' is not allowed; use 'round' or 'family'$"):
+    with pytest.raises(
+        UsageError, match=r"^by='system' is not allowed; use 'round', 'family' or 'submitter'$"
+    ):
         cross_validate(pd.DataFrame(), by="system")
 
 

@@ -186,12 +186,26 @@ def test_strict_raises_on_first_warning():
 def test_usage_errors(tmp_path):
     with pytest.raises(UsageError, match="does not exist"):
         read_mlperf(tmp_path / "nope")
-    with pytest.raises(UsageError, match="benchmark 'bert' is not supported"):
-        read_mlperf(REPOS, benchmark="bert")
+    for bad in ("", "../resnet", "res net", 3):
+        with pytest.raises(UsageError, match=r"--benchmark .* is not allowed; give a benchmark folder"):
+            read_mlperf(REPOS, benchmark=bad)
     with pytest.raises(UsageError, match="at least one PATH"):
         read_mlperf([])
     with pytest.raises(UsageError, match=r"must end in \.parquet"):
         run_mlperf_cli([REPOS], tmp_path / "t.csv", benchmark="resnet", strict=False)
+
+
+def test_other_benchmarks_read_by_name_or_all(repos):
+    bert = read_mlperf(REPOS, benchmark="bert")
+    r = row(bert.table, "bert_only")
+    assert r["benchmark"] == "bert" and r["throughput_unit"] == "sequences/s"
+    # one run of the 10 BERT needs: kept, no score, the reason says why
+    assert r["n_runs"] == 1 and r["n_runs_required"] == 10 and np.isnan(r["time_to_train_min"])
+    assert r["score_reason"] == "only 1 of 10 required runs present"
+    every = read_mlperf(REPOS, benchmark="all")
+    assert set(every.table["benchmark"]) == {"resnet", "bert"} and every.benchmark == "all"
+    res = every.table[every.table["benchmark"] == "resnet"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(res, repos.table)  # ResNet rows are the same either way
 
 
 def test_empty_folder_warns(tmp_path):

@@ -32,7 +32,8 @@ from ..errors import DataError, UsageError
 from ..io import read_table, write_table
 from ..outputs import check_target, publish_file
 from .accelerators import resolve_accelerator
-from .perfmodel import DEFAULT_MODEL, CalibratedModel, Workload, evaluate, resnet50
+from .perfmodel import HOST_COPY_EFFICIENCY, CalibratedModel, Workload, evaluate, resnet50
+from .workloads import default_model, workload, workload_for_benchmark
 
 __all__ = [
     "CalibratedModel",
@@ -49,6 +50,10 @@ __all__ = [
     "BOTTLENECKS",
     "REPORT_BEGIN",
     "REPORT_END",
+    "WORKLOADS_BEGIN",
+    "WORKLOADS_END",
+    "workload_of",
+    "workloads_report",
 ]
 
 REQUIRED_PREDICT_COLUMNS = ("accelerator", "n_accelerators", "n_nodes", "accelerators_per_node")
@@ -72,6 +77,31 @@ GENERATION_FALLBACK = (
 #: The section of a Markdown file that ``calibrate --report`` rewrites (the rest is kept).
 REPORT_BEGIN = "<!-- gpurank calibrate --report: begin (generated; edits here are replaced) -->"
 REPORT_END = "<!-- gpurank calibrate --report: end -->"
+#: The section ``calibrate --benchmark all --report`` rewrites: the per-workload validation.
+WORKLOADS_BEGIN = ("<!-- gpurank calibrate --benchmark all --report: begin (generated; edits "
+                   "here are replaced) -->")
+WORKLOADS_END = "<!-- gpurank calibrate --benchmark all --report: end -->"
+
+
+def workload_of(table, given: Workload | None, model: CalibratedModel | None) -> Workload:
+    """The workload a table is of: ``given``, else the model's, else the one the table's
+    ``benchmark`` column names (it must name one), else ResNet-50."""
+    if given is not None:
+        if not isinstance(given, Workload):
+            raise UsageError(
+                f"workload: {type(given).__name__} is not allowed; pass a Workload or None")
+        return given
+    if model is not None and model.workload and workload_for_benchmark(model.workload):
+        return workload(model.workload)
+    if isinstance(table, pd.DataFrame) and "benchmark" in table.columns:
+        names = sorted({str(b) for b in table["benchmark"].dropna() if str(b).strip()})
+        if len(names) > 1:
+            raise DataError(
+                f"the table holds results of {len(names)} benchmarks ({', '.join(names)}); "
+                "the model describes one workload: choose one with --benchmark NAME")
+        if names:
+            return workload(names[0])
+    return resnet50()
 
 
 # --------------------------------------------------------------------------------------
@@ -320,23 +350,50 @@ def _configs(
         if "global_batch_size" in table.columns
         else np.full(n_rows, np.nan)
     )
+    # a replica of a model-parallel workload spans `shards` accelerators; b is its batch
+    shards = workload.shards(np.where(n > 0, n, 1.0))
     max_b = workload.max_local_batch(
-        np.nan_to_num(pd.to_numeric(A["mem_gb"], errors="coerce").to_numpy(float), nan=0.0)
+        np.nan_to_num(pd.to_numeric(A["mem_gb"], errors="coerce").to_numpy(float), nan=0.0),
+        shards=shards, n=np.where(n > 0, n, 1.0),
     )
+    no_room = (max_b < 1) & np.isfinite(pd.to_numeric(A["mem_gb"], errors="coerce").to_numpy(float))
     max_b = np.where(max_b > 0, max_b, 256.0)
-    b = _div(gb, np.where(n > 0, n, np.nan))
+    replicas = _div(np.where(n > 0, n, np.nan), shards)
+    b = _div(gb, replicas)
     b = np.where(b > 0, b, np.minimum(256.0, max_b))
-    gb = np.where(gb > 0, gb, b * np.where(n > 0, n, np.nan))
-    curve = workload.epochs(gb)
+    gb = np.where(gb > 0, gb, b * replicas)
     ep = (
         _to_float(table["epochs"])
         if ("epochs" in table.columns and use_table_epochs)
         else np.full(n_rows, np.nan)
     )
-    epochs = np.where(ep > 0, ep, curve)
+    if workload.samples_curve:
+        # samples to converge: measured where the table has them, else epochs x data set,
+        # else the reference convergence points
+        curve_s = workload.samples(gb)
+        meas = (
+            _to_float(table["samples_to_converge"])
+            if ("samples_to_converge" in table.columns and use_table_epochs)
+            else np.full(n_rows, np.nan)
+        )
+        if workload.dataset_size:
+            meas = np.where(meas > 0, meas, ep * float(workload.dataset_size))
+        samples = np.where(meas > 0, meas, curve_s)
+        ds = float(workload.dataset_size) if workload.dataset_size else math.nan
+        epochs = samples / ds
+        curve = curve_s / ds
+    else:
+        curve = workload.epochs(gb)
+        epochs = np.where(ep > 0, ep, curve)
+        samples = epochs * workload.dataset_size
 
     note = np.where(known & ~(n > 0), "n_accelerators missing or not > 0", note)
-    note = np.where(known & (n > 0) & (b > max_b), "batch per accelerator beyond memory", note)
+    # a measured batch beyond memory ran as micro-batches (gradient accumulation, common in
+    # MLPerf submissions on small accelerators); only a model state that leaves no room for
+    # one sample cannot run at all
+    note = np.where(known & (n > 0) & no_room, "model state leaves no memory for a sample",
+                    note)
+    micro = np.where(b > max_b, max_b, b)
     cfg = {
         "peak_tflops": peak,
         "compute_efficiency": eff,
@@ -350,6 +407,8 @@ def _configs(
         "cpu_cores_per_accelerator": cores,
         "cpu_decode_factor": cpu_factor,
         "dali": dali,
+        "host_GBps": pcie_bw * HOST_COPY_EFFICIENCY,
+        "micro_batch": micro,
     }
     price = (
         _to_float(table["price_per_accelerator_hour"])
@@ -363,6 +422,7 @@ def _configs(
         "basis": np.where(known, basis, ""),
         "tdp": pd.to_numeric(A["tdp_w"], errors="coerce").to_numpy(float),
         "epochs": epochs,
+        "samples": samples,
         "curve_epochs": curve,
         "global_batch": gb,
         "price": price,
@@ -375,12 +435,12 @@ def _outputs(cfg, extra, model, workload):
     out = evaluate(cfg, model, workload)
     n = cfg["n_accelerators"]
     thr = out["throughput"]
-    train_s = extra["epochs"] * workload.dataset_size / thr + model.overhead_s
+    train_s = extra["samples"] / thr + model.overhead_s
     util = out["utilization"]
     power = extra["tdp"] * (model.idle_power_frac + (1 - model.idle_power_frac) * util)
     return {
         "time_to_train_min": train_s / 60.0,
-        "throughput": thr,
+        "throughput": thr * workload.throughput_scale,
         "utilization": util,
         "cost_usd": n * extra["price"] * train_s / 3600.0,
         "energy_kwh": n * power * train_s / 3.6e6,
@@ -413,17 +473,29 @@ def predict(
     predictions). The table's own columns are kept unchanged beside the predictions.
 
     ``use_table_epochs=True`` uses the table's ``epochs`` where present (the measured epochs
-    to converge) and the workload's epochs-vs-batch curve elsewhere; ``False`` always uses
-    the curve (a prediction before training).
+    to converge; ``samples_to_converge`` for a workload counted in samples) and the
+    workload's convergence curve elsewhere; ``False`` always uses the curve (a prediction
+    before training). ``predicted_throughput`` is in the workload's ``throughput_unit``.
+
+    Without ``workload``, the model's workload is used, else the table's ``benchmark`` (one
+    benchmark per table), else ResNet-50; without ``model``, the workload's shipped model
+    (:func:`~gpurank.engine.sources.workloads.default_model`).
     """
     if not isinstance(table, pd.DataFrame):
         raise UsageError(f"table: {type(table).__name__} is not allowed; pass a pandas DataFrame")
-    model = DEFAULT_MODEL if model is None else model
-    if not isinstance(model, CalibratedModel):
+    if model is not None and not isinstance(model, CalibratedModel):
         raise UsageError(
             f"model: {type(model).__name__} is not allowed; pass a CalibratedModel or None"
         )
-    workload = resnet50() if workload is None else workload
+    if workload is None and model is None and "benchmark" in table.columns:
+        names = sorted({str(b) for b in table["benchmark"].dropna() if str(b).strip()})
+        if len(names) > 1:
+            return _predict_per_benchmark(table, names, use_table_epochs=use_table_epochs,
+                                          accelerator_table=accelerator_table,
+                                          interconnect_table=interconnect_table,
+                                          host_cpu_table=host_cpu_table)
+    workload = workload_of(table, workload, model)
+    model = default_model(workload.name) if model is None else model
     res = table.copy()
     if len(table) == 0:
         for c in PREDICTED + ("epochs",):
@@ -451,6 +523,29 @@ def predict(
     )
     res["prediction_basis"] = np.where(valid, extra["basis"], "")
     res["prediction_note"] = note
+    return res
+
+
+def _predict_per_benchmark(table, names, **kw) -> pd.DataFrame:
+    """Each benchmark's rows predicted with its workload and shipped model; rows of a
+    benchmark without a shipped workload (or none) keep NaN predictions and say why."""
+    bench = table["benchmark"].astype(str).str.strip().to_numpy()
+    parts = []
+    for name in names + [""]:
+        pos = np.flatnonzero(bench == name)
+        if not len(pos):
+            continue
+        rows = table.iloc[pos]
+        if name and workload_for_benchmark(name) is not None:
+            out = predict(rows, None, workload=workload(name), **kw)
+        else:
+            out = predict(rows.iloc[:0], None, workload=resnet50(), **kw)
+            out = pd.concat([out, rows], ignore_index=False).loc[rows.index]
+            out["prediction_basis"] = ""
+            out["prediction_note"] = (f"no workload for benchmark '{name}'" if name
+                                      else "row has no benchmark")
+        parts.append(out.assign(_pos=pos))
+    res = pd.concat(parts).sort_values("_pos", kind="stable").drop(columns="_pos")
     return res
 
 
@@ -592,7 +687,7 @@ def calibrate(
             f"{', '.join(REQUIRED_CALIBRATE_COLUMNS)}"
         )
     base = CalibratedModel() if base is None else base
-    workload = resnet50() if workload is None else workload
+    workload = workload_of(mlperf_table, workload, None)
     t = mlperf_table.reset_index(drop=True)
     if (train_rounds is not None or test_rounds is not None) and "round" not in t.columns:
         raise DataError(
@@ -657,7 +752,7 @@ def calibrate(
     # start each family at twice the fraction of peak its runs achieve overall (the compute
     # term is part of the step), so no family starts in the flat input-bound region
     thr_meas = _div(
-        sub_extra["epochs"] * workload.dataset_size,
+        sub_extra["samples"],
         np.maximum(ttt[tr] * 60.0 - base.overhead_s, 1.0),
     )
     b_tr = sub["local_batch"]
@@ -665,12 +760,20 @@ def calibrate(
         thr_meas * workload.flops_per_sample * (b_tr + base.batch_half),
         sub["n_accelerators"] * sub["peak_tflops"] * 1e12 * b_tr,
     )
+    # the workload's own estimate of its intensity starts the fit and widens its bounds
+    ai_est = (
+        workload.flops_per_sample / workload.bytes_per_sample
+        if workload.bytes_per_sample
+        else None
+    )
     eff0 = [float(np.clip(2.0 * np.nanmedian(achieved[fi == j]), 0.05, 0.95)) for j in range(k)]
     ai0 = (
-        base.arithmetic_intensity
+        (ai_est or base.arithmetic_intensity)
         if workload.arithmetic_intensity is None
         else workload.arithmetic_intensity
     )
+    ai_lo = min(5.0, ai_est / 10.0) if ai_est else 5.0
+    ai_hi = max(2000.0, ai_est * 10.0) if ai_est else 2000.0
     x0 = np.concatenate(
         [
             np.log(eff0),
@@ -688,14 +791,14 @@ def calibrate(
         [
             np.full(k, math.log(0.01)),
             [-4, -4, math.log(0.5), math.log(0.5), -6],
-            [math.log(5.0)] if fit_intensity else [],
+            [math.log(ai_lo)] if fit_intensity else [],
         ]
     )
     hi = np.concatenate(
         [
             np.full(k, 0.0),
             [6, 6, math.log(600), math.log(256), 6],
-            [math.log(2000.0)] if fit_intensity else [],
+            [math.log(ai_hi)] if fit_intensity else [],
         ]
     )
     sol = least_squares(
@@ -770,10 +873,12 @@ def cross_validate(
     ----------
     mlperf_table : DataFrame
         As for :func:`calibrate`.
-    by : {"round", "family"}
+    by : {"round", "family", "submitter"}
         ``"round"``: leave one round out (each round predicted by a model fitted on the
         others). ``"family"``: leave one accelerator family out (each family predicted by a
-        model that never saw it, so its compute efficiency is borrowed).
+        model that never saw it, so its compute efficiency is borrowed). ``"submitter"``:
+        leave one submitter out (for a workload of a single round, the nearest stand-in for
+        a new round: other teams' software on the same hardware).
 
     Returns
     -------
@@ -784,8 +889,11 @@ def cross_validate(
         ``predicted_time_to_train_min``, ``error_pct`` (signed: positive = predicted slower)
         and ``prediction_basis``.
     """
-    if by not in ("round", "family"):
-        raise UsageError(f"by={by!r} is not allowed; use 'round' or 'family'")
+    if by not in ("round", "family", "submitter"):
+        raise UsageError(f"by={by!r} is not allowed; use 'round', 'family' or 'submitter'")
+    if by == "submitter" and "submitter" not in mlperf_table.columns:
+        raise DataError("calibration table has no column 'submitter'; "
+                        "leave-one-submitter-out needs it")
     if not isinstance(mlperf_table, pd.DataFrame):
         raise UsageError(
             f"mlperf_table: {type(mlperf_table).__name__} is not allowed; pass a pandas DataFrame"
@@ -793,7 +901,7 @@ def cross_validate(
     if by == "round" and "round" not in mlperf_table.columns:
         raise DataError("calibration table has no column 'round'; leave-one-round-out needs it")
     base = CalibratedModel() if base is None else base
-    workload = resnet50() if workload is None else workload
+    workload = workload_of(mlperf_table, workload, None)
     kw = dict(
         accelerator_table=accelerator_table,
         interconnect_table=interconnect_table,
@@ -808,7 +916,8 @@ def cross_validate(
     usable, _ = _usable(t, cfg, extra, note, ttt)
     u = t[usable].reset_index(drop=True)
     fam = extra["family"][usable].astype(str)
-    key = u["round"].astype(str).to_numpy() if by == "round" else fam
+    key = (u["round"].astype(str).to_numpy() if by == "round"
+           else u["submitter"].astype(str).to_numpy() if by == "submitter" else fam)
     parts = []
     for value in sorted(set(key)):
         held = key == value
@@ -936,6 +1045,73 @@ def validation_report(mlperf_table, *, model: CalibratedModel | None = None, **k
     return "\n".join(lines) + "\n"
 
 
+def workloads_report(mlperf_table, *, models: dict | None = None, **kw) -> str:
+    """The Markdown section ``calibrate --benchmark all --report`` writes: per workload, the
+    rows fitted, the in-sample error, the leave-one-round-out error (leave-one-submitter-out
+    for a workload of one round) and leave-one-family-out error, with a per-family table.
+
+    ``models`` maps workload names to fits on all of its rows (fitted here when missing);
+    ``kw`` go to :func:`cross_validate` (the catalog tables).
+    """
+    models = dict(models or {})
+    summary, details = [], []
+    for bench in _benchmarks_of(mlperf_table):
+        if workload_for_benchmark(bench) is None:
+            continue
+        wl = workload(bench)
+        rows = _rows_of(mlperf_table, bench)
+        model = models.get(wl.name) or calibrate(rows, workload=wl, **kw)
+        f = model.fit
+        ins = [r for r in f.get("train_errors", []) if r["group"] == "ALL"]
+        rounds = sorted(set(rows["round"].astype(str)))
+        cv_by = "round"
+        try:
+            cv = cross_validate(rows, by="round", workload=wl, **kw)
+        except DataError:
+            cv_by = "submitter"
+            cv = cross_validate(rows, by="submitter", workload=wl, **kw)
+        try:
+            lofo = cross_validate(rows, by="family", workload=wl, **kw)
+            lofo_med = float(lofo["error_pct"].abs().median())
+        except DataError:
+            lofo_med = math.nan
+        ape = cv["error_pct"].abs()
+        worst = cv.loc[ape.idxmax()]
+        label = "round" if cv_by == "round" else "submitter (one round)"
+        summary.append(
+            f"| {wl.name} | {bench} | {wl.throughput_unit} | {', '.join(rounds)} | "
+            f"{f.get('n_train', 0)} | {ins[0]['median_ape']:.1f} | {label} | {len(cv)} | "
+            f"{ape.median():.1f} | {ape.quantile(0.9):.1f} | "
+            f"{worst['round']} {worst['system'] or worst['accelerator']} "
+            f"(n={int(worst['n_accelerators'])}) {worst['error_pct']:+.1f} | "
+            f"{'n/a' if math.isnan(lofo_med) else f'{lofo_med:.1f}'} |"
+        )
+        effs = ", ".join(f"{k} {v:.2f}" for k, v in model.compute_efficiency_by_family.items())
+        details += [
+            f"**{wl.name}** (`{bench}`; {wl.throughput_unit}). Compute efficiency per family: "
+            f"{effs}; arithmetic intensity {model.arithmetic_intensity:.0f} FLOP/B; overhead "
+            f"{model.overhead_s:.0f} s; batch knee {model.batch_half:.1f}."
+            + (f" On a bound: {', '.join(f['at_bound'])}." if f.get("at_bound") else "")
+            + f" Leave-one-{cv_by}-out per family:",
+            "",
+            *_md_cv(cv_summary(cv)),
+            "",
+        ]
+    lines = [
+        WORKLOADS_BEGIN,
+        "",
+        "| workload | benchmark | throughput | rounds | rows fitted | in-sample median % | "
+        "held out by | n | median % | p90 % | worst row, its error % | leave-one-family-out "
+        "median % |",
+        "|:--|:--|:--|:--|--:|--:|:--|--:|--:|--:|:--|--:|",
+        *summary,
+        "",
+        *details,
+        WORKLOADS_END,
+    ]
+    return "\n".join(lines) + "\n"
+
+
 # --------------------------------------------------------------------------------------
 # CLI helpers
 # --------------------------------------------------------------------------------------
@@ -948,7 +1124,8 @@ def _write_table(df: pd.DataFrame, path, *, overwrite=False) -> Path:
     return write_table(df, p, metadata={"predicted": True}, overwrite=overwrite, name="--output")
 
 
-def _report_target(path) -> tuple[Path, str, str]:
+def _report_target(path, begin: str = REPORT_BEGIN, end: str = REPORT_END
+                   ) -> tuple[Path, str, str]:
     """The report file and the text before and after its generated section (checked up
     front, before any fit runs)."""
     p = Path(path)
@@ -963,45 +1140,103 @@ def _report_target(path) -> tuple[Path, str, str]:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"--report '{path}' cannot be read as UTF-8 text: {exc}") from None
-    a, b = text.find(REPORT_BEGIN), text.find(REPORT_END)
+    a, b = text.find(begin), text.find(end)
     if a < 0 or b < a:
         raise UsageError(
-            f"--report '{path}' has no generated section; add the two lines '{REPORT_BEGIN}' and "
-            f"'{REPORT_END}' where the report goes, or name a new .md file"
+            f"--report '{path}' has no generated section; add the two lines '{begin}' and "
+            f"'{end}' where the report goes, or name a new .md file"
         )
-    after = text[b + len(REPORT_END) :]
+    after = text[b + len(end) :]
     return p, text[:a], after[1:] if after.startswith("\n") else after
 
 
+def _write_report(rep, section: str) -> None:
+    text = rep[1] + section + rep[2]
+    # the section is ours and everything around it is kept: replacing the file is safe
+    with publish_file(rep[0], name="--report", overwrite=True) as pub:
+        pub.path.write_text(text, encoding="utf-8")
+
+
+def _benchmarks_of(table: pd.DataFrame) -> list[str]:
+    if "benchmark" not in table.columns:
+        raise DataError("the table has no column 'benchmark'; --benchmark needs a table "
+                        "gpurank mlperf wrote")
+    return sorted({str(b) for b in table["benchmark"].dropna() if str(b).strip()})
+
+
+def _rows_of(table: pd.DataFrame, benchmark: str) -> pd.DataFrame:
+    names = _benchmarks_of(table)
+    if benchmark not in names:
+        raise DataError(f"benchmark {benchmark!r} matches no row; the table has: "
+                        f"{', '.join(names) or 'none'}")
+    return table[table["benchmark"].astype(str) == benchmark].reset_index(drop=True)
+
+
 def run_calibrate_cli(
-    table_path, output, *, train_rounds=None, test_rounds=None, overwrite=False, report=None
-) -> CalibratedModel:
-    """CLI entry: ``gpurank calibrate MLPERF_TABLE -o model.json [--report doc.md]``.
+    table_path, output, *, train_rounds=None, test_rounds=None, overwrite=False, report=None,
+    benchmark=None,
+):
+    """CLI entry: ``gpurank calibrate MLPERF_TABLE -o model.json [--benchmark NAME|all]
+    [--report doc.md]``.
+
+    ``benchmark`` picks the rows of one benchmark (a table of several needs it) and fits that
+    benchmark's workload; ``"all"`` fits every benchmark that has a shipped workload, writes
+    ``<workload>.json`` into the folder ``output`` and returns ``{workload: model}``.
 
     ``report`` names a Markdown file that receives :func:`validation_report` (the
-    cross-validation tables). A new file is created; an existing one must hold the two
-    marker lines (``REPORT_BEGIN``, ``REPORT_END``) and only the text between them is
-    replaced, the rest of the file is kept byte for byte.
+    cross-validation tables; with ``"all"``, :func:`workloads_report`, between the
+    ``WORKLOADS_BEGIN`` / ``WORKLOADS_END`` lines). A new file is created; an existing one must
+    hold the two marker lines and only the text between them is replaced, the rest of the
+    file is kept byte for byte.
     """
+    if benchmark == "all":
+        out = Path(output)
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"--output '{output}' must be a folder with --benchmark all")
+        if not out.parent.exists():
+            raise UsageError(f"--output folder '{out.parent}' does not exist")
+        rep = _report_target(report, WORKLOADS_BEGIN, WORKLOADS_END) if report else None
+        table = read_table(table_path)
+        models = {}
+        for bench in _benchmarks_of(table):
+            if workload_for_benchmark(bench) is None:
+                continue
+            rows = _rows_of(table, bench)
+            models[workload(bench).name] = (bench, calibrate(rows, workload=workload(bench)))
+        if not models:
+            raise DataError("no benchmark of the table has a shipped workload "
+                            "(engine/data/workloads.csv)")
+        if rep is not None:
+            _write_report(rep, workloads_report(table, models={w: m for w, (_b, m) in
+                                                               models.items()}))
+        out.mkdir(exist_ok=True)
+        for wname, (_bench, model) in models.items():
+            model.to_json(out / f"{wname}.json", overwrite=overwrite)
+        return {w: m for w, (_b, m) in models.items()}
     check_target(output, name="--output", overwrite=overwrite)
     rep = _report_target(report) if report is not None else None
     table = read_table(table_path)
+    if benchmark is not None:
+        table = _rows_of(table, benchmark)
     model = calibrate(table, train_rounds=train_rounds, test_rounds=test_rounds)
     if rep is not None:
-        text = rep[1] + validation_report(table, model=model) + rep[2]
-        # the section is ours and everything around it is kept: replacing the file is safe
-        with publish_file(rep[0], name="--report", overwrite=True) as pub:
-            pub.path.write_text(text, encoding="utf-8")
+        _write_report(rep, validation_report(table, model=model))
     model.to_json(output, overwrite=overwrite)
     return model
 
 
 def run_predict_cli(
-    table_path, model_path, output, *, use_table_epochs=True, overwrite=False
+    table_path, model_path, output, *, use_table_epochs=True, overwrite=False, benchmark=None
 ) -> pd.DataFrame:
-    """CLI entry: ``gpurank predict TABLE --model model.json -o predicted.parquet``."""
+    """CLI entry: ``gpurank predict TABLE [--model model.json] [--benchmark NAME] -o out``.
+
+    Without ``--model`` every benchmark of the table is predicted with its workload's shipped
+    model (:func:`predict`); ``benchmark`` keeps the rows of one benchmark first."""
     check_target(output, name="--output", overwrite=overwrite)
     model = CalibratedModel.from_json(model_path) if model_path is not None else None
-    res = predict(read_table(table_path), model, use_table_epochs=use_table_epochs)
+    table = read_table(table_path)
+    if benchmark is not None:
+        table = _rows_of(table, benchmark)
+    res = predict(table, model, use_table_epochs=use_table_epochs)
     _write_table(res, output, overwrite=overwrite)
     return res

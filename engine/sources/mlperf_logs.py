@@ -41,8 +41,8 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 from .regular_files import UnreadableFile, read_regular
 
-__all__ = ["RunLog", "parse_result_log", "parse_result_text", "IMAGENET_TRAIN_SAMPLES",
-           "MAX_LOG_BYTES"]
+__all__ = ["RunLog", "Evaluation", "parse_result_log", "parse_result_text",
+           "IMAGENET_TRAIN_SAMPLES", "MAX_LOG_BYTES"]
 
 IMAGENET_TRAIN_SAMPLES = 1_281_167
 DEFAULT_TARGET = {"mlp05": 0.749}  # v0.5 ResNet target; later rounds 0.759
@@ -65,6 +65,7 @@ _KEYS = frozenset(
         "eval_stop",
         "submission_benchmark",
         "preproc_num_train_examples",
+        "max_sequence_length",
     }
 )
 
@@ -99,6 +100,16 @@ class RunLog:
     train_rate: float | None = None  # steady-state samples/s (median per-epoch or per-block)
     train_rate_source: str = ""
     problems: list[str] = field(default_factory=list)  # file-level defects -> warnings
+    #: the logged ``submission_benchmark`` ("" when the log names none)
+    benchmark: str = ""
+    #: every ``eval_accuracy`` before ``run_stop`` (file order): :class:`Evaluation` records
+    evals: list = field(default_factory=list)
+    #: logged ``max_sequence_length`` (tokens per sample), None when not logged
+    max_sequence_length: int | None = None
+    #: milliseconds between ``eval_start`` and ``eval_stop`` inside run_start..run_stop, and
+    #: whether any such interval was logged
+    eval_ms: float = 0.0
+    has_eval_intervals: bool = False
 
     @property
     def minutes(self) -> float | None:
@@ -119,6 +130,25 @@ class RunLog:
             return None
         samples = self.samples_per_epoch or default_samples
         return self.epochs * samples / (m * 60.0)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One ``eval_accuracy`` line: its value (a number, or a dict such as Mask R-CNN's
+    ``{"BBOX": .., "SEGM": ..}``) and the step keys of its metadata (None when absent)."""
+
+    value: object
+    epoch_num: float | None = None
+    samples_count: float | None = None
+    step_num: float | None = None
+    metric: str = ""
+
+
+def _meta_number(meta: dict, key: str) -> float | None:
+    v = meta.get(key)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return float(v) if math.isfinite(v) else None
 
 
 def _event(events, key, t, value=None, meta=None):
@@ -309,6 +339,15 @@ def _summarize(run: RunLog, events) -> None:
     last_acc = None
     last_epoch = None
     for key, _t, value, meta in events[:end]:
+        if key == "submission_benchmark" and not run.benchmark and isinstance(value, str):
+            run.benchmark = value.strip()
+        elif key == "max_sequence_length" and run.max_sequence_length is None:
+            run.max_sequence_length = _as_int(value)
+        if key == "eval_accuracy" and fmt in ("mllog", "mll"):
+            metric = meta.get("metric")
+            run.evals.append(Evaluation(
+                value, _meta_number(meta, "epoch_num"), _meta_number(meta, "samples_count"),
+                _meta_number(meta, "step_num"), metric if isinstance(metric, str) else ""))
         if key == "global_batch_size" and gbs is None:
             gbs = _as_int(value)
         elif key == "train_samples" and samples is None:
@@ -358,6 +397,21 @@ def _summarize(run: RunLog, events) -> None:
             run.valid = True
         else:
             run.invalid_reason = f"final eval_accuracy {last_acc} below target {tgt}"
+
+    # evaluation time inside the timed region (run_start..run_stop), for the training rate
+    # of benchmarks that do not time whole epochs
+    if run.start_ms is not None and run.stop_ms is not None:
+        open_t = None
+        for key, t, _v, _meta in events[:end]:
+            if key == "eval_start":
+                # an evaluation started while one is open (asynchronous evaluation) is not
+                # timed on its own: the open one runs to the next eval_stop
+                open_t = t if open_t is None else open_t
+            elif key == "eval_stop" and open_t is not None:
+                if open_t >= run.start_ms and t <= run.stop_ms and t >= open_t:
+                    run.eval_ms += t - open_t
+                    run.has_eval_intervals = True
+                open_t = None
 
     # steady-state training throughput (excludes evaluation)
     spe = samples or IMAGENET_TRAIN_SAMPLES

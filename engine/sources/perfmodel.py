@@ -28,6 +28,7 @@ __all__ = [
     "IMAGENET_TRAIN_SAMPLES",
     "MODEL_VERSION",
     "MEM_EFFICIENCY",
+    "HOST_COPY_EFFICIENCY",
 ]
 
 #: ImageNet-1k training images (MLPerf ``train_samples``; summary.csv README).
@@ -38,7 +39,9 @@ IMAGENET_TRAIN_SAMPLES = 1_281_167
 class Workload:
     """What one training job costs, independent of the hardware.
 
-    Describe another workload by these numbers (see docs/simulator.md, "Other workloads").
+    The shipped workloads (one per MLPerf Training benchmark, every number with its source)
+    are in ``engine/data/workloads.csv``; :func:`gpurank.engine.sources.workloads.workload`
+    builds them. Describe another workload by these numbers (docs/simulator.md, "Workloads").
 
     Attributes
     ----------
@@ -46,15 +49,18 @@ class Workload:
     flops_per_sample : float
         Training FLOPs per sample (forward + backward, 1 multiply-add = 2 FLOPs).
     params : float
-        Trainable parameters (sets the all-reduce volume and the per-step weight traffic).
-    dataset_size : int
-        Samples per epoch.
+        Parameters whose state the accelerators hold (weights, and for trained ones gradients
+        and optimizer state: ``state_bytes_per_param``); the memory term reads it once a step.
+    dataset_size : int or None
+        Samples per epoch. None only with a ``samples_curve`` (a workload without epochs,
+        e.g. GPT-3 trained from a checkpoint): ``epochs`` are then NaN.
     epochs_curve : tuple of (global_batch, epochs) pairs
         Epochs to reach the quality target vs global batch size; interpolated linearly in
         log2(batch), flat below the first point, extended with the last segment's slope above
-        the last point.
+        the last point. May be empty when ``samples_curve`` is given.
     activation_gb_per_sample : float
-        Accelerator memory per sample of per-accelerator batch (activations, mixed precision).
+        Accelerator memory per sample of batch (activations, mixed precision), shared by the
+        ``model_parallel`` accelerators of one replica.
     state_bytes_per_param : float
         Weights, gradients and optimizer state per parameter (fp32 master + momentum + bf16).
         The memory term reads and writes them once per step.
@@ -68,87 +74,210 @@ class Workload:
         default) uses the value ``calibrate`` fitted (``CalibratedModel.arithmetic_intensity``);
         a number (e.g. measured with a profiler's DRAM byte counters) overrides it and is
         then held fixed by ``calibrate``.
+    benchmark : str
+        The MLPerf benchmark name(s) it stands for (``;``-joined), "" when none.
+    throughput_unit : str
+        Unit of the ``throughput`` columns: ``images/s``, ``sequences/s``, ``tokens/s``,
+        ``samples/s``. ``tokens/s`` counts ``tokens_per_sample`` tokens per sample.
+    tokens_per_sample : int or None
+    samples_curve : tuple of (global_batch, samples) pairs
+        Samples to reach the quality target vs global batch (the MLPerf reference convergence
+        points); takes precedence over ``epochs_curve``; interpolated the same way.
+    allreduce_params : float or None
+        Parameters whose gradients are all-reduced each step (None: all ``params``; LoRA: the
+        adapters; DLRM: the dense layers, its embeddings being model parallel).
+    model_parallel : int
+        Accelerators that share one copy of the model state (tensor x pipeline parallel, or
+        sharded embeddings); one replica uses ``min(n, model_parallel)`` of them. 1 = data
+        parallel.
+    bytes_per_sample : float or None
+        Estimated accelerator-memory traffic per sample; sets the starting (and, for a model
+        calibrated on another workload, the used) arithmetic intensity
+        ``flops_per_sample / bytes_per_sample``.
+    input_bytes_per_sample : float
+        Bytes copied from the host to the accelerator per sample (the input term's transfer).
+    sparse_params : float
+        Parameters among ``params`` that a step touches only through per-sample lookups
+        (embedding tables): they take memory but are not read whole each step (their
+        traffic is in ``bytes_per_sample``).
+    local_batches : tuple of int
+        Samples per replica the simulator draws from; ``max_global_batch`` caps the global
+        batch (None: no cap beyond the reference convergence table).
+    sources : tuple of (field, source) pairs
     """
 
     name: str
     flops_per_sample: float
     params: float
-    dataset_size: int
+    dataset_size: int | None
     epochs_curve: tuple
     activation_gb_per_sample: float = 0.05
     state_bytes_per_param: float = 16.0
     grad_bytes_per_param: float = 2.0
     decode_cost: float = 1.0
     arithmetic_intensity: float | None = None
+    benchmark: str = ""
+    throughput_unit: str = "samples/s"
+    tokens_per_sample: int | None = None
+    samples_curve: tuple = ()
+    allreduce_params: float | None = None
+    model_parallel: int = 1
+    bytes_per_sample: float | None = None
+    input_bytes_per_sample: float = 0.0
+    sparse_params: float = 0.0
+    local_batches: tuple = (32, 64, 128, 256)
+    max_global_batch: int | None = 65536
+    sources: tuple = ()
 
     def __post_init__(self):
-        for name in ("flops_per_sample", "params", "dataset_size", "activation_gb_per_sample"):
+        for name in ("flops_per_sample", "params", "activation_gb_per_sample"):
             v = getattr(self, name)
-            if not (
-                isinstance(v, (int, float))
-                and not isinstance(v, bool)
-                and math.isfinite(v)
-                and v > 0
-            ):
+            if not _positive(v):
                 raise UsageError(f"Workload.{name}={v!r} is not allowed; it must be a number > 0")
-        for name in ("state_bytes_per_param", "grad_bytes_per_param", "decode_cost"):
+        for name in ("state_bytes_per_param", "grad_bytes_per_param", "decode_cost",
+                     "input_bytes_per_sample", "sparse_params"):
             v = getattr(self, name)
-            if not (
-                isinstance(v, (int, float))
-                and not isinstance(v, bool)
-                and math.isfinite(v)
-                and v >= 0
-            ):
+            if not (_number(v) and v >= 0):
                 raise UsageError(f"Workload.{name}={v!r} is not allowed; it must be a number >= 0")
+        for name in ("allreduce_params", "bytes_per_sample"):
+            v = getattr(self, name)
+            if v is not None and not _positive(v):
+                raise UsageError(
+                    f"Workload.{name}={v!r} is not allowed; it must be a number > 0 or None")
+        if self.sparse_params > self.params:
+            raise UsageError(
+                f"Workload.sparse_params={self.sparse_params!r} is not allowed; it must be at "
+                f"most params={self.params!r}")
+        mp = self.model_parallel
+        if isinstance(mp, bool) or not isinstance(mp, int) or mp < 1:
+            raise UsageError(
+                f"Workload.model_parallel={mp!r} is not allowed; it must be an integer >= 1")
         ai = self.arithmetic_intensity
-        if ai is not None and not (
-            isinstance(ai, (int, float))
-            and not isinstance(ai, bool)
-            and math.isfinite(ai)
-            and ai > 0
-        ):
+        if ai is not None and not _positive(ai):
             raise UsageError(
                 f"Workload.arithmetic_intensity={ai!r} is not allowed; it must be "
                 "a number > 0 (FLOPs per byte) or None (use the calibrated value)"
             )
-        try:
-            pts = tuple((float(b), float(e)) for b, e in self.epochs_curve)
-        except (TypeError, ValueError):
-            pts = ()
-        if not pts or any(not (b > 0 and e > 0) or not math.isfinite(b + e) for b, e in pts):
+        samples = self._pairs("samples_curve", allow_empty=True)
+        epochs = self._pairs("epochs_curve", allow_empty=bool(samples))
+        object.__setattr__(self, "samples_curve", samples)
+        object.__setattr__(self, "epochs_curve", epochs)
+        ds = self.dataset_size
+        if not (ds is None and samples) and not _positive(ds):
             raise UsageError(
-                f"Workload.epochs_curve={self.epochs_curve!r} is not allowed; it must be a "
-                "non-empty sequence of (global_batch > 0, epochs > 0) pairs"
-            )
-        object.__setattr__(self, "epochs_curve", tuple(sorted(pts)))
+                f"Workload.dataset_size={ds!r} is not allowed; it must be a number > 0 (None "
+                "only with a samples_curve)")
+        tps = self.tokens_per_sample
+        if self.throughput_unit == "tokens/s" and not _positive(tps):
+            raise UsageError(
+                f"Workload.tokens_per_sample={tps!r} is not allowed with throughput_unit "
+                "'tokens/s'; it must be a number > 0")
+        lb = self.local_batches
+        if not lb or any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in lb):
+            raise UsageError(
+                f"Workload.local_batches={lb!r} is not allowed; it must be integers >= 1")
+        object.__setattr__(self, "local_batches", tuple(lb))
+        mg = self.max_global_batch
+        if mg is not None and (isinstance(mg, bool) or not isinstance(mg, int) or mg < 1):
+            raise UsageError(
+                f"Workload.max_global_batch={mg!r} is not allowed; it must be an integer >= 1 "
+                "or None")
 
-    def max_local_batch(self, mem_gb, xp=np):
-        """Largest per-accelerator batch that fits: 90% of memory minus model state."""
-        state_gb = self.params * self.state_bytes_per_param / 1e9
+    def _pairs(self, name: str, *, allow_empty: bool) -> tuple:
+        raw = getattr(self, name)
+        try:
+            pts = tuple((float(b), float(e)) for b, e in raw)
+        except (TypeError, ValueError):
+            pts = None
+        if pts is None or (not pts and not allow_empty) or any(
+                not (b > 0 and e > 0) or not math.isfinite(b + e) for b, e in pts):
+            what = "samples" if name == "samples_curve" else "epochs"
+            raise UsageError(
+                f"Workload.{name}={raw!r} is not allowed; it must be a "
+                f"{'' if allow_empty else 'non-empty '}sequence of (global_batch > 0, "
+                f"{what} > 0) pairs"
+            )
+        return tuple(sorted(pts))
+
+    @property
+    def throughput_scale(self) -> float:
+        """Units of ``throughput_unit`` per sample (tokens per sample for ``tokens/s``)."""
+        return float(self.tokens_per_sample) if self.throughput_unit == "tokens/s" else 1.0
+
+    @property
+    def dense_params(self) -> float:
+        """Parameters whose state every step reads and writes whole."""
+        return float(self.params - self.sparse_params) if self.sparse_params else self.params
+
+    @property
+    def synced_params(self) -> float:
+        """Parameters whose gradients the all-reduce exchanges."""
+        return float(self.params if self.allreduce_params is None else self.allreduce_params)
+
+    def shards(self, n, xp=np):
+        """Accelerators sharing one copy of the model state: ``min(n, model_parallel)``."""
+        if self.model_parallel == 1:
+            return 1.0
+        return xp.minimum(xp.maximum(xp.asarray(n, dtype=np.float64), 1.0),
+                          float(self.model_parallel))
+
+    def max_local_batch(self, mem_gb, xp=np, shards=1.0, n=None):
+        """Largest batch per replica that fits: 90% of memory minus the accelerator's share of
+        the model state, over its share of a sample's activations.
+
+        A model-parallel workload's state is sharded over all ``n`` accelerators (distributed
+        optimizer / fully sharded state, as the MLPerf LLM submissions run); a data-parallel
+        one holds it whole on each accelerator."""
+        state_shards = shards if (self.model_parallel == 1 or n is None) else n
+        state_gb = self.params * self.state_bytes_per_param / 1e9 / state_shards
         usable = xp.asarray(mem_gb, dtype=np.float64) * 0.9 - state_gb - 1.0  # 1 GB runtime
-        return xp.floor(xp.maximum(usable, 0.0) / self.activation_gb_per_sample)
+        return xp.floor(xp.maximum(usable, 0.0) / (self.activation_gb_per_sample / shards))
 
     def epochs(self, global_batch, xp=np):
-        """Epochs to converge for each global batch (see ``epochs_curve``)."""
+        """Epochs to converge for each global batch (see ``epochs_curve``; from
+        ``samples_curve`` / ``dataset_size`` when the workload has one, NaN without a data-set
+        size)."""
+        if self.samples_curve:
+            if self.dataset_size is None:
+                return xp.full(np.shape(global_batch), np.nan)
+            return self.samples(global_batch, xp=xp) / float(self.dataset_size)
+        return self._curve(self.epochs_curve, global_batch, xp)
+
+    def samples(self, global_batch, xp=np):
+        """Samples to converge for each global batch (``samples_curve``, else epochs x
+        ``dataset_size``)."""
+        if self.samples_curve:
+            return self._curve(self.samples_curve, global_batch, xp)
+        return self._curve(self.epochs_curve, global_batch, xp) * float(self.dataset_size)
+
+    def _curve(self, pts, global_batch, xp):
         gb = np.asarray(global_batch, dtype=np.float64)
         uniq, inv = np.unique(gb, return_inverse=True)
-        vals = np.array([self._epochs_scalar(float(b)) for b in uniq], dtype=np.float64)
+        vals = np.array([_interp(pts, float(b)) for b in uniq], dtype=np.float64)
         return xp.asarray(vals[inv].reshape(gb.shape))
 
     def _epochs_scalar(self, b: float) -> float:
-        pts = self.epochs_curve
-        if not math.isfinite(b) or b <= 0:
-            return math.nan
-        if len(pts) == 1 or b <= pts[0][0]:
-            return pts[0][1]
-        xs = [math.log2(p[0]) for p in pts]
-        x = math.log2(b)
-        for i in range(1, len(pts)):
-            if x <= xs[i]:
-                t = (x - xs[i - 1]) / (xs[i] - xs[i - 1])
-                return pts[i - 1][1] + t * (pts[i][1] - pts[i - 1][1])
-        slope = (pts[-1][1] - pts[-2][1]) / (xs[-1] - xs[-2])
-        return pts[-1][1] + slope * (x - xs[-1])
+        return _interp(self.epochs_curve, b)
+
+
+def _positive(v) -> bool:
+    return _number(v) and v > 0
+
+
+def _interp(pts, b: float) -> float:
+    """Linear in log2(batch), flat below the first point, the last slope above the last."""
+    if not math.isfinite(b) or b <= 0:
+        return math.nan
+    if len(pts) == 1 or b <= pts[0][0]:
+        return pts[0][1]
+    xs = [math.log2(p[0]) for p in pts]
+    x = math.log2(b)
+    for i in range(1, len(pts)):
+        if x <= xs[i]:
+            t = (x - xs[i - 1]) / (xs[i] - xs[i - 1])
+            return pts[i - 1][1] + t * (pts[i][1] - pts[i - 1][1])
+    slope = (pts[-1][1] - pts[-2][1]) / (xs[-1] - xs[-2])
+    return pts[-1][1] + slope * (x - xs[-1])
 
 
 def resnet50(epochs_table=None) -> Workload:
@@ -170,9 +299,19 @@ def resnet50(epochs_table=None) -> Workload:
         dataset_size=IMAGENET_TRAIN_SAMPLES,
         epochs_curve=pts,
         activation_gb_per_sample=0.05,
+        benchmark="resnet",
+        throughput_unit="images/s",
+        # ILSVRC2012's training set: 138 GB of JPEGs for 1,281,167 images
+        input_bytes_per_sample=110e3,
     )
 
 
+#: Achieved fraction of a host link's nominal bandwidth in host-to-device copies (PCIe DMA
+#: reaches about 80% of the link rate after protocol overhead; estimate).
+HOST_COPY_EFFICIENCY = 0.8
+#: Host-to-accelerator bandwidth per accelerator (GB/s per direction) when a configuration
+#: does not give one: PCIe 4.0 x16, 32 GB/s nominal, at ``HOST_COPY_EFFICIENCY``.
+DEFAULT_HOST_GBPS = 32.0 * HOST_COPY_EFFICIENCY
 #: Version of the model file format; version 1 was the compute-only model.
 MODEL_VERSION = 2
 #: Model files larger than this are refused before they are read (a model is a few KB).
@@ -311,9 +450,15 @@ class CalibratedModel:
         return float(self.compute_efficiency_default), "assumed"
 
     def intensity_for(self, workload: "Workload") -> float:
-        """FLOPs per byte of memory traffic: the workload's own value, else the fitted one."""
+        """FLOPs per byte of memory traffic: the workload's own value, else the one fitted on
+        this workload; a model fitted on another workload uses the workload's estimate
+        (``flops_per_sample / bytes_per_sample``) when it has one."""
         ai = workload.arithmetic_intensity
-        return float(self.arithmetic_intensity if ai is None else ai)
+        if ai is not None:
+            return float(ai)
+        if self.workload != workload.name and workload.bytes_per_sample:
+            return float(workload.flops_per_sample / workload.bytes_per_sample)
+        return float(self.arithmetic_intensity)
 
     # --- JSON -------------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -419,9 +564,13 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
 
     ``cfg`` keys (arrays broadcastable to one length):
       peak_tflops, compute_efficiency, mem_bw_tbps, n_accelerators, accelerators_per_node,
-      n_nodes, local_batch, intra_GBps (per accelerator, per direction), inter_GBps (per node,
-      per direction, protocol efficiency already applied), cpu_cores_per_accelerator (nan =
-      no limit), cpu_decode_factor, dali (bool)
+      n_nodes, local_batch (per replica: per accelerator for a data-parallel workload),
+      intra_GBps (per accelerator, per direction), inter_GBps (per node, per direction,
+      protocol efficiency already applied), cpu_cores_per_accelerator (nan = no limit),
+      cpu_decode_factor, dali (bool); optional host_GBps (host-to-accelerator link per
+      accelerator, ``DEFAULT_HOST_GBPS`` when absent) and micro_batch (the batch one pass
+      runs when the replica's batch is accumulated over several; ``local_batch`` when
+      absent)
 
     Returns a dict of arrays: t_compute, t_memory, t_device, t_comm, t_input, t_step,
     throughput (samples/s, all accelerators), utilization (device busy time / step time),
@@ -471,13 +620,22 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
 
     peak, eff_c, bw, n, g, m, b = (safe(x) for x in (peak, eff_c, bw, n, g, m, b))
     F = workload.flops_per_sample
+    # b is the batch of one replica; a replica of a model-parallel workload spans ``shards``
+    # accelerators, each doing 1/shards of its work and holding 1/shards of its state
+    shards = workload.shards(n, xp)
+    b_acc = b / shards
 
-    # compute: the batch at a fraction b / (b + batch_half) of the achieved tensor rate
-    t_compute = b * F / (peak * eff_c) * ((b + model.batch_half) / b)
+    # compute: the batch at a fraction b / (b + batch_half) of the achieved tensor rate; a
+    # batch beyond memory runs as micro-batches (gradient accumulation), whose size sets it
+    bm = xp.broadcast_to(xp.asarray(cfg["micro_batch"], dtype=f64), shape) if (
+        "micro_batch" in cfg) else b
+    bm = xp.where(ok & (bm > 0), bm, b) if "micro_batch" in cfg else b
+    t_compute = b_acc * F / (peak * eff_c) * ((bm + model.batch_half) / bm)
     # memory: activations per sample (F / intensity bytes) plus one pass over the weights,
     # gradients and optimizer state per step, at the achieved memory bandwidth
     intensity = model.intensity_for(workload)
-    t_memory = (b * (F / intensity) + workload.params * workload.state_bytes_per_param) / bw
+    t_memory = (b_acc * (F / intensity)
+                + workload.dense_params * workload.state_bytes_per_param / shards) / bw
     # roofline: the longer term plus the part of the shorter one that does not overlap it
     longer = xp.maximum(t_compute, t_memory)
     shorter = xp.minimum(t_compute, t_memory)
@@ -486,7 +644,7 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
     )
 
     # gradient all-reduce
-    s = workload.params * workload.grad_bytes_per_param  # bytes per accelerator
+    s = workload.synced_params * workload.grad_bytes_per_param / shards  # per accelerator
     ce = model.comm_efficiency
     intra = xp.broadcast_to(xp.asarray(cfg["intra_GBps"], dtype=f64), shape) * 1e9 * ce
     inter = xp.broadcast_to(xp.asarray(cfg["inter_GBps"], dtype=f64), shape) * 1e9 * ce
@@ -528,9 +686,17 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
         t_input = xp.where(limited, b / in_rate_s, 0.0)
     else:
         t_input = xp.zeros(shape, dtype=f64)
+    if workload.input_bytes_per_sample > 0:
+        # the accelerator's share of the batch crosses its host link (PCIe, NVLink-C2C)
+        host = xp.broadcast_to(
+            xp.asarray(cfg.get("host_GBps", DEFAULT_HOST_GBPS), dtype=f64), shape) * 1e9
+        host_ok = host > 0
+        t_copy = xp.where(host_ok, b_acc * workload.input_bytes_per_sample
+                          / xp.where(host_ok, host, 1.0), 0.0)
+        t_input = xp.maximum(t_input, t_copy)
 
     t_step = xp.maximum(t_gpu, t_input)
-    throughput = n * b / t_step
+    throughput = n * b_acc / t_step
     utilization = t_device / t_step
     bottleneck = xp.where(
         t_input > t_gpu,

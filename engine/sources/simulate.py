@@ -36,7 +36,9 @@ from .. import catalog as _cat
 from ..errors import UsageError
 from ..outputs import publish_file, publish_folder
 from .accelerators import resolve_accelerators
-from .perfmodel import DEFAULT_MODEL, CalibratedModel, Workload, evaluate, resnet50
+from .perfmodel import HOST_COPY_EFFICIENCY, CalibratedModel, Workload, evaluate, resnet50
+from .workloads import default_model, workload_for_benchmark
+from .workloads import workload as _workload
 
 __all__ = [
     "simulate",
@@ -67,8 +69,6 @@ DEFAULT_COUNTS = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 7
 DEFAULT_NETWORKS = ("eth_25g", "eth_100g", "roce_100g_x4", "ib_edr", "ib_hdr", "ib_ndr",
                     "roce_400g_x8", "aws_efa_p5", "ib_xdr")
 _PER_NODE_PREF = np.array([1, 2, 4, 8, 8, 8, 16], dtype=np.int64)
-_LOCAL_BATCHES = np.array([32, 64, 128, 256], dtype=np.int64)
-_MAX_GLOBAL_BATCH = 65536
 _P_TWO_SOCKETS = 0.75
 _FRAMEWORKS = ["PyTorch", "PyTorch + DALI", "MXNet + DALI", "TensorFlow", "TensorFlow + DALI",
                "JAX"]
@@ -78,6 +78,10 @@ _FW_DALI = np.array(["DALI" in f for f in _FRAMEWORKS])
 _BOTTLENECKS = ["compute", "communication", "input", "memory"]
 _REASONS = ("accelerators_per_node_above_chassis_limit", "nodes_do_not_divide_accelerators",
             "batch_per_accelerator_beyond_memory")
+#: reason of a model-parallel workload's sweep: a count that is not whole replicas
+_SHARD_REASON = "accelerators_not_whole_model_replicas"
+#: reason of a sweep of a workload whose reference points end below the replicas' batch
+_CAP_REASON = "global_batch_above_reference_points"
 
 #: Output columns, in order.
 COLUMNS = (
@@ -128,12 +132,15 @@ class _Plan:
 
 def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_batch,
              accelerator_table, price_table, host_cpu_table, interconnect_table) -> _Plan:
-    model = DEFAULT_MODEL if model is None else model
-    if not isinstance(model, CalibratedModel):
-        raise UsageError(f"model: {type(model).__name__} is not allowed; pass a CalibratedModel or None")
-    workload = resnet50() if workload is None else workload
-    if not isinstance(workload, Workload):
+    if workload is not None and not isinstance(workload, Workload):
         raise UsageError(f"workload: {type(workload).__name__} is not allowed; pass a Workload or None")
+    if model is not None and not isinstance(model, CalibratedModel):
+        raise UsageError(
+            f"model: {type(model).__name__} is not allowed; pass a CalibratedModel or None")
+    if workload is None:
+        workload = (_workload(model.workload) if model is not None and model.workload
+                    and workload_for_benchmark(model.workload) else resnet50())
+    model = default_model(workload.name) if model is None else model
     acc = _cat.accelerator_catalog(accelerator_table)
     prices = _cat.price_catalog(price_table, accelerators=acc)
     cpus = _cat.host_cpu_catalog(host_cpu_table)
@@ -257,6 +264,12 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
         "year": pd.to_numeric(acc["release_year"], errors="coerce").fillna(0).to_numpy(np.int64),
     }
     accd["max_b"] = workload.max_local_batch(accd["mem"]).astype(np.int64)
+    hif = (acc["host_interface"].astype(str).str.lower() if "host_interface" in acc.columns
+           else pd.Series([""] * len(acc)))
+    accd["host_bw"] = HOST_COPY_EFFICIENCY * np.where(
+        hif.str.contains("gen5").to_numpy(), link_bw.get("pcie_gen5_x16", 64.0),
+        np.where(hif.str.contains("gen3").to_numpy(), link_bw.get("pcie_gen3_x16", 16.0),
+                 link_bw.get("pcie_gen4_x16", 32.0)))
     cpud = {
         "cores": pd.to_numeric(x86["cores_per_socket"], errors="coerce").to_numpy(float),
         "tdp": pd.to_numeric(x86["tdp_w"], errors="coerce").fillna(0).to_numpy(float),
@@ -277,6 +290,11 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
         local_batch=None if local_batch is None else np.array(local_batch, dtype=np.int64),
         model=model, workload=workload, link_bw=link_bw,
     )
+
+
+def _workload_meta(wl: Workload) -> dict:
+    """What a sweep is of: its workload, MLPerf benchmark(s) and throughput unit."""
+    return {"workload": wl.name, "benchmark": wl.benchmark, "throughput_unit": wl.throughput_unit}
 
 
 def _pick(u, options):
@@ -337,15 +355,31 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
     fw = np.where(A["dali_ok"][a], _pick(u[7], _FW_NVIDIA), _pick(u[7], _FW_OTHER))
     dali = _FW_DALI[fw]
 
-    max_b = A["max_b"][a]
+    wl = plan.workload
+    if wl.model_parallel == 1:
+        max_b = A["max_b"][a]
+        replicas = n
+        bad_shards = np.zeros(rows, bool)
+    else:
+        # a replica spans min(n, model_parallel) accelerators; counts that are not a whole
+        # number of replicas are impossible
+        shards = np.minimum(n, wl.model_parallel)
+        bad_shards = n % shards != 0
+        replicas = n // shards
+        max_b = wl.max_local_batch(A["mem"][a], shards=shards.astype(np.float64),
+                                   n=n.astype(np.float64)).astype(np.int64)
     if plan.local_batch is None:
-        b = np.minimum(_pick(u[8], _LOCAL_BATCHES), max_b)
-        b = np.maximum(np.minimum(b, _MAX_GLOBAL_BATCH // n), 1)
-        bad_mem = np.zeros(rows, bool)
+        b = np.minimum(_pick(u[8], np.array(wl.local_batches, dtype=np.int64)), max_b)
+        cap = wl.max_global_batch if wl.max_global_batch is not None else np.iinfo(np.int64).max
+        b = np.maximum(np.minimum(b, cap // replicas), 1)
+        bad_mem = b > max_b
+        # more replicas than the largest global batch: beyond the reference convergence points
+        bad_cap = b * replicas > cap
     else:
         b = _pick(u[8], plan.local_batch)
         bad_mem = b > max_b
-    gb = b * n
+        bad_cap = np.zeros(rows, bool)
+    gb = b * replicas
 
     cfg = {
         "peak_tflops": A["peak"][a], "compute_efficiency": A["eff"][a],
@@ -353,24 +387,35 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
         "accelerators_per_node": per_node, "n_nodes": m, "local_batch": b,
         "intra_GBps": A["intra_bw"][a], "inter_GBps": inter_bw,
         "cpu_cores_per_accelerator": cores_pa, "cpu_decode_factor": cpu_factor, "dali": dali,
+        "host_GBps": A["host_bw"][a],
     }
     out = evaluate(cfg, plan.model, plan.workload, xp=xp)
-    mdl, wl = plan.model, plan.workload
+    mdl = plan.model
     noise = 1.0 + mdl.noise_sigma * z[0]
     thr = out["throughput"] * noise
     util = np.minimum(out["utilization"] * noise, 1.0)
-    epochs = wl.epochs(gb) * (1.0 + mdl.epochs_noise_sigma * z[1])
-    train_s = epochs * wl.dataset_size / thr + mdl.overhead_s
+    if wl.samples_curve:
+        samples = wl.samples(gb) * (1.0 + mdl.epochs_noise_sigma * z[1])
+        epochs = samples / float(wl.dataset_size) if wl.dataset_size else np.full(rows, np.nan)
+        train_s = samples / thr + mdl.overhead_s
+    else:
+        epochs = wl.epochs(gb) * (1.0 + mdl.epochs_noise_sigma * z[1])
+        train_s = epochs * wl.dataset_size / thr + mdl.overhead_s
     price = plan.offer_price[offer]
     tdp = A["tdp"][a]
     power = tdp * (mdl.idle_power_frac + (1.0 - mdl.idle_power_frac) * util)
     mfu_ach = thr * wl.flops_per_sample / (n * A["peak"][a] * 1e12)
 
-    excl = bad_chassis | bad_divide | bad_mem
+    excl = bad_chassis | bad_divide | bad_mem | bad_shards | bad_cap
     reasons = {
         _REASONS[0]: int(bad_chassis.sum()), _REASONS[1]: int(bad_divide.sum()),
-        _REASONS[2]: int((bad_mem & ~bad_chassis & ~bad_divide).sum()),
+        _REASONS[2]: int((bad_mem & ~bad_chassis & ~bad_divide & ~bad_shards).sum()),
     }
+    if wl.samples_curve:
+        reasons[_CAP_REASON] = int((bad_cap & ~bad_mem & ~bad_chassis & ~bad_divide
+                                    & ~bad_shards).sum())
+    if wl.model_parallel > 1:
+        reasons[_SHARD_REASON] = int((bad_shards & ~bad_chassis & ~bad_divide).sum())
     keep = ~excl if excl.any() else slice(None)
 
     def cat(name, codes):
@@ -399,7 +444,7 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
         "local_batch_size": b[keep].astype(np.int64),
         "epochs": epochs[keep],
         "time_to_train_min": (train_s / 60.0)[keep],
-        "throughput": thr[keep],
+        "throughput": (thr * wl.throughput_scale)[keep],
         "utilization": util[keep],
         "mfu": mfu_ach[keep],
         "bottleneck": cat("bottleneck", out["bottleneck"]),
@@ -520,7 +565,7 @@ def _iter_chunks(plan, n, seed):
         rows = min(LOGICAL_CHUNK, n - k * LOGICAL_CHUNK)
         df, reasons = _chunk(plan, int(seed), k, rows)
         for r, c in reasons.items():
-            excluded[r] += c
+            excluded[r] = excluded.get(r, 0) + c
         yield df, excluded
 
 
@@ -599,6 +644,7 @@ def _simulate(n, *, seed, check_size, names, model=None, accelerators=None, coun
     out.attrs["excluded_by_reason"] = dict(excluded)
     out.attrs["seed"] = int(seed)
     out.attrs["n_requested"] = int(n)
+    out.attrs.update(_workload_meta(plan.workload))
     return out
 
 
@@ -651,6 +697,7 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
         return {b"gpurank.simulate": json.dumps({
             "seed": int(seed), "n_requested": int(n), "excluded": int(sum(exc.values())),
             "excluded_by_reason": exc, "logical_chunk": LOGICAL_CHUNK,
+            **_workload_meta(plan.workload),
         }).encode()}
 
     def flush(target, final=False):
@@ -709,8 +756,12 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
 
 def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, counts=None,
                      nodes=None, providers=None, row_group_rows=1_000_000, partitioned=False,
-                     overwrite=False, check_size=True):
-    """CLI entry: ``gpurank simulate --n N --seed S [--model model.json] -o sweep.parquet``.
+                     overwrite=False, check_size=True, workload=None):
+    """CLI entry: ``gpurank simulate --n N --seed S [--workload NAME] [--model model.json]
+    -o sweep.parquet``.
+
+    ``workload`` names a shipped workload or MLPerf benchmark (``bert``, ``gpt3_175b``, ...);
+    without ``model_path`` its shipped model is used.
 
     Writes Parquet (file, or folder of parts with ``partitioned``) or, when ``output`` ends
     in ``.csv``, a CSV (in memory). Returns the summary dict of ``simulate_to_parquet``.
@@ -720,9 +771,14 @@ def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, c
     """
     _check_n_seed(n, seed, _CLI_NAMES)
     model = CalibratedModel.from_json(model_path) if model_path is not None else None
+    wl = _workload(workload) if workload is not None else None
+    if wl is not None and model is not None and model.workload != wl.name:
+        raise UsageError(f"--model {str(model_path)!r} was fitted on workload {model.workload!r}, "
+                         f"not {wl.name!r}; pass a model calibrated on {wl.name} or leave out "
+                         "--model (its shipped model is used)")
     output = Path(output)
     kw = dict(seed=seed, model=model, accelerators=accelerators, counts=counts, nodes=nodes,
-              providers=providers)
+              providers=providers, workload=wl)
     if output.suffix.lower() == ".csv":
         if partitioned:
             raise UsageError(f"--output '{output}' ends in .csv; --partitioned writes a folder "

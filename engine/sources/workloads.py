@@ -1,0 +1,163 @@
+"""The workloads of the performance model: one per MLPerf Training benchmark, with sources.
+
+``engine/data/workloads.csv`` holds one row per workload: the MLPerf benchmark names it stands
+for (``ssd;retinanet`` — the same RetinaNet under its old and new names), model FLOPs per
+sample, parameters (held and all-reduced), bytes moved per sample for the roofline's memory
+term, input bytes per sample, the data-set size and the simulator's batch grid, each with a
+source column (a paper, a datasheet, MLPerf's reference, or "estimate" with the method).
+Samples to converge against the global batch come from the MLPerf reference convergence
+points that mlperf-logging ships
+(:func:`~gpurank.engine.sources.mlperf_rules.reference_convergence`),
+converted to samples; ResNet-50 keeps its own table (``resnet50_epochs_vs_batch.csv``) so its
+behaviour is the one documented since the first release.
+
+``workload(name)`` takes a workload name (``bert_large``) or a benchmark name (``bert``);
+``default_model(workload)`` the calibrated model shipped for it
+(``engine/data/models/<workload>.json``; ResNet-50: ``DEFAULT_MODEL``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+import pandas as pd
+
+from ..errors import DataError, UsageError
+from .mlperf_rules import benchmark_info, reference_convergence
+from .perfmodel import DEFAULT_MODEL, CalibratedModel, Workload, resnet50
+
+__all__ = [
+    "workload",
+    "workload_names",
+    "workload_table",
+    "workload_for_benchmark",
+    "default_model",
+    "MODEL_FILES",
+]
+
+#: Folder (inside gpurank.engine.data) of the calibrated model of each workload.
+MODEL_FILES = "models"
+_RESNET = "resnet50"
+
+
+@lru_cache(maxsize=1)
+def workload_table() -> pd.DataFrame:
+    """``workloads.csv`` as shipped: one row per workload, every number with its source."""
+    with resources.files("gpurank.engine.data").joinpath("workloads.csv").open("rb") as fh:
+        return pd.read_csv(fh, dtype=str, keep_default_na=False)
+
+
+def workload_names() -> tuple[str, ...]:
+    """Names of the shipped workloads, in table order."""
+    return tuple(workload_table()["workload"])
+
+
+def workload_for_benchmark(benchmark: str) -> str | None:
+    """The workload name a benchmark (``bert``, ``ssd``, ``retinanet``, ...) stands for, or
+    None when no shipped workload does."""
+    for name, benches in zip(workload_table()["workload"], workload_table()["benchmarks"]):
+        if benchmark == name or benchmark in benches.split(";"):
+            return name
+    return None
+
+
+def _float(row, col):
+    v = pd.to_numeric(row[col], errors="coerce")
+    return float(v) if pd.notna(v) else None
+
+
+def _int(row, col):
+    v = _float(row, col)
+    return int(v) if v is not None else None
+
+
+def _samples_curve(benches: list[str], dataset_size, tokens_per_sample) -> tuple:
+    """(global batch, samples to converge) from the first benchmark with reference points."""
+    for bench in benches:
+        rcp = reference_convergence(bench)
+        if rcp.empty:
+            continue
+        pts = []
+        for gb, mean, unit in zip(rcp["global_batch"], rcp["mean"], rcp["unit"]):
+            factor = {"samples": 1.0, "epochs": dataset_size, "steps": float(gb),
+                      "tokens": 1.0 / tokens_per_sample if tokens_per_sample else None}.get(unit)
+            if factor:
+                pts.append((float(gb), float(mean) * factor))
+        if pts:
+            return tuple(pts)
+    return ()
+
+
+@lru_cache(maxsize=32)
+def workload(name: str) -> Workload:
+    """The shipped workload ``name`` (a workload or an MLPerf benchmark name).
+
+    Raises
+    ------
+    UsageError
+        When no shipped workload has that name; the message lists them.
+    DataError
+        When mlperf-logging has no reference convergence points for it (not installed).
+    """
+    wname = workload_for_benchmark(name) if isinstance(name, str) else None
+    if wname is None:
+        names = ", ".join(f"{w} ({b.replace(';', ', ')})" for w, b in
+                          zip(workload_table()["workload"], workload_table()["benchmarks"]))
+        raise UsageError(f"--workload {name!r} is not a known workload; known workloads "
+                         f"(benchmarks) are: {names}")
+    if wname == _RESNET:
+        return resnet50()
+    row = workload_table().set_index("workload").loc[wname]
+    benches = row["benchmarks"].split(";")
+    info = benchmark_info(benches[0])
+    tps = info.tokens_per_sample if info is not None else None
+    ds = _int(row, "dataset_size")
+    curve = _samples_curve(benches, ds, tps)
+    if not curve:
+        raise DataError(f"workload {wname}: mlperf-logging has no reference convergence points "
+                        f"for {', '.join(benches)}; install mlperf-logging")
+    max_gb = _int(row, "max_global_batch") or int(max(b for b, _ in curve))
+    sources = tuple((c.removesuffix("_source"), row[c]) for c in row.index if c.endswith("_source"))
+    return Workload(
+        name=wname,
+        flops_per_sample=_float(row, "flops_per_sample"),
+        params=_float(row, "params"),
+        dataset_size=ds,
+        epochs_curve=(),
+        activation_gb_per_sample=_float(row, "activation_gb_per_sample"),
+        state_bytes_per_param=_float(row, "state_bytes_per_param"),
+        grad_bytes_per_param=_float(row, "grad_bytes_per_param"),
+        decode_cost=_float(row, "decode_cost"),
+        benchmark=row["benchmarks"],
+        throughput_unit=info.throughput_unit if info is not None else "samples/s",
+        tokens_per_sample=tps,
+        samples_curve=curve,
+        allreduce_params=_float(row, "allreduce_params"),
+        model_parallel=_int(row, "model_parallel") or 1,
+        bytes_per_sample=_float(row, "bytes_per_sample"),
+        input_bytes_per_sample=_float(row, "input_bytes_per_sample") or 0.0,
+        sparse_params=_float(row, "sparse_params") or 0.0,
+        local_batches=tuple(int(x) for x in row["local_batches"].split(";")),
+        max_global_batch=max_gb,
+        sources=sources,
+    )
+
+
+@lru_cache(maxsize=32)
+def default_model(name: str) -> CalibratedModel:
+    """The calibrated model shipped for a workload (or benchmark) name: ``DEFAULT_MODEL`` for
+    ResNet-50, ``engine/data/models/<workload>.json`` for the others (``gpurank calibrate``
+    on the shared MLPerf Training v3.0-v4.0 results, docs/simulator.md); a workload without a
+    shipped fit gets ``CalibratedModel(workload=name)`` (every efficiency ``assumed``)."""
+    wname = workload(name).name
+    if wname == _RESNET:
+        return DEFAULT_MODEL
+    f = resources.files("gpurank.engine.data").joinpath(MODEL_FILES).joinpath(f"{wname}.json")
+    if not f.is_file():
+        return CalibratedModel(workload=wname)
+    with resources.as_file(f) as p:
+        model = CalibratedModel.from_json(p)
+    if model.workload != wname:  # pragma: no cover - the shipped files are tested
+        raise DataError(f"{p}: model of workload {model.workload!r}, expected {wname!r}")
+    return model
