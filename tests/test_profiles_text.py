@@ -4,7 +4,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from gpurank.engine import resolve_backend
-from gpurank.engine.clustering import _profiles_on_backend, cluster_configurations, profile_clusters
+from gpurank.engine.clustering import (
+    cluster_configurations,
+    profile_clusters,
+    relabel,
+    stable_order,
+)
 from gpurank.engine.profiles_text import composition
 
 CPU = resolve_backend("cpu")
@@ -77,15 +82,16 @@ def test_missing_values_are_not_counted():
     assert _label(df).startswith("8 x H100 SXM")
 
 
-def test_backend_grouped_profiles_equal_the_host_ones():
-    # the grouped path (cuDF on a GPU) run with the CPU backend's pandas frame
+def test_grouped_profiles_number_and_label_the_groups():
+    # the grouped aggregations cuDF runs on a GPU, here on the CPU backend's pandas frame
     df = pd.concat([_group(_SPREAD, n_acc=64, ttt=2.0),
                     _group([("H100 SXM", "H100", "Hopper", 70), ("H200", "H100", "Hopper", 30)],
                            n_acc=8, ttt=9.0)], ignore_index=True)
     raw = np.repeat([0, 1], [100, 100]).astype(np.int32)
-    labels, prof = _profiles_on_backend(df, raw, 2, CPU)
-    host = profile_clusters(df, labels)
-    pd.testing.assert_frame_equal(prof, host)
+    labels = relabel(raw, stable_order(df, raw, 2, backend=CPU))
+    assert labels.tolist() == [1] * 100 + [0] * 100  # numbered by median accelerator count
+    prof = profile_clusters(df, labels, backend=CPU)
+    assert prof["size"].tolist() == [100, 100]
     assert prof["label"].tolist() == ["8 x H100 SXM, high efficiency",
                                       "64 x mixed accelerators, high efficiency, fastest"]
     assert "_shares" not in prof.columns
