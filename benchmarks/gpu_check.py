@@ -115,7 +115,7 @@ def _device(c):
 def direct_checks(args):
     from gpurank.kernels import cpu
     from gpurank.kernels import cuda as kc
-    from gpurank.kernels._datagen import make_costs, make_topsis
+    from gpurank.kernels.datagen import make_costs, make_topsis
 
     rows = []
     n = args.n
@@ -205,7 +205,9 @@ def _vs_floor(t, floor):
 def timings(args):
     from gpurank.kernels import cpu
     from gpurank.kernels import cuda as kc
-    from gpurank.kernels._datagen import make_costs, make_topsis
+    from gpurank.kernels.cuda import device as kd
+    from gpurank.kernels.cuda import rank as kr
+    from gpurank.kernels.datagen import make_costs, make_topsis
 
     bw = copy_bandwidth()
     rate = pair_rate()
@@ -219,11 +221,11 @@ def timings(args):
         c = make_costs(n, m, "realistic")
         d = _device(c)
         for name, g, h, pairs in (
-            ("pareto_front", lambda: kc.pareto_front_device(d), lambda: cpu.pareto_front(c),
+            ("pareto_front", lambda: kd.pareto_front_device(d), lambda: cpu.pareto_front(c),
              None),  # early exit: no fixed amount of work
-            ("domination_count cap=10", lambda: kc.domination_count_device(d, cap=10),
+            ("domination_count cap=10", lambda: kd.domination_count_device(d, cap=10),
              lambda: cpu.domination_count(c, cap=10), None),
-            ("domination_count", lambda: kc.domination_count_device(d),
+            ("domination_count", lambda: kd.domination_count_device(d),
              lambda: cpu.domination_count(c), float(n) * n),
         ):
             tg, tc = _gpu_time(g, reps=reps_g), _cpu_time(h, reps=reps_c)
@@ -237,7 +239,7 @@ def timings(args):
         for m in ms:
             c = make_costs(n, m, shape)
             d = _device(c)
-            tg = _gpu_time(lambda: kc.pareto_rank_device(d), reps=reps_g)
+            tg = _gpu_time(lambda: kd.pareto_rank_device(d), reps=reps_g)
             want = cpu.pareto_rank(c)  # also warms the CPU twin's JIT
             tc = _cpu_time(lambda: cpu.pareto_rank(c), reps=reps_c)
             same = np.array_equal(np.asarray(kc.pareto_rank(d)), want)
@@ -247,12 +249,12 @@ def timings(args):
             rows.append((f"pareto_rank {shape} n={n} m={m} ({fronts} fronts)",
                          f"{tg * 1e3:.1f} ms", f"{tc * 1e3:.1f} ms", f"{tc / tg:.1f}x",
                          f"{_vs_floor(tg, floor)}; {pairs / tg / 1e9:.1f} G pairs/s; "
-                         f"{-(-n // kc.RANK_TILE)} tiles" + ("" if same else "; FAIL")))
+                         f"{-(-n // kr.RANK_TILE)} tiles" + ("" if same else "; FAIL")))
     sizes = (n,) if args.simulate else (10**6, 10**7)
     for nn in sizes:
         x, w, b = make_topsis(nn, 4)
         dx = _device(x)
-        tg = _gpu_time(lambda: kc.topsis_device(dx, w, b), reps=reps_g if args.simulate else 5)
+        tg = _gpu_time(lambda: kd.topsis_device(dx, w, b), reps=reps_g if args.simulate else 5)
         tc = _cpu_time(lambda: cpu.topsis(x, w, b), reps=reps_c if args.simulate else 3)
         floor = (2 * x.nbytes + nn * 8) / bw  # matrix read twice, scores written
         rows.append((f"topsis n={nn} m=4", f"{tg * 1e3:.2f} ms", f"{tc * 1e3:.1f} ms",
@@ -305,14 +307,14 @@ def engine_path(args):
     crit = default_criteria(table.columns)
     costs = criteria_matrix(table, crit, backend=cpu_b)
     d = cp.asarray(costs)
-    from gpurank.kernels import cuda as kc
+    from gpurank.kernels.cuda import device as kd
 
-    kc.pareto_rank_device(d[:1000])
+    kd.pareto_rank_device(d[:1000])
     cp.cuda.get_current_stream().synchronize()
     t0 = time.perf_counter()
-    pr = kc.pareto_rank_device(d)
-    dc = kc.domination_count_device(d)
-    sc = kc.topsis_device(d, np.full(len(crit), 1 / len(crit)), np.zeros(len(crit), bool))
+    pr = kd.pareto_rank_device(d)
+    dc = kd.domination_count_device(d)
+    sc = kd.topsis_device(d, np.full(len(crit), 1 / len(crit)), np.zeros(len(crit), bool))
     cp.cuda.get_current_stream().synchronize()
     tg = time.perf_counter() - t0
     rank_configurations(table.iloc[:1000], crit, backend=cpu_b)  # warm up the CPU JIT

@@ -193,6 +193,8 @@ def _costs_of(df, criteria, backend_name):
 def _prepare(part, wanted, ref, criteria, backend_name):
     """Pass 2: derived metrics and criteria matrix of one partition; returns the compact
     state (valid costs) and the statistics the client needs."""
+    from gpurank.kernels import cpu
+
     df = _derived(part, wanted, ref)
     columns = tuple(df.columns)
     costs = _costs_of(df, criteria, backend_name)
@@ -206,7 +208,7 @@ def _prepare(part, wanted, ref, criteria, backend_name):
         "bad_cols": (~np.isfinite(costs)).any(axis=0) if len(costs) else np.zeros(m, bool),
         "lo": valid.min(axis=0) if len(valid) else np.full(m, np.inf),
         "hi": valid.max(axis=0) if len(valid) else np.full(m, -np.inf),
-        "ss": (valid * valid).sum(axis=0) if len(valid) else np.zeros(m),
+        "topsis": cpu.topsis_stats(valid),
     }
     return valid, stats
 
@@ -225,7 +227,7 @@ def _internal_count(costs):
 
 
 def _cross(costs_a, costs_b):
-    from gpurank.kernels.partition import cross_domination_count
+    from gpurank.kernels.cpu.blocks import cross_domination_count
 
     return cross_domination_count(costs_a, costs_b)
 
@@ -255,7 +257,7 @@ def _strided(costs, stride):
 
 def _bucketize(costs, grids, thr):
     """Key block of each row: rows sorted by block (stable) and the block boundaries."""
-    from gpurank.kernels.partition import grid_key
+    from gpurank.kernels.cpu.blocks import grid_key
 
     k = len(thr) + 1
     if len(costs) == 0:
@@ -282,7 +284,7 @@ def _concat_rows(m, *pieces):
 
 def _cross_rank(block, earlier, earlier_rank):
     """Largest rank among the rows of an earlier block that dominate each row (-1: none)."""
-    from gpurank.kernels.partition import box, box_relation, cross_max_rank
+    from gpurank.kernels.cpu.blocks import box, box_relation, cross_max_rank
 
     if box_relation(box(block), box(earlier)) == "none":
         return np.full(len(block), -1, dtype=np.int64)
@@ -292,7 +294,7 @@ def _cross_rank(block, earlier, earlier_rank):
 def _block_rank(block, *crosses):
     """Ranks of one key block: longest chains inside it seeded with 1 + the largest rank of
     its dominators in earlier blocks."""
-    from gpurank.kernels.partition import seeded_rank
+    from gpurank.kernels.cpu.blocks import seeded_rank
 
     lower = np.zeros(len(block), dtype=np.int64)
     for c in crosses:
@@ -325,12 +327,10 @@ def _clipped(costs, limit, what):
     """``min(pareto_rank, limit)`` (``what="state"``) or ``min(domination_count, limit)``."""
     if len(costs) == 0:
         return np.zeros(0, np.int64)
-    if what == "state":
-        from gpurank.kernels.partition import pareto_rank_upto
-
-        return pareto_rank_upto(costs, limit)
     from gpurank.kernels import cpu
 
+    if what == "state":
+        return cpu.pareto_rank(costs, depth=limit)
     return cpu.domination_count(costs, cap=limit)
 
 
@@ -371,7 +371,7 @@ def _limited(client, costs, n_valid, limit, what, m):
 
 
 def _box(costs):
-    from gpurank.kernels.partition import box
+    from gpurank.kernels.cpu.blocks import box
 
     return box(costs)
 
@@ -380,15 +380,10 @@ def _max_rank(state):
     return int(state[1].max()) if len(state[1]) else -1
 
 
-def _topsis_part(costs, params):
-    scale, offset, ideal, anti = params
-    if len(costs) == 0:
-        return np.zeros(0, dtype=np.float64)
-    v = (costs - offset) * scale
-    dp = np.sqrt(((v - ideal) ** 2).sum(axis=1))
-    dm = np.sqrt(((v - anti) ** 2).sum(axis=1))
-    tot = dp + dm
-    return np.divide(dm, tot, out=np.full(len(costs), 0.5), where=tot > 0)
+def _topsis_part(costs, stats, weights, norm):
+    from gpurank.kernels import cpu
+
+    return cpu.topsis_from_stats(costs, stats, weights, np.zeros(len(weights), bool), norm=norm)
 
 
 def _local_top(score, offset, k):
@@ -401,7 +396,7 @@ def _local_top(score, offset, k):
 
 
 def _keys(score, state, offset):
-    from gpurank.kernels.partition import sort_keys
+    from gpurank.kernels.cpu.blocks import sort_keys
 
     return sort_keys(score, state[1], np.arange(len(score), dtype=np.int64) + offset)
 
@@ -418,7 +413,7 @@ def _key_sample(keys, stride):
 def _cuts(keys, splitters):
     """Positions of the splitters in one partition's sorted keys: bucket b of the partition
     is ``keys[cut[b]:cut[b+1]]``."""
-    from gpurank.kernels.partition import count_preceding
+    from gpurank.kernels.cpu.blocks import count_preceding
 
     inner = count_preceding(*splitters, keys) if len(splitters[0]) else np.zeros(0, np.int64)
     return np.concatenate(([0], inner, [len(keys[0])])).astype(np.int64)
@@ -431,7 +426,7 @@ def _key_piece(keys, cuts, b):
 def _bucket_rank(first, *pieces):
     """Final ranks of one bucket (every key in it comes after the ``first - 1`` keys of the
     earlier buckets): ``(row_id, rank)`` ordered by ``row_id``."""
-    from gpurank.kernels.partition import sort_keys
+    from gpurank.kernels.cpu.blocks import sort_keys
 
     s, p, ids = (np.concatenate([pc[j] for pc in pieces]) for j in range(3))
     ids = sort_keys(s, p, ids)[2]
@@ -466,7 +461,7 @@ def _final_ranks(client, scores, states, offsets, n_valid, N):
     keys = [client.submit(_keys, sc, st, int(o)) for sc, st, o in zip(scores, states, offsets)]
     stride = max(1, N // _RANK_SAMPLE)
     smp = client.gather([client.submit(_key_sample, k, stride) for k in keys])
-    from gpurank.kernels.partition import sort_keys
+    from gpurank.kernels.cpu.blocks import sort_keys
 
     ss, sp, si = sort_keys(*(np.concatenate([x[j] for x in smp]) for j in range(3)))
     B = int(min(max(1, -(-N // _RANK_BUCKET_ROWS)), max(1, len(ss))))
@@ -761,7 +756,9 @@ def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="
         offsets = np.concatenate(([0], np.cumsum(n_valid)[:-1])).astype(np.int64)
         lo = np.min([s["lo"] for s in stats], axis=0)
         hi = np.max([s["hi"] for s in stats], axis=0)
-        ss = np.sum([s["ss"] for s in stats], axis=0)
+        from gpurank.kernels import TopsisStats
+
+        topsis_stats = TopsisStats.merge([s["topsis"] for s in stats])
         if N >= 2:
             for j, c in enumerate(criteria):
                 if lo[j] == hi[j]:
@@ -877,15 +874,9 @@ def analyze_dataset(path, *, client, spec: AnalysisSpec | None = None, backend="
         t0 = time.perf_counter()
         weights = normalize_weights(criteria)
         w = np.asarray(weights, dtype=np.float64)
-        w = w / w.sum()
-        # The same column map and ideal points as the in-memory kernel (every criterion is a
-        # cost after canonicalization), so the scores agree to the last bit.
-        from gpurank.kernels.cpu import _topsis_params
-
-        scale, ideal, anti, offset = _topsis_params(lo, hi, ss, w, np.zeros(w.size, bool),
-                                                    spec.norm)
-        params = (scale, offset, ideal, anti)
-        scores = [client.submit(_topsis_part, c, params) for c in costs]
+        # The in-memory kernel's second pass with the merged column statistics (every
+        # criterion is a cost after canonicalization): the same column map and ideal points.
+        scores = [client.submit(_topsis_part, c, topsis_stats, w, spec.norm) for c in costs]
         futures_to_release += scores
         k = spec.top
         tops = client.gather([client.submit(_local_top, s, int(o), k)
@@ -1001,7 +992,7 @@ def _key_blocks(client, costs, N, m):
     of the partitions' pieces (only costs move).
     """
     from distributed import wait
-    from gpurank.kernels.partition import grid_key
+    from gpurank.kernels.cpu.blocks import grid_key
 
     P = len(costs)
     stride = max(1, N // _KEY_SAMPLE)
@@ -1052,7 +1043,7 @@ def _block_counts(client, kb):
     blocks, K = kb["blocks"], kb["K"]
     total = kb["sizes"].sum(axis=0)
     per_block, pairs, pruned = [], 0, 0
-    from gpurank.kernels.partition import box_relation
+    from gpurank.kernels.cpu.blocks import box_relation
 
     boxes = client.gather([client.submit(_box, b) for b in blocks])
     for p in range(K):

@@ -57,17 +57,9 @@ def final_rank(topsis_score, pareto_rank) -> np.ndarray:
 
 
 def _pareto_ranks(k, costs, depth, backend):
-    """Every front, or the first ``depth`` fronts (peeled on the host; clipped on a device,
-    where the sorted sweep costs the same either way)."""
-    if depth is None:
-        return k.pareto_rank(costs)
-    if hasattr(k, "pareto_rank_device"):
-        # The CUDA kernels return host ranks (a result), so they are clipped on the host;
-        # xp.minimum would hand a NumPy array to CuPy, which refuses it.
-        return np.minimum(k.pareto_rank(costs), depth)
-    from gpurank.kernels.partition import pareto_rank_upto
-
-    return pareto_rank_upto(costs, depth)
+    """Every front, or ``min(rank, depth)`` (the kernels peel ``depth`` fronts on the CPU
+    and clip on a device, where the sorted sweep costs the same either way)."""
+    return k.pareto_rank(costs, depth=depth)
 
 
 def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, rank_depth=None,
@@ -106,7 +98,7 @@ def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, ran
                     "it cannot separate configurations: leave it out of --criteria"
                 )
     k = backend.kernels
-    limit = getattr(k, "MAX_M", None)
+    limit = k.MAX_CRITERIA
     if limit is not None and len(criteria) > limit:
         raise UnsupportedOnGPU(
             f"{len(criteria)} criteria exceed the GPU kernels' limit of {limit}"

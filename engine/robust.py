@@ -150,7 +150,7 @@ def robust_ranking(df, criteria, ranking, *, spec, backend) -> RobustResult:
     k = backend.kernels
     if not hasattr(k, "smaa_topsis"):
         raise UnsupportedOnGPU("the backend's kernels have no smaa_topsis")
-    limit = getattr(k, "MAX_M", None)
+    limit = k.MAX_CRITERIA
     if limit is not None and len(criteria) > limit:
         raise UnsupportedOnGPU(f"{len(criteria)} criteria exceed the GPU kernels' limit of {limit}")
     costs = criteria_matrix(df, criteria, backend=backend)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from gpurank.kernels import cpu
 from gpurank.kernels._datagen import SHAPES, make_costs, make_topsis
 

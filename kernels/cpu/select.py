@@ -1,0 +1,52 @@
+"""``top_k`` on the CPU (NumPy).
+
+Contract: :func:`gpurank.kernels.reference.top_k`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validate import check_k, check_scores
+
+__all__ = ["top_k"]
+
+
+def top_k(scores, k):
+    """Indices of the ``k`` largest scores, best first, ties broken by the lower index.
+
+    Parameters
+    ----------
+    scores : 1-D array without NaN
+    k : int >= 0
+        More than ``n`` returns every row.
+
+    Returns
+    -------
+    ndarray of int64, shape (min(k, n),)
+
+    Notes
+    -----
+    ``argpartition`` O(n), then the selected k (with the tied rows at the boundary taken in
+    index order) sorted, O(k log k).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> top_k(np.array([0.5, 0.9, 0.5, 0.1, 0.9]), 3)
+    array([1, 4, 0])
+    """
+    s = check_scores(scores)
+    k = check_k(k)
+    n = s.shape[0]
+    if k == 0 or n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if k >= n:
+        return np.lexsort((np.arange(n), -s)).astype(np.int64)
+    part = np.argpartition(-s, k - 1)[:k]
+    t = s[part].min()
+    greater = np.flatnonzero(s > t)
+    equal = np.flatnonzero(s == t)[: k - greater.shape[0]]
+    sel = np.concatenate((greater, equal))
+    sel = sel[np.lexsort((sel, -s[sel]))]
+    return sel.astype(np.int64)
