@@ -38,6 +38,19 @@ def dominates_t(a, i, b, j, m):
     return strict
 
 
+def lex_compare(a, i, j, m):
+    """-1, 0 or 1 as row ``i`` of ``a`` sorts before, with or after row ``j`` in
+    lexicographic order of the first ``m`` columns."""
+    for k in range(m):
+        x = a[i, k]
+        y = a[j, k]
+        if x < y:
+            return -1
+        if x > y:
+            return 1
+    return 0
+
+
 def rows_equal(a, i, j, m):
     """True when rows ``i`` and ``j`` of ``a`` are equal in every column."""
     for k in range(m):

@@ -14,14 +14,17 @@ power of two makes every rescaling exact, so on ordinary columns ``scale * sqrt(
 equals ``sqrt(sum(x^2))`` to the last bit and the scores keep their bits.
 
 This module also turns stats into the per-column affine map of the scoring pass, written
-once for the CPU and CUDA kernels. It imports nothing but NumPy.
+once for the CPU and CUDA kernels. It imports NumPy and Numba's CPU compiler, never
+numba.cuda.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 __all__ = ["TopsisStats", "power_of_two_floor", "from_sums", "score_params"]
 
@@ -60,10 +63,21 @@ class TopsisStats:
     scale: np.ndarray
     ssq: np.ndarray
 
+    @classmethod
+    def of(cls, n, lo, hi, scale, ssq):
+        """Stats from fresh float64 m-vectors of the caller's own (made read-only in place,
+        not copied: the constructor copies)."""
+        obj = object.__new__(cls)
+        for name, a in (("lo", lo), ("hi", hi), ("scale", scale), ("ssq", ssq)):
+            a.flags.writeable = False
+            object.__setattr__(obj, name, a)
+        object.__setattr__(obj, "n", int(n))
+        return obj
+
     def __post_init__(self):
         for name in ("lo", "hi", "scale", "ssq"):
-            a = np.array(getattr(self, name), dtype=np.float64).reshape(-1)
-            a.flags.writeable = False
+            a = np.array(getattr(self, name), dtype=np.float64, ndmin=1)
+            a.flags.writeable = False  # a copy: the caller's arrays stay writeable
             object.__setattr__(self, name, a)
         object.__setattr__(self, "n", int(self.n))
 
@@ -81,7 +95,6 @@ class TopsisStats:
 
         Examples
         --------
-        >>> import numpy as np
         >>> a = TopsisStats(2, [1.0], [3.0], [2.0], [2.5])     # rows 1 and 3
         >>> b = TopsisStats(1, [4.0], [4.0], [4.0], [1.0])     # row 4
         >>> m = TopsisStats.merge([a, b])
@@ -96,20 +109,14 @@ class TopsisStats:
         for s in stats:
             r = np.divide(s.scale, scale, out=np.zeros_like(scale), where=scale > 0)
             ssq = ssq + s.ssq * (r * r)
-        return cls(
-            n=sum(s.n for s in stats),
-            lo=np.min([s.lo for s in stats], axis=0),
-            hi=np.max([s.hi for s in stats], axis=0),
-            scale=scale,
-            ssq=ssq,
-        )
+        return cls.of(sum(s.n for s in stats), np.min([s.lo for s in stats], axis=0),
+                      np.max([s.hi for s in stats], axis=0), scale, ssq)
 
 
 def power_of_two_floor(a):
     """Largest power of two <= ``a`` elementwise (0 where ``a`` is 0); ``a`` finite >= 0."""
-    a = np.asarray(a, dtype=np.float64)
     _, e = np.frexp(a)  # a = f * 2**e with f in [0.5, 1)
-    return np.where(a > 0, np.ldexp(1.0, e - 1), 0.0)
+    return np.ldexp(np.sign(a), e - 1)
 
 
 def from_sums(n, lo, hi, ss, rescan):
@@ -123,20 +130,36 @@ def from_sums(n, lo, hi, ss, rescan):
     rescan : callable
         ``rescan(cols, scale)`` returns ``sum((x[:, cols] / scale)^2)`` per column; called
         only for the columns whose plain sum is not exact enough (see ``SAFE_SCALE``), that
-        is for columns of values beyond about 1e+-150, so ordinary tables read once.
+        is for columns of values beyond about 1e+-150, so ordinary tables are read once.
     """
-    lo = np.asarray(lo, dtype=np.float64)
-    hi = np.asarray(hi, dtype=np.float64)
-    ss = np.asarray(ss, dtype=np.float64)
-    scale = power_of_two_floor(np.maximum(np.abs(lo), np.abs(hi))) if n else np.zeros_like(ss)
-    _, e = np.frexp(scale)
-    safe = np.isfinite(ss) & (scale >= SAFE_SCALE)
-    # ss * 2**(-2(e - 1)) is exact: scale = 2**(e - 1) and the result lies in [1, 4n]
-    ssq = np.where(safe, np.ldexp(np.where(safe, ss, 0.0), -2 * (e - 1)), 0.0)
-    redo = np.flatnonzero(~safe & (scale > 0))
-    if redo.size:
-        ssq[redo] = rescan(redo, scale[redo])
-    return TopsisStats(n=n, lo=lo, hi=hi, scale=scale, ssq=ssq)
+    if n == 0:
+        z = np.zeros_like(ss)
+        return TopsisStats.of(0, lo, hi, z, z)
+    scale, ssq, redo = _scaled_sums(lo, hi, ss)
+    if redo.any():
+        cols = np.flatnonzero(redo)
+        ssq[cols] = rescan(cols, scale[cols])
+    return TopsisStats.of(n, lo, hi, scale, ssq)
+
+
+@njit(cache=True, nogil=True)
+def _scaled_sums(lo, hi, ss):
+    """Per column: the scale (largest power of two <= max |x|), ``ss / scale^2`` (exact: a
+    power of two) and whether the plain sum is not exact enough and must be summed again."""
+    m = lo.shape[0]
+    scale = np.zeros(m)
+    ssq = np.zeros(m)
+    redo = np.zeros(m, dtype=np.bool_)
+    for k in range(m):
+        amax = max(-lo[k], hi[k])  # max |x|, as lo <= hi
+        if amax > 0:
+            e = math.frexp(amax)[1]  # amax = f * 2**e, f in [0.5, 1)
+            scale[k] = math.ldexp(1.0, e - 1)
+            if math.isfinite(ss[k]) and scale[k] >= SAFE_SCALE:
+                ssq[k] = math.ldexp(ss[k], 2 - 2 * e)  # in [1, 4n]
+            else:
+                redo[k] = True
+    return scale, ssq, redo
 
 
 def score_params(stats, w, b, norm):
@@ -147,27 +170,40 @@ def score_params(stats, w, b, norm):
     column to the unit range before anything else, so no intermediate overflows or
     underflows whatever the magnitude of the column; being a power of two it changes no bit
     of the result on ordinary columns. Columns whose norm (``"vector"``) or range
-    (``"minmax"``) is 0 get ``mul = 0``: they cannot separate the rows.
+    (``"minmax"``) is 0 get ``mul = 0``: they cannot separate the rows. (Compiled: these are
+    m-vectors, and a dozen NumPy calls on them cost more than a small table's whole pass.)
 
     Returns
     -------
     pre, offset, mul, ideal, anti : ndarray of float64, shape (m,)
     """
-    scale = stats.scale
-    pos = scale > 0
-    _, e = np.frexp(scale)
-    pre = np.where(pos, np.ldexp(1.0, np.minimum(1 - e, 1023)), 1.0)
-    lo = stats.lo * pre
-    hi = stats.hi * pre
-    if norm == "vector":
-        den = (scale * pre) * np.sqrt(stats.ssq)  # the norm in units of the scale
-        offset = np.zeros_like(w)
-    else:
-        den = hi - lo
-        offset = lo
-    mul = np.divide(w, den, out=np.zeros_like(w), where=den > 0)
-    vmax = (hi - offset) * mul
-    vmin = (lo - offset) * mul
-    ideal = np.where(b, vmax, vmin)
-    anti = np.where(b, vmin, vmax)
+    return _score_params(stats.lo, stats.hi, stats.scale, stats.ssq,
+                         np.ascontiguousarray(w, dtype=np.float64), np.asarray(b, np.bool_),
+                         norm == "vector")
+
+
+@njit(cache=True, nogil=True)
+def _score_params(lo, hi, scale, ssq, w, b, vector):
+    m = lo.shape[0]
+    pre = np.ones(m)
+    offset = np.zeros(m)
+    mul = np.zeros(m)
+    ideal = np.zeros(m)
+    anti = np.zeros(m)
+    for k in range(m):
+        if scale[k] > 0:
+            pre[k] = math.ldexp(1.0, min(1 - math.frexp(scale[k])[1], 1023))
+        vlo = lo[k] * pre[k]
+        vhi = hi[k] * pre[k]
+        if vector:
+            den = (scale[k] * pre[k]) * math.sqrt(ssq[k])  # the norm in units of the scale
+        else:
+            den = vhi - vlo
+            offset[k] = vlo
+        if den > 0:
+            mul[k] = w[k] / den
+        vmax = (vhi - offset[k]) * mul[k]
+        vmin = (vlo - offset[k]) * mul[k]
+        ideal[k] = vmax if b[k] else vmin
+        anti[k] = vmin if b[k] else vmax
     return pre, offset, mul, ideal, anti

@@ -92,33 +92,30 @@ def check_grids(grids, m):
 # -- options --------------------------------------------------------------------------------
 
 
-def _is_int(x):
-    return not isinstance(x, bool) and isinstance(x, (int, np.integer))
+def _check_int(value, name, low, none_ok):
+    """``value`` as an int >= ``low`` (or None when ``none_ok``), or raise ValueError."""
+    if value is None and none_ok:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        allowed = "a non-negative integer" if low == 0 else f"an integer >= {low}"
+        raise ValueError(f"{name} must be {'None or ' if none_ok else ''}{allowed}; "
+                         f"got {value!r}")
+    return int(value)
 
 
 def check_k(k):
     """Return ``k`` as a non-negative int, or raise ValueError."""
-    if not _is_int(k) or k < 0:
-        raise ValueError(f"k must be a non-negative integer; got {k!r}")
-    return int(k)
+    return _check_int(k, "k", 0, False)
 
 
 def check_cap(cap):
     """Return ``cap`` as None or a non-negative int, or raise ValueError."""
-    if cap is None:
-        return None
-    if not _is_int(cap) or cap < 0:
-        raise ValueError(f"cap must be None or a non-negative integer; got {cap!r}")
-    return int(cap)
+    return _check_int(cap, "cap", 0, True)
 
 
 def check_depth(depth):
     """Return ``depth`` as None or an int >= 1, or raise ValueError."""
-    if depth is None:
-        return None
-    if not _is_int(depth) or depth < 1:
-        raise ValueError(f"depth must be None or an integer >= 1; got {depth!r}")
-    return int(depth)
+    return _check_int(depth, "depth", 1, True)
 
 
 def check_scores(scores, *, name="scores"):

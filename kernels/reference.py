@@ -302,11 +302,6 @@ def topsis(matrix, weights, benefit, *, norm="vector", out=None):
         ``d_plus + d_minus == 0`` (every row equal in every weighted criterion) score 0.5.
         ``out`` itself when given.
 
-    References
-    ----------
-    C.-L. Hwang and K. Yoon, *Multiple Attribute Decision Making: Methods and
-    Applications*, Springer, 1981.
-
     Examples
     --------
     >>> topsis([[1.0, 1.0], [3.0, 3.0], [2.0, 2.0]], [1, 1], [False, False]).round(6)

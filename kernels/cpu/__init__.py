@@ -26,25 +26,17 @@ fused into it); inputs are never mutated; no kernel allocates O(n^2). Every kern
 This package never imports numba.cuda, cupy, cudf or cuml (a test pins that).
 """
 
-from .count import dominated_count, domination_count
-from .front import pareto_front
-from .rank import pareto_rank
-from .select import top_k
-from .smaa import smaa_topsis
-from .topsis import topsis, topsis_from_stats, topsis_stats
+from .. import CONTRACTS
+
+# The contracts, re-exported (__all__ is built from CONTRACTS, which linters cannot see).
+from .count import dominated_count, domination_count  # noqa: F401
+from .front import pareto_front  # noqa: F401
+from .rank import pareto_rank  # noqa: F401
+from .select import top_k  # noqa: F401
+from .smaa import smaa_topsis  # noqa: F401
+from .topsis import topsis, topsis_from_stats, topsis_stats  # noqa: F401
 
 #: No limit on the number of criteria.
 MAX_CRITERIA = None
 
-__all__ = [
-    "pareto_front",
-    "pareto_rank",
-    "domination_count",
-    "dominated_count",
-    "topsis",
-    "topsis_stats",
-    "topsis_from_stats",
-    "top_k",
-    "smaa_topsis",
-    "MAX_CRITERIA",
-]
+__all__ = [*CONTRACTS, "MAX_CRITERIA"]

@@ -50,8 +50,8 @@ import functools
 import numpy as np
 from numba import njit
 
-from ._kdtree import part_build, part_layout, part_scan
-from ._sort import rows_equal
+from ._kdtree import part_build, part_layout, part_scan, weakly_below, window_count
+from ._sort import group_end
 
 W = 32  # members per vectorized window and per group
 RESORT = 2  # sort a front again once more than 1/RESORT of it came unsorted
@@ -74,31 +74,15 @@ def _block_scan(pool, o, cp, e, x, d):
     g = (e + 31) >> 5
     while g > 0:
         g -= 1
-        ug = np.uint64(g)
-        v = pool[mo + ug] <= x[0]
-        for k in range(1, d):
-            v &= pool[mo + np.uint64(k) * ucg + ug] <= x[k]
-        if not v:
+        if not weakly_below(pool, mo + np.uint64(g), ucg, x, d, False):
             continue
         s = g << 5
         if s + W <= e:
-            b = np.uint64(o + s)
-            cnt = 0
-            for f in range(W):
-                uf = b + np.uint64(f)
-                w = pool[uf] <= x[0]
-                for k in range(1, d):
-                    w &= pool[uf + np.uint64(k) * ucp] <= x[k]
-                cnt += w
-            if cnt:
+            if window_count(pool, np.uint64(o + s), ucp, x, d, W, False):
                 return True
         else:
             for f in range(s, e):
-                uf = np.uint64(o + f)
-                w = pool[uf] <= x[0]
-                for k in range(1, d):
-                    w &= pool[uf + np.uint64(k) * ucp] <= x[k]
-                if w:
+                if weakly_below(pool, np.uint64(o + f), ucp, x, d, False):
                     return True
     return False
 
@@ -114,24 +98,13 @@ def _block_prune(pool, o, cp, e, x, d):
     s = 0
     while s < e:
         w = min(W, e - s)
-        b = np.uint64(o + s)
-        cnt = 0
-        for f in range(w):
-            uf = b + np.uint64(f)
-            v = pool[uf] >= x[0]
-            for k in range(1, d):
-                v &= pool[uf + np.uint64(k) * ucp] >= x[k]
-            cnt += v
-        if cnt == 0:
+        if window_count(pool, np.uint64(o + s), ucp, x, d, w, True) == 0:
             s += w
             continue
         f = s
         while f < s + w and f < e:
             uf = np.uint64(o + f)
-            v = pool[uf] >= x[0]
-            for k in range(1, d):
-                v &= pool[uf + np.uint64(k) * ucp] >= x[k]
-            if v:
+            if weakly_below(pool, uf, ucp, x, d, True):
                 e -= 1
                 ue = np.uint64(o + e)
                 ug = np.uint64(f >> 5)
@@ -193,19 +166,38 @@ def _grow(pool, need):
 
 
 @njit(inline="always")
-def _next_group(c, order, i, n, m, x, d):
+def _next_group(c, order, i, m, x, d):
     """End of the group of rows equal to row ``order[i]``, with its projection (``d = m -
     1`` columns) put in ``x``."""
-    head = order[i]
-    j = i + 1
-    while j < n and rows_equal(c, order[j], head, m):
-        j += 1
     for k in range(d):
-        x[k] = c[head, k + 1]
+        x[k] = c[order[i], k + 1]
+    return group_end(c, order, i, m)
+
+
+@njit(inline="always")
+def _record(rank, order, i, j, rk):
+    """Rank ``rk`` for the group ``order[i:j]``; returns where the next group starts."""
+    for t in range(i, j):
+        rank[order[t]] = rk
     return j
 
 
 # -- ENS over pruned blocks in one pool ------------------------------------------------------
+
+
+@njit(inline="always")
+def _first_front_lex(pool, off, cap, size, nf, x, d):
+    """The first front none of whose kept projections is weakly below ``x``: binary search
+    over the fronts."""
+    lo = 0
+    hi = nf
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if _block_scan(pool, off[mid], cap[mid], size[mid], x, d):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @functools.cache
@@ -226,19 +218,9 @@ def _make_ens_lex(d):
         x = np.empty(d, dtype=c.dtype)
         i = 0
         while i < n:
-            j = _next_group(c, order, i, n, m, x, d)
-            lo = 0
-            hi = nf
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if _block_scan(pool, off[mid], cap[mid], size[mid], x, d):
-                    lo = mid + 1
-                else:
-                    hi = mid
-            rk = lo
-            for t in range(i, j):
-                rank[order[t]] = rk
-            i = j
+            j = _next_group(c, order, i, m, x, d)
+            rk = _first_front_lex(pool, off, cap, size, nf, x, d)
+            i = _record(rank, order, i, j, rk)
             if only_front and rk > 0:
                 continue
             if rk == nf:
@@ -368,11 +350,9 @@ def _make_ens_kd(d):
         x = np.empty(d, dtype=c.dtype)
         i = 0
         while i < n:
-            j = _next_group(c, order, i, n, m, x, d)
+            j = _next_group(c, order, i, m, x, d)
             rk = _first_front_kd(fresh, fcap, fsize, base, parts, psize, nf, x, d)
-            for t in range(i, j):
-                rank[order[t]] = rk
-            i = j
+            i = _record(rank, order, i, j, rk)
             if only_front and rk > 0:
                 continue
             if rk == nf:

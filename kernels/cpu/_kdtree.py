@@ -31,33 +31,39 @@ LEAF = 32  # rows per leaf
 
 
 @njit(inline="always")
-def _median3(a, b, z):
-    """Median of three values: the quickselect pivot."""
-    if a > b:
-        a, b = b, a
-    if b > z:
-        b = z
-        if a > b:
-            b = a
-    return b
-
-
-@njit(cache=True, nogil=True)
-def _select(c, perm, lo, hi, kth, dim):
-    """Quickselect: reorder perm[lo:hi] so perm[kth] holds the kth value of c[:, dim]."""
+def _quickselect(c, perm, rows, lo, hi, kth, dim, d, by_rows):
+    """Reorder items [lo, hi) so that item ``kth`` holds the kth value of column ``dim``,
+    the items before it no greater and the items after it no smaller. With ``by_rows``
+    False an item is ``perm[i]``, a row index of ``c`` (only ``perm`` moves; ``c`` is never
+    written, so it may be read-only); with ``by_rows`` True it is row ``i`` of ``rows``
+    itself (contiguous swaps of ``d`` columns: the builds of small parts stay in cache).
+    ``by_rows`` is a constant where it is called; the other arguments of the other mode
+    are unused."""
     while hi - lo > 1:
-        pivot = _median3(c[perm[lo], dim], c[perm[(lo + hi) // 2], dim], c[perm[hi - 1], dim])
+        a = rows[lo, dim] if by_rows else c[perm[lo], dim]
+        b = rows[(lo + hi) >> 1, dim] if by_rows else c[perm[(lo + hi) >> 1], dim]
+        z = rows[hi - 1, dim] if by_rows else c[perm[hi - 1], dim]
+        if a > b:  # the pivot: median of the first, middle and last values
+            a, b = b, a
+        pivot = z if b > z else b
+        pivot = a if pivot < a else pivot
         i = lo
         j = hi - 1
         while i <= j:
-            while c[perm[i], dim] < pivot:
+            while (rows[i, dim] if by_rows else c[perm[i], dim]) < pivot:
                 i += 1
-            while c[perm[j], dim] > pivot:
+            while (rows[j, dim] if by_rows else c[perm[j], dim]) > pivot:
                 j -= 1
             if i <= j:
-                tmp = perm[i]
-                perm[i] = perm[j]
-                perm[j] = tmp
+                if by_rows:
+                    for k in range(d):
+                        u = rows[i, k]
+                        rows[i, k] = rows[j, k]
+                        rows[j, k] = u
+                else:
+                    tmp = perm[i]
+                    perm[i] = perm[j]
+                    perm[j] = tmp
                 i += 1
                 j -= 1
         if kth <= j:
@@ -87,6 +93,7 @@ def _build(c, leaf):
     lo = np.empty((nnodes, m), dtype=c.dtype)
     hi = np.empty((nnodes, m), dtype=c.dtype)
     perm = np.arange(n)
+    no_rows = np.empty((0, 0), dtype=c.dtype)  # the rows stay, perm moves
     start[0] = 0
     end[0] = n
     for d in range(depth + 1):
@@ -122,7 +129,7 @@ def _build(c, leaf):
                         spread = sp
                         best = k
                 if e - s > 1:
-                    _select(c, perm, s, e, mid, best)
+                    _quickselect(c, perm, no_rows, s, e, mid, best, 0, False)
                 start[2 * t + 1] = s
                 end[2 * t + 1] = mid
                 start[2 * t + 2] = mid
@@ -345,26 +352,37 @@ def seeded_ranks(c, lower, topo):
 
 @njit(inline="always")
 def _ctz64(v):
-    """Index of the lowest set bit of a non-zero uint64 (binary search on the bits)."""
+    """Index of the lowest set bit of a non-zero uint64: a binary search on the bits (a
+    constant trip count, so the loop unrolls into six tests)."""
     t = 0
-    if v & np.uint64(0xFFFFFFFF) == 0:
-        v >>= np.uint64(32)
-        t += 32
-    if v & np.uint64(0xFFFF) == 0:
-        v >>= np.uint64(16)
-        t += 16
-    if v & np.uint64(0xFF) == 0:
-        v >>= np.uint64(8)
-        t += 8
-    if v & np.uint64(0xF) == 0:
-        v >>= np.uint64(4)
-        t += 4
-    if v & np.uint64(0x3) == 0:
-        v >>= np.uint64(2)
-        t += 2
-    if v & np.uint64(0x1) == 0:
-        t += 1
+    s = 32
+    while s > 0:
+        if v & ((np.uint64(1) << np.uint64(s)) - np.uint64(1)) == 0:  # the low s bits are 0
+            v >>= np.uint64(s)
+            t += s
+        s >>= 1
     return t
+
+
+@njit(inline="always")
+def weakly_below(a, b, stride, x, d, above):
+    """The member at ``a[b]`` (column k at ``+ k stride``) is weakly below ``x`` in all ``d``
+    columns (weakly above, with ``above``; a constant where it is called)."""
+    w = a[b] >= x[0] if above else a[b] <= x[0]
+    for k in range(1, d):
+        v = a[b + np.uint64(k) * stride]
+        w &= v >= x[k] if above else v <= x[k]
+    return w
+
+
+@njit(inline="always")
+def window_count(a, b, stride, x, d, width, above):
+    """How many of the ``width`` members from ``a[b]`` on pass :func:`weakly_below`: one
+    branch-free pass that vectorizes over the members."""
+    cnt = 0
+    for f in range(width):
+        cnt += weakly_below(a, b + np.uint64(f), stride, x, d, above)
+    return cnt
 
 
 @njit(inline="always")
@@ -391,62 +409,19 @@ def part_scan(part, size, x, d):
     unsb = np.uint64(nsb)
     for sb in range(nsb):
         usb = np.uint64(sb)
-        v = part[np.uint64(o_s) + usb] <= x[0]
-        for k in range(1, d):
-            v &= part[np.uint64(o_s) + np.uint64(k) * unsb + usb] <= x[k]
-        if not v:
+        if not weakly_below(part, np.uint64(o_s) + usb, unsb, x, d, False):
             continue
         g0 = np.uint64(o_g) + (usb << np.uint64(5))
         mask = np.uint64(0)
         for t in range(32):
             ut = np.uint64(t)
-            w = part[g0 + ut] <= x[0]
-            for k in range(1, d):
-                w &= part[g0 + np.uint64(k) * ugp + ut] <= x[k]
-            mask |= np.uint64(w) << ut
+            mask |= np.uint64(weakly_below(part, g0 + ut, ugp, x, d, False)) << ut
         while mask:
             b = (usb << np.uint64(10)) + (np.uint64(_ctz64(mask)) << np.uint64(5))
             mask &= mask - np.uint64(1)
-            cnt = 0
-            for f in range(32):
-                uf = b + np.uint64(f)
-                w = part[uf] <= x[0]
-                for k in range(1, d):
-                    w &= part[uf + np.uint64(k) * ucap] <= x[k]
-                cnt += w
-            if cnt:
+            if window_count(part, b, ucap, x, d, 32, False):
                 return True
     return False
-
-
-@njit(inline="always")
-def _select_rows(rows, lo, hi, kth, dim, d):
-    """Quickselect on the rows of ``rows`` (row-major, ``d`` columns): reorder rows [lo, hi)
-    in place so that row ``kth`` holds the kth value of column ``dim``, the rows before it
-    no greater and the rows after it no smaller (contiguous row swaps, not an index
-    permutation: the builds stay in cache)."""
-    while hi - lo > 1:
-        pivot = _median3(rows[lo, dim], rows[(lo + hi) >> 1, dim], rows[hi - 1, dim])
-        i = lo
-        j = hi - 1
-        while i <= j:
-            while rows[i, dim] < pivot:
-                i += 1
-            while rows[j, dim] > pivot:
-                j -= 1
-            if i <= j:
-                for k in range(d):
-                    u = rows[i, k]
-                    rows[i, k] = rows[j, k]
-                    rows[j, k] = u
-                i += 1
-                j -= 1
-        if kth <= j:
-            hi = j + 1
-        elif kth >= i:
-            lo = i
-        else:
-            return
 
 
 @njit(inline="always")
@@ -455,6 +430,7 @@ def _split_groups(rows, size, d):
     rows, so that every group of 32 is one leaf and every superblock a few neighbouring
     subtrees (explicit stack: depth <= log2(size / 32) < 64)."""
     stack = np.empty(256, dtype=np.int64)
+    no_perm = stack[:0]  # rows move themselves
     stack[0] = 0
     stack[1] = size
     sp = 2
@@ -479,7 +455,7 @@ def _split_groups(rows, size, d):
             if mx[k] - mn[k] > mx[best] - mn[best]:
                 best = k
         mid = lo + ((((hi - lo + 31) >> 5) + 1) >> 1 << 5)  # half of the groups, rounded up
-        _select_rows(rows, lo, hi, mid, best, d)
+        _quickselect(rows, no_perm, rows, lo, hi, mid, best, d, True)
         stack[sp] = lo
         stack[sp + 1] = mid
         stack[sp + 2] = mid

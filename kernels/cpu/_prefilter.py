@@ -215,13 +215,13 @@ def _load_row(c, i, x, d):
 
 
 @njit(inline="always")
-def _first_pivot_dominates(pv, ups, x, d):
-    """True when the first pivot (column-major in ``pv``, column stride ``ups``) dominates
-    ``x``; stops at the first column where it is larger."""
+def _vector_dominates(a, b, stride, x, d):
+    """True when the vector ``a[b + k stride]`` (k < d) dominates ``x``; stops at the first
+    column where it is larger."""
     le = True
     lt = False
     for k in range(d):
-        v = pv[np.uint64(k) * ups]
+        v = a[b + np.uint64(k) * stride]
         if v > x[k]:
             le = False
             break
@@ -238,7 +238,7 @@ def _pivot_dominates(pv, ps, x, d):
     dominator (the best pivots come first)."""
     ups = np.uint64(ps)
     # the first pivot (the rank-sum minimizer) alone drops most rows of correlated data
-    if _first_pivot_dominates(pv, ups, x, d):
+    if _vector_dominates(pv, np.uint64(0), ups, x, d):
         return True
     s = 0
     while s < ps:
@@ -260,8 +260,9 @@ def _pivot_dominates(pv, ps, x, d):
 
 
 @njit(inline="always")
-def _grid_dominates(c, x, gval, grow, glo, ginv, g, d):
-    """True when the grid's entry for the cell of ``x`` dominates ``x`` (exact check)."""
+def _grid_dominates(cf, x, gval, grow, glo, ginv, g, d):
+    """True when the grid's entry for the cell of ``x`` dominates ``x`` (exact check on the
+    row, read from the flat matrix ``cf``)."""
     cell = 0
     for k in range(d - 1):
         b = (np.float64(x[k]) - glo[k]) * ginv[k]
@@ -270,17 +271,7 @@ def _grid_dominates(c, x, gval, grow, glo, ginv, g, d):
         cell = cell * g + (int(b) if b < g else g - 1)
     if not gval[cell] < x[d - 1]:
         return False
-    r = grow[cell]
-    le = True
-    lt = False
-    for k in range(d):
-        v = c[r, k]
-        if v > x[k]:
-            le = False
-            break
-        if v < x[k]:
-            lt = True
-    return le and lt
+    return _vector_dominates(cf, np.uint64(grow[cell]) * np.uint64(d), np.uint64(1), x, d)
 
 
 @functools.cache
@@ -297,6 +288,7 @@ def _passes(d, parallel):
         cnt = np.zeros(nch, dtype=np.int64)
         bad = np.zeros(nch, dtype=np.int64)
         ups = np.uint64(ps)
+        cf = c.reshape(-1)
         for q in prange(nch):
             s = q * n // nch
             e = (q + 1) * n // nch
@@ -306,9 +298,9 @@ def _passes(d, parallel):
             for i in range(s, e):
                 if not _load_row(c, i, x, d):
                     f = 1
-                if _first_pivot_dominates(pv, ups, x, d):  # most rows of correlated data
+                if _vector_dominates(pv, np.uint64(0), ups, x, d):  # most correlated rows
                     continue
-                if g > 0 and _grid_dominates(c, x, gval, grow, glo, ginv, g, d):
+                if g > 0 and _grid_dominates(cf, x, gval, grow, glo, ginv, g, d):
                     continue
                 if not _pivot_dominates(pv, ps, x, d):
                     out[o] = i

@@ -17,16 +17,25 @@ dominates = njit(inline="always")(_shared.dominates)
 rows_equal = njit(inline="always")(_shared.rows_equal)
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always")
+def group_end(c, order, i, m):
+    """End of the run of rows equal to row ``order[i]`` in ``order`` (a sweep decides a
+    group of equal rows at once: they neither dominate each other nor differ in anything
+    else)."""
+    n = order.shape[0]
+    head = order[i]
+    j = i + 1
+    while j < n and rows_equal(c, order[j], head, m):
+        j += 1
+    return j
+
+
+_lex_compare = njit(inline="always")(_shared.lex_compare)
+
+
+@njit(inline="always")
 def _lex_less(c, a, b, m):
-    for k in range(m):
-        x = c[a, k]
-        y = c[b, k]
-        if x < y:
-            return True
-        if x > y:
-            return False
-    return False
+    return _lex_compare(c, a, b, m) < 0
 
 
 @njit(cache=True, nogil=True)

@@ -55,9 +55,8 @@ def cross_domination_count(costs_a, costs_b):
 
     Parameters
     ----------
-    costs_a : ndarray of shape (n_a, m)
-    costs_b : ndarray of shape (n_b, m)
-        Criteria to minimize, finite, with the same columns. Neither is mutated.
+    costs_a, costs_b
+        As :func:`gpurank.kernels.reference.cross_domination_count`.
 
     Returns
     -------
@@ -65,9 +64,9 @@ def cross_domination_count(costs_a, costs_b):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> cross_domination_count(np.array([[2.0, 2.0], [0.0, 0.0]]),
-    ...                        np.array([[1.0, 1.0], [2.0, 2.0]]))
+    A row equal to a row of the other block is not dominated by it:
+
+    >>> cross_domination_count(np.array([[2.0, 2.0], [1.0, 1.0]]), np.array([[1.0, 1.0]]))
     array([1, 0])
     """
     a, b = check_pair(costs_a, costs_b)
@@ -150,7 +149,6 @@ def box(costs):
 
     Examples
     --------
-    >>> import numpy as np
     >>> box(np.array([[1.0, 5.0], [3.0, 2.0]]))
     (array([1., 2.]), array([3., 5.]))
     """
@@ -173,7 +171,6 @@ def box_relation(box_a, box_b):
 
     Examples
     --------
-    >>> import numpy as np
     >>> a = box(np.array([[2.0, 2.0], [3.0, 3.0]]))
     >>> box_relation(a, box(np.array([[0.0, 1.0]]))), box_relation(a, box(np.array([[4.0, 0.0]])))
     ('all', 'none')
@@ -208,7 +205,6 @@ def grid_key(costs, grids):
 
     Examples
     --------
-    >>> import numpy as np
     >>> grid_key(np.array([[1.0, 10.0], [2.0, 30.0]]), (np.array([1.5]), np.array([20.0])))
     array([0, 2])
     """
@@ -226,10 +222,8 @@ def cross_max_rank(costs_a, costs_b, rank_b):
 
     Parameters
     ----------
-    costs_a : ndarray of shape (n_a, m)
-    costs_b : ndarray of shape (n_b, m)
-        Criteria to minimize, finite. Not mutated.
-    rank_b : ndarray of int, shape (n_b,), >= 0
+    costs_a, costs_b, rank_b
+        As :func:`gpurank.kernels.reference.cross_max_rank`.
 
     Returns
     -------
@@ -237,10 +231,8 @@ def cross_max_rank(costs_a, costs_b, rank_b):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> cross_max_rank(np.array([[2.0, 2.0], [0.0, 0.0]]),
-    ...                np.array([[1.0, 1.0], [1.5, 1.5]]), np.array([3, 5]))
-    array([ 5, -1])
+    >>> cross_max_rank(np.array([[3.0, 3.0], [1.0, 1.0]]), np.array([[2.0, 2.0]]), [7])
+    array([ 7, -1])
     """
     a, b = check_pair(costs_a, costs_b)
     rb = check_ranks(rank_b, b.shape[0], "rank_b")
@@ -260,13 +252,11 @@ def cross_max_rank(costs_a, costs_b, rank_b):
 def seeded_rank(costs, lower=None):
     """Longest dominance chains inside one block with lower bounds from outside.
 
-    ``rank[i] = max(lower[i], 1 + max(rank[j] for rows j of the block dominating i))``;
-    with ``lower`` None (all 0) this is ``pareto_rank``.
-
     Parameters
     ----------
-    costs : ndarray of shape (n, m)
-    lower : ndarray of int, shape (n,), or None
+    costs, lower
+        As :func:`gpurank.kernels.reference.seeded_rank`: ``rank[i] = max(lower[i], 1 +
+        max(rank[j] for rows j of the block dominating i))``.
 
     Returns
     -------
@@ -282,9 +272,8 @@ def seeded_rank(costs, lower=None):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> seeded_rank(np.array([[1.0, 1.0], [2.0, 2.0], [0.0, 3.0]]), np.array([4, 0, 0]))
-    array([4, 5, 0], dtype=int32)
+    >>> seeded_rank(np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]), [0, 6, 0])
+    array([0, 6, 7], dtype=int32)
     """
     c = check_block(costs, "costs")
     n, m = c.shape
@@ -354,7 +343,6 @@ def sort_keys(score, prank, row_id):
 
     Examples
     --------
-    >>> import numpy as np
     >>> sort_keys(np.array([0.5, 0.9, 0.5]), np.array([1, 0, 0]), np.array([7, 8, 9]))[2]
     array([8, 9, 7])
     """
@@ -372,9 +360,9 @@ def count_preceding(score, prank, row_id, sorted_keys):
 
     Parameters
     ----------
-    score, prank, row_id : 1-D arrays of the query rows
-    sorted_keys : tuple
-        The block's keys from :func:`sort_keys`.
+    score, prank, row_id, sorted_keys
+        As :func:`gpurank.kernels.reference.count_preceding`, with ``sorted_keys`` from
+        :func:`sort_keys`.
 
     Returns
     -------
@@ -382,7 +370,6 @@ def count_preceding(score, prank, row_id, sorted_keys):
 
     Examples
     --------
-    >>> import numpy as np
     >>> keys = sort_keys(np.array([0.9, 0.5, 0.5]), np.array([3, 0, 0]), np.array([1, 2, 9]))
     >>> count_preceding(np.array([0.5]), np.array([0]), np.array([7]), keys)
     array([2])

@@ -12,7 +12,7 @@ from numba import njit
 from .._validate import check_cap, check_costs
 from ._cdq import cdq_count_4d, cdq_sum_3d
 from ._kdtree import count_dominators
-from ._sort import dense_rank, lex_order, rows_equal, unique_groups
+from ._sort import dense_rank, group_end, lex_order, unique_groups
 
 __all__ = ["domination_count", "dominated_count"]
 
@@ -27,15 +27,13 @@ def domination_count(costs, *, cap=None):
 
     Parameters
     ----------
-    costs : ndarray of shape (n, m)
-        Criteria to minimize, finite, float32 or float64 (other real dtypes are converted).
-    cap : int >= 0 or None, keyword-only
-        Return ``min(count, cap)``; counting a row stops once it reached ``cap``.
+    costs, cap
+        As :func:`gpurank.kernels.reference.domination_count`; counting a row stops once it
+        reached ``cap``.
 
     Returns
     -------
     ndarray of int64, shape (n,)
-        Zero exactly on the Pareto front.
 
     Notes
     -----
@@ -56,12 +54,10 @@ def domination_count(costs, *, cap=None):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> c = np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0], [0.0, 4.0]])
-    >>> domination_count(c)
-    array([0, 1, 2, 0])
-    >>> domination_count(c, cap=1)
-    array([0, 1, 1, 0])
+    Equal rows do not dominate each other:
+
+    >>> domination_count(np.array([[1, 2], [1, 2], [2, 2], [3, 3]]))
+    array([0, 0, 2, 3])
     """
     c = check_costs(costs)
     cap = check_cap(cap)
@@ -90,9 +86,8 @@ def dominated_count(costs, *, cap=None):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> dominated_count(np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0], [0.0, 4.0]]))
-    array([2, 1, 0, 0])
+    >>> dominated_count(np.array([[1, 2], [1, 2], [2, 2], [3, 3]]), cap=2)
+    array([2, 2, 1, 0])
     """
     return domination_count(np.negative(check_costs(costs)), cap=cap)
 
@@ -107,9 +102,7 @@ def _count_2d(c, order):
     i = 0
     while i < n:
         head = order[i]
-        j = i + 1
-        while j < n and rows_equal(c, order[j], head, 2):
-            j += 1
+        j = group_end(c, order, i, 2)
         p = r1[head]
         q = 0
         while p > 0:

@@ -11,7 +11,7 @@ from numba import njit
 from .._validate import check_costs
 from ._ens import ens_kd
 from ._prefilter import prefilter
-from ._sort import dense_rank, lex_order, rows_equal
+from ._sort import dense_rank, group_end, lex_order
 
 __all__ = ["pareto_front"]
 
@@ -25,13 +25,12 @@ def pareto_front(costs):
 
     Parameters
     ----------
-    costs : ndarray of shape (n, m)
-        Criteria to minimize, finite, float32 or float64 (other real dtypes are converted).
+    costs
+        As :func:`gpurank.kernels.reference.pareto_front`.
 
     Returns
     -------
     ndarray of bool, shape (n,)
-        True where no other row dominates the row; duplicates of a front row are all on it.
 
     Notes
     -----
@@ -57,9 +56,10 @@ def pareto_front(costs):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> pareto_front(np.array([[1.0, 2.0], [2.0, 1.0], [2.0, 2.0], [1.0, 2.0]]))
-    array([ True,  True, False,  True])
+    Duplicates of a front row are all on the front:
+
+    >>> pareto_front(np.array([[3.0, 1.0], [1.0, 3.0], [1.0, 3.0], [3.0, 3.0]]))
+    array([ True,  True,  True, False])
     """
     c = check_costs(costs, finite=False)  # the prefilter's first pass checks finiteness
     n, m = c.shape
@@ -124,9 +124,7 @@ def _front_3d(c, order):
     i = 0
     while i < n:
         head = order[i]
-        j = i + 1
-        while j < n and rows_equal(c, order[j], head, 3):
-            j += 1
+        j = group_end(c, order, i, 3)
         # query prefix min over ranks <= r1[head]
         p = r1[head]
         q = np.inf
@@ -162,9 +160,7 @@ def _front_3d_stair(c, order, max_s):
     i = 0
     while i < n:
         head = order[i]
-        j = i + 1
-        while j < n and rows_equal(c, order[j], head, 3):
-            j += 1
+        j = group_end(c, order, i, 3)
         y = c[head, 1]
         z = c[head, 2]
         # last stair with sy <= y

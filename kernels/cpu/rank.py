@@ -25,10 +25,9 @@ def pareto_rank(costs, *, depth=None):
 
     Parameters
     ----------
-    costs : ndarray of shape (n, m)
-        Criteria to minimize, finite, float32 or float64 (other real dtypes are converted).
-    depth : int >= 1 or None, keyword-only
-        Return ``min(rank, depth)``: only fronts ``0 .. depth-1`` are peeled.
+    costs, depth
+        As :func:`gpurank.kernels.reference.pareto_rank`; with ``depth`` only fronts ``0 ..
+        depth-1`` are peeled.
 
     Returns
     -------
@@ -55,12 +54,9 @@ def pareto_rank(costs, *, depth=None):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> c = np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0], [0.0, 4.0]])
-    >>> pareto_rank(c)
-    array([0, 1, 2, 0], dtype=int32)
-    >>> pareto_rank(c, depth=1)
-    array([0, 1, 1, 0], dtype=int32)
+    >>> c = np.array([[0.0, 2.0, 2.0], [1.0, 1.0, 1.0], [2.0, 2.0, 2.0], [3.0, 3.0, 3.0]])
+    >>> pareto_rank(c), pareto_rank(c, depth=1)
+    (array([0, 0, 1, 2], dtype=int32), array([0, 0, 1, 1], dtype=int32))
     """
     c = check_costs(costs)
     depth = check_depth(depth)

@@ -17,9 +17,8 @@ def top_k(scores, k):
 
     Parameters
     ----------
-    scores : 1-D array without NaN
-    k : int >= 0
-        More than ``n`` returns every row.
+    scores, k
+        As :func:`gpurank.kernels.reference.top_k`.
 
     Returns
     -------
@@ -32,9 +31,8 @@ def top_k(scores, k):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> top_k(np.array([0.5, 0.9, 0.5, 0.1, 0.9]), 3)
-    array([1, 4, 0])
+    >>> top_k(np.array([0.2, 0.7, 0.7, 0.1]), 10)  # k beyond n: every row
+    array([1, 2, 0, 3])
     """
     s = check_scores(scores)
     k = check_k(k)

@@ -17,7 +17,14 @@ __all__ = ["smaa_topsis"]
 def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidates=None):
     """SMAA acceptability counts of TOPSIS over weight samples (Lahdelma et al. 1998).
 
-    Parameters and returns as :func:`gpurank.kernels.reference.smaa_topsis`.
+    Parameters
+    ----------
+    matrix, weights_samples, benefit, k, norm, candidates
+        As :func:`gpurank.kernels.reference.smaa_topsis`.
+
+    Returns
+    -------
+    top1_counts, topk_counts, rank_sums, rank_sq_sums, central_weight_sums
 
     Notes
     -----
@@ -28,18 +35,14 @@ def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidate
     O(c log c), and the counts; the per-thread accumulators are summed at the end.
     O(S c (m + log c)) time, O(threads c m) extra memory.
 
-    References
-    ----------
-    R. Lahdelma, J. Hokkanen and P. Salminen, "SMAA - Stochastic multiobjective
-    acceptability analysis", *European Journal of Operational Research* 106(1), 1998.
-
     Examples
     --------
-    >>> import numpy as np
-    >>> x = np.array([[1.0, 3.0], [3.0, 1.0], [3.0, 3.0]])
-    >>> top1, topk, rsum, rsq, cw = smaa_topsis(x, [[1, 0], [0, 1]], [False, False], k=2)
-    >>> top1, topk, rsum
-    (array([1, 1, 0]), array([2, 2, 0]), array([3, 3, 6]))
+    Two candidates out of three rows, under three weight vectors:
+
+    >>> x = np.array([[1.0, 3.0], [3.0, 1.0], [2.0, 2.0]])
+    >>> w = [[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]
+    >>> smaa_topsis(x, w, [False, False], k=1, candidates=[2, 0])[:3]
+    (array([1, 2]), array([1, 2]), array([5, 4]))
     """
     p, nn, w, perm, k = prepare(matrix, weights_samples, benefit, k=k, norm=norm,
                                 candidates=candidates)

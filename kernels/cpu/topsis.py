@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from .. import _topsis_stats
+from .._topsis_stats import TopsisStats  # noqa: F401 (the examples merge stats)
 from .._validate import check_costs, check_criteria_args, check_out, check_stats
 from ._jit import compile_variant
 
@@ -29,14 +30,13 @@ def topsis_stats(matrix):
 
     Parameters
     ----------
-    matrix : ndarray of shape (n, m)
-        Criteria values, finite, float32 or float64 (other real dtypes are converted).
+    matrix
+        As :func:`gpurank.kernels.reference.topsis_stats`.
 
     Returns
     -------
     TopsisStats
-        As :func:`gpurank.kernels.reference.topsis_stats`; merge partitions' stats with
-        :meth:`~gpurank.kernels.TopsisStats.merge`.
+        Merge the stats of partitions with :meth:`~gpurank.kernels.TopsisStats.merge`.
 
     Notes
     -----
@@ -49,10 +49,11 @@ def topsis_stats(matrix):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> s = topsis_stats(np.array([[3.0, -1.0], [4.0, 0.0]]))
-    >>> s.n, s.lo, s.hi, s.scale, s.norm
-    (2, array([ 3., -1.]), array([4., 0.]), array([4., 1.]), array([5., 1.]))
+    A column of values whose squares underflow keeps its norm:
+
+    >>> s = topsis_stats(np.array([[3e-170, 1.0], [4e-170, 0.0]]))
+    >>> s.norm / [1e-170, 1.0]
+    array([5., 1.])
     """
     return _stats(check_costs(matrix, name="matrix", finite=False))
 
@@ -79,18 +80,15 @@ def topsis_from_stats(matrix, stats, weights, benefit, *, norm="vector", out=Non
 
     Parameters
     ----------
-    matrix : ndarray of shape (n, m)
-        Rows to score, finite.
-    stats : TopsisStats
+    matrix, stats, weights, benefit, norm, out
+        As :func:`gpurank.kernels.reference.topsis_from_stats`: ``stats`` are the
         :func:`topsis_stats` of the whole table the rows belong to (merged over its
         partitions when it is split).
-    weights, benefit, norm, out
-        As in :func:`topsis`.
 
     Returns
     -------
     ndarray of float64, shape (n,)
-        ``out`` itself when given.
+        The scores (in ``out`` when given).
 
     Notes
     -----
@@ -101,10 +99,12 @@ def topsis_from_stats(matrix, stats, weights, benefit, *, norm="vector", out=Non
 
     Examples
     --------
-    >>> import numpy as np
-    >>> s = topsis_stats(np.array([[1.0, 1.0], [3.0, 3.0], [2.0, 2.0]]))
-    >>> topsis_from_stats(np.array([[2.0, 2.0]]), s, [1, 1], [False, False], norm="minmax")
-    array([0.5])
+    Two partitions scored with the stats of the whole table:
+
+    >>> a, b = np.array([[1.0, 4.0]]), np.array([[3.0, 0.0], [2.0, 2.0]])
+    >>> s = TopsisStats.merge([topsis_stats(a), topsis_stats(b)])
+    >>> [topsis_from_stats(p, s, [1, 1], [True, False]).round(4) for p in (a, b)]
+    [array([0.]), array([1. , 0.5])]
     """
     x = check_costs(matrix, name="matrix", finite=False)
     n, m = x.shape
@@ -122,20 +122,13 @@ def topsis(matrix, weights, benefit, *, norm="vector", out=None):
 
     Parameters
     ----------
-    matrix : ndarray of shape (n, m)
-        Criteria values, finite, float32 or float64 (other real dtypes are converted).
-    weights : ndarray of shape (m,)
-        Non-negative weights; they are normalized to sum to 1.
-    benefit : ndarray of bool, shape (m,)
-        True where larger is better.
-    norm : {"vector", "minmax"}, keyword-only
-    out : ndarray of float64, shape (n,), optional, keyword-only
-        C-contiguous, writeable, not sharing memory with ``matrix``: receives the scores.
+    matrix, weights, benefit, norm, out
+        As :func:`gpurank.kernels.reference.topsis`.
 
     Returns
     -------
     ndarray of float64, shape (n,)
-        Contract: :func:`gpurank.kernels.reference.topsis`.
+        ``out`` itself when given.
 
     Notes
     -----
@@ -152,10 +145,11 @@ def topsis(matrix, weights, benefit, *, norm="vector", out=None):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> x = np.array([[1.0, 1.0], [3.0, 3.0], [2.0, 2.0]])
-    >>> topsis(x, [1, 1], [False, False]).round(6)
-    array([1. , 0. , 0.5])
+    Cost (minimized) and benefit (maximized) criteria, weighted 1 : 3:
+
+    >>> x = np.array([[10.0, 0.9], [20.0, 0.99], [15.0, 0.8]])
+    >>> topsis(x, [1, 3], [False, True]).round(4)
+    array([0.7072, 0.4961, 0.3117])
     """
     x = check_costs(matrix, name="matrix", finite=False)  # the stats pass checks finiteness
     n, m = x.shape

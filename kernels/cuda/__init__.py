@@ -24,25 +24,16 @@ Importing this package imports numba.cuda (no GPU needed, nothing is compiled: e
 compiles on its first launch); :mod:`gpurank.kernels` itself imports it only on demand.
 """
 
-# is_available (the device probe) and what the PTX test compiles are not contracts, so they
-# stay out of __all__.
-from ._launch import MAX_CRITERIA, is_available, kernel_functions, ptx_signatures  # noqa: F401
-from .count import dominated_count, domination_count
-from .front import pareto_front
-from .rank import pareto_rank
-from .select import top_k
-from .smaa import smaa_topsis
-from .topsis import topsis, topsis_from_stats, topsis_stats
+from .. import CONTRACTS
 
-__all__ = [
-    "pareto_front",
-    "pareto_rank",
-    "domination_count",
-    "dominated_count",
-    "topsis",
-    "topsis_stats",
-    "topsis_from_stats",
-    "top_k",
-    "smaa_topsis",
-    "MAX_CRITERIA",
-]
+# The contracts, re-exported (__all__ is built from CONTRACTS, which linters cannot see), and
+# the device probe and what the PTX test compiles, which are not contracts.
+from ._launch import MAX_CRITERIA, is_available, kernel_functions, ptx_signatures  # noqa: F401
+from .count import dominated_count, domination_count  # noqa: F401
+from .front import pareto_front  # noqa: F401
+from .rank import pareto_rank  # noqa: F401
+from .select import top_k  # noqa: F401
+from .smaa import smaa_topsis  # noqa: F401
+from .topsis import topsis, topsis_from_stats, topsis_stats  # noqa: F401
+
+__all__ = [*CONTRACTS, "MAX_CRITERIA"]

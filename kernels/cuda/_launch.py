@@ -93,17 +93,14 @@ def sm_count():
 dominates_t = cuda.jit(device=True, inline=True)(_shared.dominates_t)
 
 
+_lex_compare = cuda.jit(device=True, inline=True)(_shared.lex_compare)
+
+
 @cuda.jit(device=True, inline=True)
 def row_less(x, a, b, m):
     """Row ``a`` of ``x`` sorts before row ``b``: lexicographic, ties by the lower index."""
-    for k in range(m):
-        u = x[a, k]
-        v = x[b, k]
-        if u < v:
-            return True
-        if u > v:
-            return False
-    return a < b
+    c = _lex_compare(x, a, b, m)
+    return c < 0 or (c == 0 and a < b)
 
 
 # -- small kernels -------------------------------------------------------------------------------
@@ -244,6 +241,13 @@ def to_device_matrix(x, *, name, limit=True):
         check_max_criteria(d.shape[1], MAX_CRITERIA, name=name)
     _check_finite(d, name)
     return d
+
+
+def matrix_and_result(costs, dtype):
+    """The validated device matrix of ``costs`` and an uninitialized device vector of one
+    ``dtype`` result per row."""
+    d = to_device_matrix(costs, name="costs")
+    return d, cuda.device_array(d.shape[0], dtype=dtype)
 
 
 def _check_finite(d, name):

@@ -23,7 +23,7 @@ from ._launch import (
     dominates_t,
     fill_kernel,
     kernel,
-    to_device_matrix,
+    matrix_and_result,
 )
 
 __all__ = [
@@ -87,9 +87,8 @@ def count_kernel(ct, n, m, cap, reverse, alive, out):
 
 def count_device(costs, cap, reverse):
     """The count kernel on a validated copy-free view of ``costs``: an int64 device array."""
-    d = to_device_matrix(costs, name="costs")
+    d, out = matrix_and_result(costs, np.int64)
     n, m = d.shape
-    out = cuda.device_array(n, dtype=np.int64)
     if n == 0:
         return out
     ct = column_major(d)
@@ -110,30 +109,38 @@ def dominated_count_device(costs, *, cap=None):
 
 
 def domination_count(costs, *, cap=None):
-    """How many rows dominate each row (``cap``: ``min(count, cap)``, counting stops there).
+    """How many rows dominate each row.
 
-    Parameters and result as :func:`gpurank.kernels.reference.domination_count`; host or
-    device input, host result.
+    Parameters
+    ----------
+    costs, cap
+        As :func:`gpurank.kernels.reference.domination_count`; ``costs`` on the host or the
+        device. A block stops once all its rows reached ``cap``.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,), on the host
 
     Examples
     --------
-    >>> import numpy as np
-    >>> c = np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0], [0.0, 4.0]])
-    >>> domination_count(c)
-    array([0, 1, 2, 0])
-    >>> domination_count(c, cap=1)
-    array([0, 1, 1, 0])
+    A device array is read in place:
+
+    >>> from numba import cuda
+    >>> d = cuda.to_device(np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 0.0]]))
+    >>> domination_count(d), domination_count(d, cap=0)
+    (array([0, 1, 0]), array([0, 0, 0]))
     """
     return domination_count_device(costs, cap=cap).copy_to_host()
 
 
 def dominated_count(costs, *, cap=None):
-    """How many rows each row dominates (the count kernel with the test reversed).
+    """How many rows each row dominates: the count kernel with the test reversed.
+
+    Parameters and result as :func:`domination_count`.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> dominated_count(np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0], [0.0, 4.0]]))
-    array([2, 1, 0, 0])
+    >>> dominated_count(np.array([[1, 1], [2, 2], [0.5, 3]], dtype=np.float32))
+    array([1, 0, 0])
     """
     return dominated_count_device(costs, cap=cap).copy_to_host()

@@ -19,12 +19,24 @@ def pareto_front_device(costs):
 
 
 def pareto_front(costs):
-    """Mark the non-dominated rows (host or device input, host result).
+    """Mark the non-dominated rows.
+
+    Parameters
+    ----------
+    costs
+        As :func:`gpurank.kernels.reference.pareto_front`, on the host or the device.
+
+    Returns
+    -------
+    ndarray of bool, shape (n,), on the host
 
     Examples
     --------
-    >>> import numpy as np
-    >>> pareto_front(np.array([[1.0, 2.0], [2.0, 1.0], [2.0, 2.0], [1.0, 2.0]]))
-    array([ True,  True, False,  True])
+    Column-major input (the layout of cuDF's ``to_cupy()``) is read as it is:
+
+    >>> from numba import cuda
+    >>> c = np.asfortranarray([[2.0, 1.0, 4.0], [1.0, 2.0, 4.0], [2.0, 2.0, 5.0]])
+    >>> pareto_front(cuda.to_device(c))
+    array([ True,  True, False])
     """
     return pareto_front_device(costs).copy_to_host() == 0

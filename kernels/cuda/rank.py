@@ -48,9 +48,9 @@ from ._launch import (
     gather_kernel,
     kernel,
     lex_order,
+    matrix_and_result,
     scatter_i32_kernel,
     sm_count,
-    to_device_matrix,
 )
 
 __all__ = ["pareto_rank", "pareto_rank_device"]
@@ -176,9 +176,8 @@ def pareto_rank_device(costs):
     the module docstring). O(n^2 m / 2) comparisons at most, n / RANK_TILE sequential
     steps, O(n m) memory.
     """
-    d = to_device_matrix(costs, name="costs")
+    d, rank = matrix_and_result(costs, np.int32)
     n, m = d.shape
-    rank = cuda.device_array(n, dtype=np.int32)
     if n == 0:
         return rank
     order = lex_order(d)
@@ -200,20 +199,24 @@ def pareto_rank_device(costs):
 
 
 def pareto_rank(costs, *, depth=None):
-    """Non-dominated sorting by a sorted sweep on the device (front 0 first, int32).
+    """Non-dominated sorting by a sorted sweep on the device (front 0 first).
 
-    Parameters and result as :func:`gpurank.kernels.reference.pareto_rank`; host or device
-    input, host result. With ``depth`` the full ranks are clipped on the host: the sweep
-    costs the same whatever the number of fronts.
+    Parameters
+    ----------
+    costs, depth
+        As :func:`gpurank.kernels.reference.pareto_rank`, ``costs`` on the host or the
+        device. With ``depth`` the full ranks are clipped on the host: the sweep costs the
+        same whatever the number of fronts.
+
+    Returns
+    -------
+    ndarray of int32, shape (n,), on the host
 
     Examples
     --------
-    >>> import numpy as np
-    >>> c = np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0], [0.0, 4.0]])
-    >>> pareto_rank(c)
-    array([0, 1, 2, 0], dtype=int32)
-    >>> pareto_rank(c, depth=1)
-    array([0, 1, 1, 0], dtype=int32)
+    >>> c = np.array([[4, 4], [1, 1], [2, 2], [1, 1], [3, 0]], dtype=np.float32)
+    >>> pareto_rank(c), pareto_rank(c, depth=1)
+    (array([2, 0, 1, 0, 0], dtype=int32), array([1, 0, 1, 0, 0], dtype=int32))
     """
     depth = check_depth(depth)
     rank = pareto_rank_device(costs).copy_to_host()

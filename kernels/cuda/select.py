@@ -13,14 +13,22 @@ __all__ = ["top_k"]
 
 
 def top_k(scores, k):
-    """Indices of the k largest scores, best first, ties by lower index (host or device
-    scores, host result).
+    """Indices of the k largest scores, best first, ties by the lower index.
+
+    Parameters
+    ----------
+    scores, k
+        As :func:`gpurank.kernels.reference.top_k`, ``scores`` on the host or the device.
+
+    Returns
+    -------
+    ndarray of int64, shape (min(k, n),), on the host
 
     Examples
     --------
-    >>> import numpy as np
-    >>> top_k(np.array([0.5, 0.9, 0.5, 0.1, 0.9]), 3)
-    array([1, 4, 0])
+    >>> from numba import cuda
+    >>> top_k(cuda.to_device(np.array([0.1, 0.4, 0.4, 0.3])), 2)
+    array([1, 2])
     """
     s = check_scores(host_array(scores))
     check_k(k)

@@ -197,18 +197,26 @@ def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidate
                 batch_bytes=None):
     """SMAA acceptability counts of TOPSIS over weight samples (Lahdelma et al. 1998).
 
-    Parameters and returns as :func:`gpurank.kernels.reference.smaa_topsis`; NumPy, CuPy or
-    Numba device inputs, NumPy outputs. ``batch_bytes`` bounds the device scratch per batch
-    of samples. A host matrix is prepared on the host (bit-identical to the other
-    implementations); a device matrix stays on the device.
+    Parameters
+    ----------
+    matrix, weights_samples, benefit, k, norm, candidates
+        As :func:`gpurank.kernels.reference.smaa_topsis`; NumPy, CuPy or Numba device
+        inputs. A host matrix is prepared on the host (bit-identical to the other
+        implementations); a device matrix stays on the device.
+    batch_bytes : int, optional, keyword-only
+        Bound on the device scratch per batch of samples (``SMAA_BATCH_BYTES``).
+
+    Returns
+    -------
+    top1_counts, topk_counts, rank_sums, rank_sq_sums, central_weight_sums
+        NumPy arrays, in the order of ``candidates``.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> x = np.array([[1.0, 3.0], [3.0, 1.0], [3.0, 3.0]])
-    >>> top1, topk, rsum, rsq, cw = smaa_topsis(x, [[1, 0], [0, 1]], [False, False], k=2)
-    >>> top1, topk, rsum
-    (array([1, 1, 0]), array([2, 2, 0]), array([3, 3, 6]))
+    >>> from numba import cuda
+    >>> x = cuda.to_device(np.array([[1.0, 3.0], [3.0, 1.0], [3.0, 3.0]]))
+    >>> smaa_topsis(x, [[1, 0], [0, 1]], [False, False], k=1)[0]  # top-1 counts
+    array([1, 1, 0])
     """
     if is_device(matrix):
         dp, dn, w, perm, k = _prepare_device(matrix, weights_samples, benefit, k=k, norm=norm,

@@ -41,6 +41,25 @@ __all__ = [
 _MAX_STATS_BLOCKS = 1024  # blocks of the reductions (grid-stride beyond)
 
 
+_SUM, _MIN, _MAX = 0, 1, 2
+
+
+@cuda.jit(device=True, inline=True)
+def _tree_reduce(acc, rows, tx, op):
+    """Fold ``acc[k, :TILE]`` into ``acc[k, 0]`` for ``k < rows`` by halving (``op``: sum,
+    min or max); every thread of the block takes part (barriers inside)."""
+    cuda.syncthreads()
+    s = TILE // 2
+    while s > 0:
+        if tx < s:
+            for k in range(rows):
+                a = acc[k, tx]
+                b = acc[k, tx + s]
+                acc[k, tx] = a + b if op == _SUM else (min(a, b) if op == _MIN else max(a, b))
+        cuda.syncthreads()
+        s //= 2
+
+
 @kernel("void({f}[:, :], float64[:, :, :])")
 def stats_kernel(x, part):
     """Per-block partial column min, max and sum of squares: part[b, 0|1|2, k]."""
@@ -63,16 +82,9 @@ def stats_kernel(x, part):
             smax[k, tx] = max(smax[k, tx], v)
             sss[k, tx] += v * v
         i += stride
-    cuda.syncthreads()
-    s = TILE // 2
-    while s > 0:
-        if tx < s:
-            for k in range(m):
-                smin[k, tx] = min(smin[k, tx], smin[k, tx + s])
-                smax[k, tx] = max(smax[k, tx], smax[k, tx + s])
-                sss[k, tx] += sss[k, tx + s]
-        cuda.syncthreads()
-        s //= 2
+    _tree_reduce(smin, m, tx, _MIN)
+    _tree_reduce(smax, m, tx, _MAX)
+    _tree_reduce(sss, m, tx, _SUM)
     if tx == 0:
         b = cuda.blockIdx.x
         for k in range(m):
@@ -96,14 +108,7 @@ def scaled_squares_kernel(x, cols, scale, part):
             v = np.float64(x[i, cols[j]]) / scale[j]
             acc[j, tx] += v * v
         i += stride
-    cuda.syncthreads()
-    s = TILE // 2
-    while s > 0:
-        if tx < s:
-            for j in range(nc):
-                acc[j, tx] += acc[j, tx + s]
-        cuda.syncthreads()
-        s //= 2
+    _tree_reduce(acc, nc, tx, _SUM)
     if tx == 0:
         for j in range(nc):
             part[cuda.blockIdx.x, j] = acc[j, 0]
@@ -172,20 +177,26 @@ def _out_array(out, n):
 
 
 def topsis_stats(matrix):
-    """Column statistics for TOPSIS of a host or device matrix (its first pass).
+    """Column statistics for TOPSIS (its first pass).
+
+    Parameters
+    ----------
+    matrix
+        As :func:`gpurank.kernels.reference.topsis_stats`, on the host or the device.
 
     Returns
     -------
     TopsisStats
-        As :func:`gpurank.kernels.reference.topsis_stats` (host m-vectors; the matrix never
-        leaves the device).
+        Host m-vectors; a device matrix never leaves the device.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> s = topsis_stats(np.array([[3.0, -1.0], [4.0, 0.0]]))
-    >>> s.n, s.lo, s.hi, s.scale, s.norm
-    (2, array([ 3., -1.]), array([4., 0.]), array([4., 1.]), array([5., 1.]))
+    A column of values whose squares underflow keeps its norm:
+
+    >>> from numba import cuda
+    >>> s = topsis_stats(cuda.to_device(np.array([[3e-200, -1.0], [4e-200, 0.0]])))
+    >>> s.n, s.norm / [1e-200, 1.0]
+    (2, array([5., 1.]))
     """
     return _stats(to_device_matrix(matrix, name="matrix"))
 
@@ -216,12 +227,20 @@ def _to_host(dev, out):
 
 
 def topsis_from_stats(matrix, stats, weights, benefit, *, norm="vector", out=None):
-    """TOPSIS closeness of the rows of ``matrix`` normalized by ``stats`` (the second pass),
-    copied into the host array ``out`` when given.
+    """TOPSIS closeness of the rows of ``matrix`` normalized by ``stats`` (the second pass).
+
+    Parameters
+    ----------
+    matrix, stats, weights, benefit, norm, out
+        As :func:`gpurank.kernels.reference.topsis_from_stats`, ``matrix`` on the host or
+        the device; the scores are copied into the host array ``out`` when given.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,), on the host
 
     Examples
     --------
-    >>> import numpy as np
     >>> s = topsis_stats(np.array([[1.0, 1.0], [3.0, 3.0], [2.0, 2.0]]))
     >>> topsis_from_stats(np.array([[2.0, 2.0]]), s, [1, 1], [False, False], norm="minmax")
     array([0.5])
@@ -232,17 +251,24 @@ def topsis_from_stats(matrix, stats, weights, benefit, *, norm="vector", out=Non
 
 
 def topsis(matrix, weights, benefit, *, norm="vector", out=None):
-    """TOPSIS closeness (Hwang & Yoon 1981): the reduction kernel, then the fused scoring
-    kernel; the scores are copied into the host array ``out`` when given.
+    """TOPSIS closeness (Hwang & Yoon 1981): the reduction kernel, then the scoring kernel.
 
-    Parameters and result as :func:`gpurank.kernels.reference.topsis`.
+    Parameters
+    ----------
+    matrix, weights, benefit, norm, out
+        As :func:`gpurank.kernels.reference.topsis`, ``matrix`` on the host or the device;
+        the scores are copied into the host array ``out`` when given.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,), on the host (``out`` itself when given)
 
     Examples
     --------
-    >>> import numpy as np
-    >>> x = np.array([[1.0, 1.0], [3.0, 3.0], [2.0, 2.0]])
-    >>> topsis(x, [1, 1], [False, False]).round(6)
-    array([1. , 0. , 0.5])
+    >>> out = np.empty(3)
+    >>> x = np.array([[1.0, 10.0], [3.0, 30.0], [2.0, 20.0]], dtype=np.float32)
+    >>> topsis(x, [1, 1], [True, True], norm="minmax", out=out) is out, out.round(6)
+    (True, array([0. , 1. , 0.5]))
     """
     if out is not None:
         check_out(out, shape_of(matrix, "matrix")[0], matrix)

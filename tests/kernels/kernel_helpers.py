@@ -84,3 +84,27 @@ large_cases = st.tuples(
     st.integers(0, 2**31 - 1),
     st.sampled_from([np.float64, np.float32]),
 )
+
+
+def check_against_reference(name, case, dtype_out, **kwargs):
+    """``cpu.<name>`` equals ``reference.<name>`` on the input of a ``small_cases`` case,
+    has the dtype and shape of the contract, and leaves its input alone."""
+    from gpurank.kernels import cpu
+    from gpurank.kernels import reference as ref
+
+    n, m, kind, seed, dtype = case
+    c = make_input(n, m, kind, seed, dtype)
+    before = c.copy()
+    got = getattr(cpu, name)(c, **kwargs)
+    assert got.dtype == dtype_out and got.shape == (n,), name
+    np.testing.assert_array_equal(got, getattr(ref, name)(c, **kwargs),
+                                  err_msg=f"{name} n={n} m={m} {kind}")
+    np.testing.assert_array_equal(c, before)  # never mutated
+
+
+def check_permutation(fn, case, pseed, compare=np.testing.assert_array_equal):
+    """Permuting the rows of the input permutes ``fn``'s per-row result."""
+    n, m, kind, seed, dtype = case
+    c = make_input(n, m, kind, seed, dtype)
+    p = np.random.default_rng(pseed).permutation(n)
+    compare(fn(c)[p], fn(c[p]))

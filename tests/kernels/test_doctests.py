@@ -6,6 +6,7 @@ from __future__ import annotations
 import doctest
 import importlib
 
+import numpy as np
 import pytest
 
 HOST = [
@@ -31,7 +32,8 @@ CUDA = [
 
 def _run(name):
     module = importlib.import_module(name)
-    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    result = doctest.testmod(module, extraglobs={"np": np},
+                             optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0, f"{name} has no examples"
     assert result.failed == 0, f"{result.failed} example(s) of {name} failed"
 
