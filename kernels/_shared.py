@@ -1,8 +1,8 @@
 """Scalar helpers written once in plain Python and compiled by two targets.
 
-``cpu.py`` compiles them with ``numba.njit(inline="always")`` and ``cuda.py`` with
-``numba.cuda.jit(device=True, inline=True)``. This module imports nothing but the standard
-library, so importing it never pulls in numba.cuda.
+The CPU kernels (``cpu/_sort.py``) compile them with ``numba.njit(inline="always")``, the
+CUDA kernels (``cuda/_launch.py``) with ``numba.cuda.jit(device=True, inline=True)``. This
+module imports nothing but the standard library, so importing it never pulls in numba.cuda.
 """
 
 from __future__ import annotations

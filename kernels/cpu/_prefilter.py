@@ -34,9 +34,10 @@ from ._sort import dominates
 
 SAMPLE_PIVOTS = 64  # rows of the sample's front added to the pivots (half for m >= 4)
 PIV_W = 8  # pivots per vectorized window of the check
-#: The passes run serially below this many rows: they are light (mostly one pivot per row)
-#: and waking the thread pool costs more than it saves (see docs/architecture-kernels.md for
-#: the measurement).
+#: The passes run serially below this many rows: they are light (mostly one pivot test per
+#: row) and waking the thread pool costs more than it saves. Measured on 2 cores (median of
+#: calls after idle): first pass 1e6 x 3 serial 9.9 ms, parallel 20 ms; 2e6 x 3 19 ms vs
+#: 25 ms; even at 4e6 (docs/architecture-kernels.md has the table).
 PAR_MIN = 2_000_000
 GRID = {2: 4096, 3: 128, 4: 24}  # grid cells per axis for m columns (m <= GRID_MAX_M)
 GRID_MAX_M = 4  # measured: no gain from coarser grids for m >= 5
@@ -259,21 +260,6 @@ def _pivot_dominates(pv, ps, x, d):
     return False
 
 
-@njit(inline="always")
-def _grid_dominates(cf, x, gval, grow, glo, ginv, g, d):
-    """True when the grid's entry for the cell of ``x`` dominates ``x`` (exact check on the
-    row, read from the flat matrix ``cf``)."""
-    cell = 0
-    for k in range(d - 1):
-        b = (np.float64(x[k]) - glo[k]) * ginv[k]
-        if not (b >= 0.0):
-            return False
-        cell = cell * g + (int(b) if b < g else g - 1)
-    if not gval[cell] < x[d - 1]:
-        return False
-    return _vector_dominates(cf, np.uint64(grow[cell]) * np.uint64(d), np.uint64(1), x, d)
-
-
 @functools.cache
 def _passes(d, parallel):
     """(first-round pass, later-round pass) compiled for ``d`` columns, parallel or serial:
@@ -288,7 +274,6 @@ def _passes(d, parallel):
         cnt = np.zeros(nch, dtype=np.int64)
         bad = np.zeros(nch, dtype=np.int64)
         ups = np.uint64(ps)
-        cf = c.reshape(-1)
         for q in prange(nch):
             s = q * n // nch
             e = (q + 1) * n // nch
@@ -300,8 +285,30 @@ def _passes(d, parallel):
                     f = 1
                 if _vector_dominates(pv, np.uint64(0), ups, x, d):  # most correlated rows
                     continue
-                if g > 0 and _grid_dominates(cf, x, gval, grow, glo, ginv, g, d):
-                    continue
+                # The grid: the sample row with the least last column in the cell of x.
+                # Written out here: as an inline helper with several exits it costs
+                # reference counting in this loop (measured 5x slower).
+                if g > 0:
+                    cell = 0
+                    for k in range(d - 1):
+                        b = (np.float64(x[k]) - glo[k]) * ginv[k]
+                        if not (b >= 0.0):
+                            cell = -1
+                            break
+                        cell = cell * g + (int(b) if b < g else g - 1)
+                    if cell >= 0 and gval[cell] < x[d - 1]:
+                        r = grow[cell]
+                        le = True
+                        lt = False
+                        for k in range(d):
+                            v = c[r, k]
+                            if v > x[k]:
+                                le = False
+                                break
+                            if v < x[k]:
+                                lt = True
+                        if le and lt:
+                            continue
                 if not _pivot_dominates(pv, ps, x, d):
                     out[o] = i
                     o += 1

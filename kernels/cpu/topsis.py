@@ -21,7 +21,8 @@ from ._jit import compile_variant
 __all__ = ["topsis", "topsis_stats", "topsis_from_stats"]
 
 #: Below this many rows both passes run serially: waking the thread pool costs more than it
-#: saves on small inputs (see docs/architecture-kernels.md for the measurement).
+#: saves on small inputs. Measured on 2 cores (median of calls after idle): 400,000 x 4
+#: serial 8.3 ms, parallel 24 ms (docs/architecture-kernels.md has the table).
 PAR_MIN = 400_000
 
 
