@@ -188,8 +188,9 @@ def _make_ens_lex(d):
         x = np.empty(d, dtype=c.dtype)
         i = 0
         while i < n:
-            # (the per-group steps are written out: inline helpers taking arrays cost
-            # reference counting per group here, measured up to 1.9x slower)
+            # (the per-group steps are written out: Numba-inlined helpers taking arrays
+            # cost reference counting per group here, measured up to 1.9x slower, and plain
+            # compiled ones a call per group, measured 9%; they would not see d either)
             head = order[i]
             j = i + 1
             while j < n and rows_equal(c, order[j], head, m):

@@ -12,7 +12,7 @@ from numba import njit
 from .._validate import check_cap, check_costs
 from ._cdq import cdq_count_4d, cdq_sum_3d
 from ._kdtree import count_dominators
-from ._sort import dense_rank, lex_order, rows_equal, unique_groups
+from ._sort import dense_rank, group_end, lex_order, unique_groups
 
 __all__ = ["domination_count", "dominated_count"]
 
@@ -102,9 +102,7 @@ def _count_2d(c, order):
     i = 0
     while i < n:
         head = order[i]
-        j = i + 1
-        while j < n and rows_equal(c, order[j], head, 2):
-            j += 1
+        j = group_end(c, order, i, 2)
         p = r1[head]
         q = 0
         while p > 0:

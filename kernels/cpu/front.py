@@ -11,7 +11,7 @@ from numba import njit
 from .._validate import check_costs
 from ._ens import ens_kd
 from ._prefilter import prefilter
-from ._sort import dense_rank, lex_order, rows_equal
+from ._sort import dense_rank, group_end, lex_order
 
 __all__ = ["pareto_front"]
 
@@ -124,9 +124,7 @@ def _front_3d(c, order):
     i = 0
     while i < n:
         head = order[i]
-        j = i + 1
-        while j < n and rows_equal(c, order[j], head, 3):
-            j += 1
+        j = group_end(c, order, i, 3)
         # query prefix min over ranks <= r1[head]
         p = r1[head]
         q = np.inf
@@ -162,9 +160,7 @@ def _front_3d_stair(c, order, max_s):
     i = 0
     while i < n:
         head = order[i]
-        j = i + 1
-        while j < n and rows_equal(c, order[j], head, 3):
-            j += 1
+        j = group_end(c, order, i, 3)
         y = c[head, 1]
         z = c[head, 2]
         # last stair with sy <= y
