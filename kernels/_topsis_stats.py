@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ._validate import check_merge_inputs
+
 __all__ = ["TopsisStats", "power_of_two_floor", "from_sums", "score_params"]
 
 #: Columns whose plain float64 sum of squares is exact enough to keep: finite, and a scale of
@@ -101,9 +103,7 @@ class TopsisStats:
         >>> m.n, m.lo, m.hi, m.scale, m.ssq, m.norm ** 2
         (3, array([1.]), array([4.]), array([4.]), array([1.625]), array([26.]))
         """
-        stats = list(stats)
-        if not stats:
-            raise ValueError("stats must hold at least one TopsisStats; got none")
+        stats = check_merge_inputs(stats)
         scale = np.max([s.scale for s in stats], axis=0)
         ssq = np.zeros_like(scale)
         for s in stats:

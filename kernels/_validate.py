@@ -189,6 +189,14 @@ def check_stats(stats, m, n):
     return stats
 
 
+def check_merge_inputs(stats):
+    """The stats to merge, as a non-empty list."""
+    stats = list(stats)
+    if not stats:
+        raise ValueError("stats must hold at least one TopsisStats; got none")
+    return stats
+
+
 def check_out(out, n, matrix):
     """Return ``out`` if it can take ``n`` float64 results in place without touching
     ``matrix``, or raise ValueError."""
@@ -203,6 +211,12 @@ def check_out(out, n, matrix):
     if isinstance(matrix, np.ndarray) and np.may_share_memory(out, matrix):
         raise ValueError("out must not share memory with matrix; got a view of matrix")
     return out
+
+
+def check_is_device(is_device, value, name):
+    """Raise unless ``value`` is a device array (``is_device``, as the caller found it)."""
+    if not is_device:
+        raise ValueError(f"{name} must be a device array; got {type(value).__name__}")
 
 
 def check_device_out(out, n):

@@ -21,6 +21,7 @@ from .._validate import (
     check_costs,
     check_device_out,
     check_float_dtype,
+    check_is_device,
     check_max_criteria,
     check_ndim2,
     not_finite_message,
@@ -265,12 +266,9 @@ def _check_finite(d, name):
 
 def device_out(out, n):
     """``out`` as a Numba device array after checking it can take n float64 scores."""
-    if hasattr(out, "copy_to_host"):  # a Numba device array (real or simulated)
-        o = out
-    elif is_device(out):
-        o = cuda.as_cuda_array(out)  # CuPy array: zero copy
-    else:
-        raise ValueError(f"out must be a device array; got {type(out).__name__}")
+    check_is_device(is_device(out), out, "out")
+    # a Numba device array (real or simulated) as it is, a CuPy array without a copy
+    o = out if hasattr(out, "copy_to_host") else cuda.as_cuda_array(out)
     check_device_out(o, n)
     return o
 
