@@ -16,7 +16,7 @@ import pytest
 from compare_peers import PEERS, agree, have
 from conftest import QUICK
 from gpurank.kernels import cpu
-from gpurank.kernels._datagen import SHAPES, make_costs, make_topsis
+from gpurank.kernels.datagen import SHAPES, make_costs, make_topsis
 
 SIZES = [2000] if QUICK else [10**4, 10**5, 10**6]
 TOPSIS_SIZES = [2000] if QUICK else [10**4, 10**5, 10**6, 10**7]

@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from gpurank.kernels import cpu
-from gpurank.kernels._datagen import SHAPES, make_costs, make_topsis
+from gpurank.kernels.datagen import SHAPES, make_costs, make_topsis
 
 
 def have(mod):
@@ -195,8 +195,10 @@ def warm_up():
         cpu.domination_count(c, cap=3)
     x, w, b = make_topsis(300, 4)
     cpu.topsis(x, w, b)
-    # the parallel variants only run from cpu._PAR_MIN rows on: compile (or load) them too
-    big = getattr(cpu, "_PAR_MIN", 400_000) + 1
+    # the parallel variants only run from PAR_MIN rows on: compile (or load) them too
+    from gpurank.kernels.cpu.topsis import PAR_MIN
+
+    big = PAR_MIN + 1
     for m in (2, 3, 4, 6):
         cpu.pareto_front(make_costs(big, m, "realistic"))
     x, w, b = make_topsis(big, 4)

@@ -239,7 +239,7 @@ def _host(x):
 def kernel_parity(args, table):
     from gpurank.kernels import cpu
     from gpurank.kernels import cuda as kc
-    from gpurank.kernels._datagen import SHAPES, make_costs, make_topsis
+    from gpurank.kernels.datagen import SHAPES, make_costs, make_topsis
 
     n = args.n
     ms = (3,) if args.simulate else (2, 3, 4, 6)
@@ -285,7 +285,7 @@ def engine_rank(args, table):
     from gpurank.engine.ranking import criteria_matrix, rank_configurations
     from gpurank.engine.sources.simulate import simulate
     from gpurank.engine.spec import default_criteria, normalize_weights
-    from gpurank.kernels import cuda as kc
+    from gpurank.kernels.cuda import device as kd
 
     n = args.n_engine
     cpu_b = resolve_backend("cpu")
@@ -297,8 +297,8 @@ def engine_rank(args, table):
     d = _device(costs)
 
     def on_gpu():
-        return (kc.pareto_rank_device(d), kc.domination_count_device(d),
-                kc.topsis_device(d, weights, benefit))
+        return (kd.pareto_rank_device(d), kd.domination_count_device(d),
+                kd.topsis_device(d, weights, benefit))
 
     rank_configurations(frame.iloc[: min(n, 500)], crit, backend=cpu_b)  # warms the CPU JIT
     tg = _gpu_time(on_gpu, reps=1)
@@ -402,8 +402,8 @@ def _pair_rate():
 
 def kernel_timings(args, table):
     from gpurank.kernels import cpu
-    from gpurank.kernels import cuda as kc
-    from gpurank.kernels._datagen import make_costs, make_topsis
+    from gpurank.kernels.cuda import device as kd
+    from gpurank.kernels.datagen import make_costs, make_topsis
 
     reps = 1 if args.simulate else 3
     bw = None if args.simulate else _copy_bandwidth()
@@ -416,13 +416,13 @@ def kernel_timings(args, table):
         c = make_costs(n, m, "realistic")
         d = _device(c)
         for name, g, h, pairs in (
-            ("pareto_front", lambda: kc.pareto_front_device(d), lambda: cpu.pareto_front(c),
+            ("pareto_front", lambda: kd.pareto_front_device(d), lambda: cpu.pareto_front(c),
              None),
-            ("domination_count cap=10", lambda: kc.domination_count_device(d, cap=10),
+            ("domination_count cap=10", lambda: kd.domination_count_device(d, cap=10),
              lambda: cpu.domination_count(c, cap=10), None),
-            ("domination_count", lambda: kc.domination_count_device(d),
+            ("domination_count", lambda: kd.domination_count_device(d),
              lambda: cpu.domination_count(c), float(n) * n),
-            ("pareto_rank", lambda: kc.pareto_rank_device(d), lambda: cpu.pareto_rank(c),
+            ("pareto_rank", lambda: kd.pareto_rank_device(d), lambda: cpu.pareto_rank(c),
              n * (n - 1) / 2),
         ):
             tg, tc = _gpu_time(g, reps), _cpu_time(h, 1)
@@ -433,7 +433,7 @@ def kernel_timings(args, table):
     nt = args.n_topsis
     x, w, b = make_topsis(nt, 4)
     dx = _device(x)
-    tg = _gpu_time(lambda: kc.topsis_device(dx, w, b), reps if args.simulate else 5)
+    tg = _gpu_time(lambda: kd.topsis_device(dx, w, b), reps if args.simulate else 5)
     tc = _cpu_time(lambda: cpu.topsis(x, w, b), reps)
     note = f"{tg * bw / (2 * x.nbytes + nt * 8):.1f}x the bandwidth floor" if bw else ""
     table.add("timing topsis m=4", nt, cpu_s=tc, gpu_s=tg, note=note)

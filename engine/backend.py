@@ -77,9 +77,7 @@ class Backend:
         """Raise :class:`UnsupportedOnGPU` when this backend's kernels cannot run ``op`` on
         ``m`` criteria (the CUDA kernels keep a row's criteria in registers, so ``m`` is
         bounded there); the CPU kernels take any ``m``."""
-        limit = getattr(self.kernels, "MAX_CRITERIA", None)
-        if limit is None:
-            limit = getattr(self.kernels, "MAX_M", None)
+        limit = self.kernels.MAX_CRITERIA
         if limit is not None and m > limit:
             raise UnsupportedOnGPU(f"{m} criteria exceed the GPU kernels' limit of {limit}")
 

@@ -58,17 +58,9 @@ def final_rank(topsis_score, pareto_rank) -> np.ndarray:
 
 
 def _pareto_ranks(k, costs, depth, backend):
-    """Every front, or the first ``depth`` fronts (peeled on the host; clipped on a device,
-    where the sorted sweep costs the same either way)."""
-    if depth is None:
-        return k.pareto_rank(costs)
-    if backend.on_device:
-        # The CUDA kernels return host ranks (a result), so they are clipped on the host;
-        # xp.minimum would hand a NumPy array to CuPy, which refuses it.
-        return np.minimum(k.pareto_rank(costs), depth)
-    from gpurank.kernels.partition import pareto_rank_upto
-
-    return pareto_rank_upto(costs, depth)
+    """Every front, or ``min(rank, depth)`` (the kernels peel ``depth`` fronts on the CPU
+    and clip on a device, where the sorted sweep costs the same either way)."""
+    return k.pareto_rank(costs, depth=depth)
 
 
 def topsis_input(costs, criteria, norm, *, backend):
@@ -86,29 +78,6 @@ def topsis_input(costs, criteria, norm, *, backend):
     xp = backend.xp
     sign = xp.asarray(np.array([-1.0 if c.sense == "max" else 1.0 for c in criteria]))
     return xp.ascontiguousarray(sign * xp.log10(costs * sign)), "minmax"
-
-
-def topsis_params(lo, hi, ss, weights, norm):
-    """TOPSIS normalization and ideal points from column statistics merged over partitions
-    (every criterion a cost): the parameters :func:`closeness` scores rows with."""
-    from gpurank.kernels.cpu import _topsis_params
-
-    w = np.asarray(weights, dtype=np.float64)
-    w = w / w.sum()
-    scale, ideal, anti, offset = _topsis_params(lo, hi, ss, w, np.zeros(w.size, bool), norm)
-    return scale, offset, ideal, anti
-
-
-def closeness(matrix, params):
-    """TOPSIS closeness of the rows of ``matrix`` under :func:`topsis_params`."""
-    scale, offset, ideal, anti = params
-    if len(matrix) == 0:
-        return np.zeros(0, dtype=np.float64)
-    v = (matrix - offset) * scale
-    dp = np.sqrt(((v - ideal) ** 2).sum(axis=1))
-    dm = np.sqrt(((v - anti) ** 2).sum(axis=1))
-    tot = dp + dm
-    return np.divide(dm, tot, out=np.full(len(matrix), 0.5), where=tot > 0)
 
 
 def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, rank_depth=None,

@@ -1,1 +1,54 @@
-"""gpurank numeric kernels: Pareto dominance and TOPSIS on CPU (Numba) and CUDA."""
+"""gpurank's numeric kernels: Pareto dominance and TOPSIS, one contract, three implementations.
+
+==================  =====================================================================
+``reference``       slow, obvious NumPy oracles; the contract of every kernel lives in
+                    their docstrings
+``cpu``             Numba CPU kernels (a package, one module per contract)
+``cuda``            Numba CUDA kernels (same names; host or device input, host results;
+                    ``cuda.device`` returns device arrays)
+``datagen``         synthetic inputs for the tests and benchmarks
+``_validate``       every input check, one message shape
+``_shared``         scalar helpers compiled by both ``njit`` and ``cuda.jit``
+``_smaa``           the host-side SMAA preparation shared by every implementation
+``_topsis_stats``   :class:`TopsisStats`, the mergeable column statistics of TOPSIS
+==================  =====================================================================
+
+Every implementation exports the names in :data:`CONTRACTS` plus ``MAX_CRITERIA`` (the
+largest number of criteria it takes, ``None`` for no limit). Submodules are imported on
+first use, so ``import gpurank.kernels`` never imports numba.cuda.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+#: The kernels every implementation (reference, cpu, cuda) provides, with one contract.
+CONTRACTS = (
+    "pareto_front",
+    "pareto_rank",
+    "domination_count",
+    "dominated_count",
+    "topsis",
+    "topsis_stats",
+    "topsis_from_stats",
+    "top_k",
+    "smaa_topsis",
+)
+
+__all__ = ["reference", "cpu", "cuda", "CONTRACTS", "TopsisStats"]
+
+_SUBMODULES = ("reference", "cpu", "cuda", "datagen")
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name == "TopsisStats":
+        from ._topsis_stats import TopsisStats
+
+        return TopsisStats
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_SUBMODULES) | {"TopsisStats"})

@@ -1,8 +1,8 @@
 """Scalar helpers written once in plain Python and compiled by two targets.
 
-``cpu.py`` compiles them with ``numba.njit(inline="always")`` and ``cuda.py`` with
-``numba.cuda.jit(device=True, inline=True)``. This module imports nothing but the standard
-library, so importing it never pulls in numba.cuda.
+The CPU kernels (``cpu/_sort.py``) compile them with ``numba.njit(inline="always")``, the
+CUDA kernels (``cuda/_launch.py``) with ``numba.cuda.jit(device=True, inline=True)``. This
+module imports nothing but the standard library, so importing it never pulls in numba.cuda.
 """
 
 from __future__ import annotations
@@ -36,6 +36,19 @@ def dominates_t(a, i, b, j, m):
         if x < y:
             strict = True
     return strict
+
+
+def lex_compare(a, i, j, m):
+    """-1, 0 or 1 as row ``i`` of ``a`` sorts before, with or after row ``j`` in
+    lexicographic order of the first ``m`` columns."""
+    for k in range(m):
+        x = a[i, k]
+        y = a[j, k]
+        if x < y:
+            return -1
+        if x > y:
+            return 1
+    return 0
 
 
 def rows_equal(a, i, j, m):

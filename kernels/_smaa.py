@@ -32,52 +32,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_costs, check_k
+from ._validate import check_smaa_inputs
 
-__all__ = ["check_candidates", "check_smaa_inputs", "gaps", "lex_order"]
-
-
-def check_smaa_inputs(matrix, weights_samples, benefit, *, k, norm, candidates):
-    """Validate; return (canonical costs float64 (n, m), weights (S, m) rows summing to 1,
-    candidates int64 (c,), k)."""
-    x = check_costs(matrix, name="matrix").astype(np.float64, copy=False)
-    n, m = x.shape
-    b = np.asarray(benefit, dtype=bool).reshape(-1)
-    if b.shape[0] != m:
-        raise ValueError(f"benefit must have one flag per column ({m}); got {b.shape[0]}")
-    if norm not in ("vector", "minmax"):
-        raise ValueError(f"norm must be 'vector' or 'minmax'; got {norm!r}")
-    w = np.asarray(weights_samples, dtype=np.float64)
-    if w.ndim != 2 or w.shape[1] != m:
-        raise ValueError(
-            f"weights_samples must be a 2-D array of shape (samples, {m}); got shape {w.shape}"
-        )
-    if w.size and (not np.isfinite(w).all() or (w < 0).any()):
-        raise ValueError("weights_samples must be finite and >= 0")
-    sums = w.sum(axis=1)
-    if m and (sums <= 0).any():
-        bad = int(np.flatnonzero(sums <= 0)[0])
-        raise ValueError(f"weights_samples row {bad} is all zero; every sample needs a weight > 0")
-    w = np.ascontiguousarray(w / sums[:, None]) if m else np.ascontiguousarray(w)
-    k = check_k(k)
-    cand = check_candidates(candidates, n)
-    c = np.where(b, -x, x)
-    return np.ascontiguousarray(c), w, cand, k
-
-
-def check_candidates(candidates, n):
-    """Candidates as distinct int64 row ids in [0, n) (every row when None)."""
-    if candidates is None:
-        return np.arange(n, dtype=np.int64)
-    cand = np.asarray(candidates)
-    if cand.ndim != 1 or (cand.size and not np.issubdtype(cand.dtype, np.integer)):
-        raise ValueError("candidates must be a 1-D array of row indices")
-    cand = cand.astype(np.int64)
-    if cand.size and (cand.min() < 0 or cand.max() >= n):
-        raise ValueError(f"candidates must be row indices in [0, {n}); got {cand.min()}..{cand.max()}")
-    if np.unique(cand).size != cand.size:
-        raise ValueError("candidates must not repeat a row")
-    return cand
+__all__ = ["gaps", "lex_order", "prepare", "unpermute"]
 
 
 def gaps(costs, norm):

@@ -1,7 +1,9 @@
-"""Input checks shared by every kernel implementation.
+"""Every input check of the kernels, on the host, before any compiled code runs.
 
-They run on the host before any kernel is launched, so a bad input never reaches compiled
-code. Messages name the parameter, the bad value and what is allowed.
+One message shape everywhere: ``"<parameter> must be ...; got ..."``, naming the parameter,
+what is allowed and the bad value, so that a bad input never reaches compiled code and the
+caller learns what to fix. Every kernel module (reference, cpu, cuda) imports its checks
+from here; this module imports nothing but NumPy.
 """
 
 from __future__ import annotations
@@ -9,45 +11,190 @@ from __future__ import annotations
 import numpy as np
 
 _FLOATS = (np.float32, np.float64)
+NORMS = ("vector", "minmax")
 
 
-def check_costs(costs, *, name="costs"):
-    """Return ``costs`` as a C-contiguous float array of shape (n, m), or raise ValueError."""
+# -- criteria matrices ----------------------------------------------------------------------
+
+
+def not_finite_message(name, row, col, value):
+    """The one message for a NaN or infinite cell (host and device checks share it)."""
+    return f"{name} must be finite; row {row}, column {col} is {float(value)!r}"
+
+
+def check_ndim2(ndim, name):
+    """Raise unless an array of ``ndim`` dimensions can be a (n, m) matrix."""
+    if ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array of shape (n, m); got {ndim} dimension(s)")
+
+
+def check_float_dtype(dtype, name):
+    """Raise unless ``dtype`` is float32 or float64 (for device arrays, never converted)."""
+    if dtype not in _FLOATS:
+        raise ValueError(f"{name} must be float32 or float64; got dtype {dtype}")
+
+
+def check_costs(costs, *, name="costs", finite=True):
+    """Return ``costs`` as a C-contiguous float32/float64 array of shape (n, m).
+
+    Other real dtypes are converted to float64. With ``finite=False`` the finiteness scan is
+    left to the caller's first compiled pass, which must then call ``check_costs`` again
+    when it sees a non-finite value (to raise this message).
+    """
     c = np.asarray(costs)
-    if c.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array of shape (n, m); got {c.ndim} dimension(s)")
+    check_ndim2(c.ndim, name)
     if c.dtype not in _FLOATS:
         if not np.issubdtype(c.dtype, np.number) or np.issubdtype(c.dtype, np.complexfloating):
             raise ValueError(f"{name} must be float32 or float64; got dtype {c.dtype}")
         c = c.astype(np.float64)
     c = np.ascontiguousarray(c)
-    if c.size and not np.isfinite(c).all():
-        bad = np.argwhere(~np.isfinite(c))[0]
-        raise ValueError(
-            f"{name} must be finite; row {bad[0]}, column {bad[1]} is {float(c[bad[0], bad[1]])!r}"
-        )
+    if finite and c.size and not np.isfinite(c).all():
+        r, k = np.argwhere(~np.isfinite(c))[0]
+        raise ValueError(not_finite_message(name, r, k, c[r, k]))
     return c
+
+
+def check_max_criteria(m, limit, *, name="costs"):
+    """Raise when a matrix has more columns than a backend's kernels support."""
+    if limit is not None and m > limit:
+        raise ValueError(f"{name} must have at most {limit} columns on the GPU; got {m}")
+
+
+def check_block(costs, name):
+    """A block of the cross-partition kernels: finite float64, C-contiguous, (n, m)."""
+    return check_costs(costs, name=name).astype(np.float64, copy=False)
+
+
+def check_pair(costs_a, costs_b):
+    """Two blocks with the same columns, as :func:`check_block` returns them."""
+    a, b = check_block(costs_a, "costs_a"), check_block(costs_b, "costs_b")
+    if a.shape[1] != b.shape[1]:
+        raise ValueError(
+            f"costs_b must have as many columns as costs_a ({a.shape[1]}); got {b.shape[1]}"
+        )
+    return a, b
+
+
+def check_ranks(rank, n, name):
+    """Return one int64 rank per row, or raise naming ``name``."""
+    r = np.ascontiguousarray(rank, dtype=np.int64)
+    if r.shape != (n,):
+        raise ValueError(f"{name} must have one entry per row ({n}); got shape {r.shape}")
+    return r
+
+
+def check_grids(grids, m):
+    """Raise unless there is one grid per criterion."""
+    if len(grids) != m:
+        raise ValueError(f"grids must have one grid per column of costs ({m}); got {len(grids)}")
+
+
+# -- options --------------------------------------------------------------------------------
+
+
+def _check_int(value, name, low, none_ok):
+    """``value`` as an int >= ``low`` (or None when ``none_ok``), or raise ValueError."""
+    if value is None and none_ok:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        allowed = "a non-negative integer" if low == 0 else f"an integer >= {low}"
+        raise ValueError(f"{name} must be {'None or ' if none_ok else ''}{allowed}; "
+                         f"got {value!r}")
+    return int(value)
+
+
+def check_k(k):
+    """Return ``k`` as a non-negative int, or raise ValueError."""
+    return _check_int(k, "k", 0, False)
+
+
+def check_cap(cap):
+    """Return ``cap`` as None or a non-negative int, or raise ValueError."""
+    return _check_int(cap, "cap", 0, True)
+
+
+def check_depth(depth):
+    """Return ``depth`` as None or an int >= 1, or raise ValueError."""
+    return _check_int(depth, "depth", 1, True)
+
+
+def check_scores(scores, *, name="scores"):
+    """Return ``scores`` as a 1-D real array without NaN, or raise ValueError."""
+    s = np.asarray(scores)
+    if s.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array; got {s.ndim} dimension(s)")
+    if not np.issubdtype(s.dtype, np.number) or np.issubdtype(s.dtype, np.complexfloating):
+        raise ValueError(f"{name} must be numeric; got dtype {s.dtype}")
+    if s.size and np.isnan(s).any():
+        bad = int(np.flatnonzero(np.isnan(s))[0])
+        raise ValueError(f"{name} must not contain NaN; element {bad} is nan")
+    return s
+
+
+# -- TOPSIS ---------------------------------------------------------------------------------
+
+
+def check_norm(norm):
+    """Raise unless ``norm`` names a TOPSIS normalization."""
+    if norm not in NORMS:
+        raise ValueError(f"norm must be 'vector' or 'minmax'; got {norm!r}")
+
+
+def check_benefit(benefit, m):
+    """Return one bool flag per column."""
+    b = np.asarray(benefit, dtype=bool).reshape(-1)
+    if b.shape[0] != m:
+        raise ValueError(f"benefit must have one flag per column ({m}); got {b.shape[0]}")
+    return b
+
+
+def check_weights(weights, m):
+    """Return the weights as float64 normalized to sum to 1 (when m > 0)."""
+    w = np.asarray(weights, dtype=np.float64).reshape(-1)
+    if w.shape[0] != m:
+        raise ValueError(f"weights must have one value per column ({m}); got {w.shape[0]}")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError(f"weights must be finite and >= 0; got {w.tolist()}")
+    if m and w.sum() <= 0:
+        raise ValueError(f"weights must not all be zero; got {w.tolist()}")
+    return w / w.sum() if m else w
+
+
+def check_criteria_args(m, weights, benefit, norm):
+    """TOPSIS arguments other than the matrix: (normalized weights, benefit flags)."""
+    w = check_weights(weights, m)
+    b = check_benefit(benefit, m)
+    check_norm(norm)
+    return w, b
 
 
 def check_topsis_inputs(matrix, weights, benefit, *, norm):
     """Validate TOPSIS inputs; return (matrix, normalized weights float64, benefit bool)."""
     x = check_costs(matrix, name="matrix")
-    m = x.shape[1]
-    w = np.asarray(weights, dtype=np.float64).reshape(-1)
-    b = np.asarray(benefit, dtype=bool).reshape(-1)
-    if w.shape[0] != m:
-        raise ValueError(f"weights must have one value per column ({m}); got {w.shape[0]}")
-    if b.shape[0] != m:
-        raise ValueError(f"benefit must have one flag per column ({m}); got {b.shape[0]}")
-    if not np.isfinite(w).all() or (w < 0).any():
-        raise ValueError(f"weights must be finite and >= 0; got {w.tolist()}")
-    if m and w.sum() <= 0:
-        raise ValueError(f"weights must not all be zero; got {w.tolist()}")
-    if norm not in ("vector", "minmax"):
-        raise ValueError(f"norm must be 'vector' or 'minmax'; got {norm!r}")
-    if m:
-        w = w / w.sum()
+    w, b = check_criteria_args(x.shape[1], weights, benefit, norm)
     return x, w, b
+
+
+def check_stats(stats, m, n):
+    """Raise unless ``stats`` are TOPSIS statistics of a table with ``m`` columns that can
+    normalize ``n`` rows."""
+    from ._topsis_stats import TopsisStats
+
+    if not isinstance(stats, TopsisStats):
+        raise ValueError(f"stats must be a TopsisStats; got {type(stats).__name__}")
+    if stats.lo.shape != (m,):
+        raise ValueError(f"stats must describe {m} columns; got {stats.lo.shape[0]}")
+    if n and stats.n == 0:
+        raise ValueError("stats must describe at least one row; got the stats of an empty table")
+    return stats
+
+
+def check_merge_inputs(stats):
+    """The stats to merge, as a non-empty list."""
+    stats = list(stats)
+    if not stats:
+        raise ValueError("stats must hold at least one TopsisStats; got none")
+    return stats
 
 
 def check_out(out, n, matrix):
@@ -60,36 +207,74 @@ def check_out(out, n, matrix):
             f"out must be a float64 array of shape ({n},); got {out.dtype} with shape {out.shape}"
         )
     if not (out.flags.c_contiguous and out.flags.writeable):
-        raise ValueError("out must be C-contiguous and writeable")
+        raise ValueError("out must be C-contiguous and writeable; got a strided or read-only array")
     if isinstance(matrix, np.ndarray) and np.may_share_memory(out, matrix):
-        raise ValueError("out must not share memory with matrix")
+        raise ValueError("out must not share memory with matrix; got a view of matrix")
     return out
 
 
-def check_k(k):
-    """Return ``k`` as a non-negative int, or raise ValueError."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-        raise ValueError(f"k must be a non-negative integer; got {k!r}")
-    return int(k)
+def check_is_device(is_device, value, name):
+    """Raise unless ``value`` is a device array (``is_device``, as the caller found it)."""
+    if not is_device:
+        raise ValueError(f"{name} must be a device array; got {type(value).__name__}")
 
 
-def check_scores(scores, *, name="scores"):
-    """Return ``scores`` as a 1-D float array without NaN, or raise ValueError."""
-    s = np.asarray(scores)
-    if s.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array; got {s.ndim} dimension(s)")
-    if not np.issubdtype(s.dtype, np.number) or np.issubdtype(s.dtype, np.complexfloating):
-        raise ValueError(f"{name} must be numeric; got dtype {s.dtype}")
-    if s.size and np.isnan(s).any():
-        bad = int(np.flatnonzero(np.isnan(s))[0])
-        raise ValueError(f"{name} must not contain NaN; element {bad} is nan")
-    return s
+def check_device_out(out, n):
+    """Raise unless the device array ``out`` can take ``n`` float64 scores."""
+    if out.dtype != np.float64 or out.shape != (n,) or not out.is_c_contiguous():
+        raise ValueError(f"out must be a C-contiguous float64 device array of shape ({n},); "
+                         f"got {out.dtype} with shape {out.shape}")
 
 
-def check_cap(cap):
-    """Return ``cap`` as None or a non-negative int, or raise ValueError."""
-    if cap is None:
-        return None
-    if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 0:
-        raise ValueError(f"cap must be None or a non-negative integer; got {cap!r}")
-    return int(cap)
+# -- SMAA -----------------------------------------------------------------------------------
+
+
+def check_candidates(candidates, n):
+    """Candidates as distinct int64 row ids in [0, n) (every row when None)."""
+    if candidates is None:
+        return np.arange(n, dtype=np.int64)
+    cand = np.asarray(candidates)
+    if cand.ndim != 1 or (cand.size and not np.issubdtype(cand.dtype, np.integer)):
+        raise ValueError("candidates must be a 1-D array of row indices; "
+                         f"got shape {cand.shape} of dtype {cand.dtype}")
+    cand = cand.astype(np.int64)
+    if cand.size and (cand.min() < 0 or cand.max() >= n):
+        raise ValueError(
+            f"candidates must be row indices in [0, {n}); got {cand.min()}..{cand.max()}"
+        )
+    u, counts = np.unique(cand, return_counts=True)
+    if u.size != cand.size:
+        raise ValueError(f"candidates must not repeat a row; got row {u[counts > 1][0]} twice")
+    return cand
+
+
+def check_weight_samples(weights_samples, m):
+    """Weight samples (S, m), each row normalized to sum to 1."""
+    w = np.asarray(weights_samples, dtype=np.float64)
+    if w.ndim != 2 or w.shape[1] != m:
+        raise ValueError(
+            f"weights_samples must be a 2-D array of shape (samples, {m}); got shape {w.shape}"
+        )
+    if w.size and (not np.isfinite(w).all() or (w < 0).any()):
+        bad = int(np.flatnonzero(~(np.isfinite(w) & (w >= 0)).all(axis=1))[0])
+        raise ValueError(f"weights_samples must be finite and >= 0; got row {bad}: "
+                         f"{w[bad].tolist()}")
+    sums = w.sum(axis=1)
+    if m and (sums <= 0).any():
+        bad = int(np.flatnonzero(sums <= 0)[0])
+        raise ValueError(f"weights_samples rows must each hold a weight > 0; got row {bad}, "
+                         "all zero")
+    return np.ascontiguousarray(w / sums[:, None]) if m else np.ascontiguousarray(w)
+
+
+def check_smaa_inputs(matrix, weights_samples, benefit, *, k, norm, candidates):
+    """Validate; return (canonical costs float64 (n, m), weights (S, m) rows summing to 1,
+    candidates int64 (c,), k)."""
+    x = check_costs(matrix, name="matrix").astype(np.float64, copy=False)
+    n, m = x.shape
+    b = check_benefit(benefit, m)
+    check_norm(norm)
+    w = check_weight_samples(weights_samples, m)
+    k = check_k(k)
+    cand = check_candidates(candidates, n)
+    return np.ascontiguousarray(np.where(b, -x, x)), w, cand, k

@@ -1,51 +1,85 @@
 """Slow, obvious NumPy oracles for every kernel. The contract of each kernel lives here.
 
-Every fast implementation (``cpu.py``, ``cuda.py``) has the same name, signature and
-contract as the function here and is tested against it. These functions favour clarity over
-speed: the pairwise ones are O(n^2 m) and allocate O(n^2), so keep n small.
+Every fast implementation (:mod:`gpurank.kernels.cpu`, :mod:`gpurank.kernels.cuda`) has the
+same name, signature and contract as the function here and is tested against it. These
+functions favour clarity over speed: the pairwise ones are O(n^2 m) and allocate O(n^2), so
+keep n small.
 
 Conventions shared by all kernels
 ---------------------------------
 ``costs`` is a ``float32`` or ``float64`` array of shape ``(n, m)`` whose criteria have all
 been canonicalized to "minimize" (a "max" criterion is negated once, at the boundary).
 Row ``a`` *dominates* row ``b`` when ``a <= b`` in every criterion and ``a < b`` in at least
-one. Equal rows do not dominate each other.
+one. Equal rows do not dominate each other. Inputs are never mutated; NaN and infinities are
+rejected naming the first bad cell.
+
+The last section holds the oracles of the cross-partition kernels of
+:mod:`gpurank.kernels.cpu.blocks` (how the rows of one block are dominated by another).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from . import _topsis_stats
+from ._smaa import gaps
 from ._validate import (
     check_cap,
     check_costs,
+    check_depth,
     check_k,
     check_out,
+    check_pair,
+    check_ranks,
     check_scores,
+    check_smaa_inputs,
+    check_stats,
     check_topsis_inputs,
 )
 
 __all__ = [
+    "MAX_CRITERIA",
     "dominance_matrix",
     "pareto_front",
     "pareto_rank",
     "domination_count",
     "dominated_count",
+    "topsis_stats",
+    "topsis_from_stats",
     "topsis",
     "top_k",
     "smaa_topsis",
+    "cross_domination_count",
+    "cross_max_rank",
+    "seeded_rank",
+    "count_preceding",
 ]
+
+#: No limit on the number of criteria (the CUDA kernels take at most 16).
+MAX_CRITERIA = None
+
+
+def _dominates(a, b):
+    """``D[i, j]``: row ``i`` of ``a`` dominates row ``j`` of ``b`` (O(n_a n_b m) memory)."""
+    le = np.all(a[:, None, :] <= b[None, :, :], axis=2)
+    lt = np.any(a[:, None, :] < b[None, :, :], axis=2)
+    return le & lt
 
 
 def dominance_matrix(costs):
     """Return ``D`` with ``D[a, b]`` true when row ``a`` dominates row ``b``.
 
     O(n^2 m) time and O(n^2) memory: for the oracles only.
+
+    Examples
+    --------
+    >>> dominance_matrix([[1.0, 1.0], [2.0, 2.0], [2.0, 2.0]]).astype(int)
+    array([[0, 1, 1],
+           [0, 0, 0],
+           [0, 0, 0]])
     """
     c = check_costs(costs)
-    le = np.all(c[:, None, :] <= c[None, :, :], axis=2)
-    lt = np.any(c[:, None, :] < c[None, :, :], axis=2)
-    return le & lt
+    return _dominates(c, c)
 
 
 def pareto_front(costs):
@@ -61,20 +95,42 @@ def pareto_front(costs):
     ndarray of bool, shape (n,)
         True where no other row dominates the row. Duplicates of a front row are all on
         the front.
+
+    Examples
+    --------
+    >>> pareto_front([[1.0, 2.0], [2.0, 1.0], [2.0, 2.0], [1.0, 2.0]])
+    array([ True,  True, False,  True])
     """
     return ~dominance_matrix(costs).any(axis=0)
 
 
-def pareto_rank(costs):
+def pareto_rank(costs, *, depth=None):
     """Non-dominated sorting: the index of the front each row belongs to.
 
     Front 0 is the Pareto front; front ``r`` is the front of what remains after removing
-    fronts ``0 .. r-1``.
+    fronts ``0 .. r-1``. Equivalently, the rank of a row is the length of the longest chain
+    of rows dominating one another that ends at it (0 when nothing dominates it).
+
+    Parameters
+    ----------
+    costs : ndarray of shape (n, m)
+    depth : int >= 1 or None, keyword-only
+        When given, return ``min(rank, depth)``: fronts ``0 .. depth-1`` exactly, every
+        later row ``depth`` (fast implementations stop after ``depth`` fronts).
 
     Returns
     -------
     ndarray of int32, shape (n,)
+
+    Examples
+    --------
+    >>> c = [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0], [0.0, 4.0]]
+    >>> pareto_rank(c)
+    array([0, 1, 2, 0], dtype=int32)
+    >>> pareto_rank(c, depth=1)
+    array([0, 1, 1, 0], dtype=int32)
     """
+    depth = check_depth(depth)
     d = dominance_matrix(costs)
     n = d.shape[0]
     rank = np.full(n, -1, dtype=np.int32)
@@ -86,7 +142,7 @@ def pareto_rank(costs):
         rank[on_front] = r
         remaining &= ~on_front
         r += 1
-    return rank
+    return rank if depth is None else np.minimum(rank, depth).astype(np.int32)
 
 
 def domination_count(costs, *, cap=None):
@@ -102,6 +158,13 @@ def domination_count(costs, *, cap=None):
     -------
     ndarray of int64, shape (n,)
         Zero exactly on the Pareto front.
+
+    Examples
+    --------
+    >>> domination_count([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
+    array([0, 1, 2])
+    >>> domination_count([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]], cap=1)
+    array([0, 1, 1])
     """
     cap = check_cap(cap)
     out = dominance_matrix(costs).sum(axis=0).astype(np.int64)
@@ -114,14 +177,104 @@ def dominated_count(costs, *, cap=None):
     Returns
     -------
     ndarray of int64, shape (n,)
+
+    Examples
+    --------
+    >>> dominated_count([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
+    array([2, 1, 0])
     """
     cap = check_cap(cap)
     out = dominance_matrix(costs).sum(axis=1).astype(np.int64)
     return out if cap is None else np.minimum(out, cap)
 
 
+# ---------------------------------------------------------------------------------------
+# TOPSIS (Hwang & Yoon 1981), in two phases: column statistics, then scores
+# ---------------------------------------------------------------------------------------
+
+
+def topsis_stats(matrix):
+    """Column statistics TOPSIS normalizes with (the first of its two passes).
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (n, m)
+        Criteria values, finite.
+
+    Returns
+    -------
+    TopsisStats
+        ``n``, column ``lo`` and ``hi``, and the column norms as ``scale * sqrt(ssq)``:
+        ``scale`` the largest power of two <= max |x| (0 for a zero column) and ``ssq =
+        sum((x / scale)^2)``, which cannot overflow or underflow for any finite column.
+        Stats of partitions combine with :meth:`TopsisStats.merge`.
+
+    Examples
+    --------
+    >>> s = topsis_stats([[3.0, -1.0], [4.0, 0.0]])
+    >>> s.n, s.lo, s.hi, s.scale, s.norm
+    (2, array([ 3., -1.]), array([4., 0.]), array([4., 1.]), array([5., 1.]))
+    """
+    x = check_costs(matrix, name="matrix").astype(np.float64, copy=False)
+    n, m = x.shape
+    if n == 0:
+        return _topsis_stats.TopsisStats(0, np.full(m, np.inf), np.full(m, -np.inf),
+                                         np.zeros(m), np.zeros(m))
+    lo, hi = x.min(axis=0), x.max(axis=0)
+    scale = _topsis_stats.power_of_two_floor(np.maximum(np.abs(lo), np.abs(hi)))
+    xs = np.divide(x, scale, out=np.zeros_like(x), where=scale > 0)
+    return _topsis_stats.TopsisStats(n, lo, hi, scale, (xs * xs).sum(axis=0))
+
+
+def topsis_from_stats(matrix, stats, weights, benefit, *, norm="vector", out=None):
+    """TOPSIS closeness of the rows of ``matrix``, normalized by ``stats`` (the second pass).
+
+    ``stats`` are the :func:`topsis_stats` of the whole table the rows belong to (of
+    ``matrix`` itself, or merged over every partition of a table): the normalization and
+    the ideal and anti-ideal points come from them, so every partition is scored as part of
+    the whole table. Parameters and result as in :func:`topsis`.
+
+    Examples
+    --------
+    >>> x = [[1.0, 1.0], [3.0, 3.0], [2.0, 2.0]]
+    >>> s = topsis_stats(x)
+    >>> topsis_from_stats([[2.0, 2.0]], s, [1, 1], [False, False], norm="minmax")
+    array([0.5])
+    """
+    x, w, b = check_topsis_inputs(matrix, weights, benefit, norm=norm)
+    x = x.astype(np.float64)
+    n, m = x.shape
+    check_stats(stats, m, n)
+    if out is not None:
+        check_out(out, n, matrix)
+    if n == 0:
+        return np.zeros(0, dtype=np.float64) if out is None else out
+    # Every column in units of its scale first (see TopsisStats): nothing overflows.
+    scale = stats.scale
+    xs, lo, hi = (np.divide(a, scale, out=np.zeros_like(a), where=scale > 0)
+                  for a in (x, stats.lo, stats.hi))
+    if norm == "vector":
+        den, off = np.sqrt(stats.ssq), np.zeros(m)
+    else:
+        den, off = hi - lo, lo
+    v, vlo, vhi = (np.divide(a - off, den, out=np.zeros_like(a), where=den > 0) * w
+                   for a in (xs, lo, hi))
+    ideal = np.where(b, vhi, vlo)
+    anti = np.where(b, vlo, vhi)
+    d_plus = np.sqrt(((v - ideal) ** 2).sum(axis=1))
+    d_minus = np.sqrt(((v - anti) ** 2).sum(axis=1))
+    total = d_plus + d_minus
+    score = np.divide(d_minus, total, out=np.full(n, 0.5), where=total > 0)
+    if out is None:
+        return score
+    out[...] = score
+    return out
+
+
 def topsis(matrix, weights, benefit, *, norm="vector", out=None):
-    """TOPSIS closeness to the ideal solution.
+    """TOPSIS closeness to the ideal solution (Hwang & Yoon 1981).
+
+    ``topsis_from_stats(matrix, topsis_stats(matrix), ...)``.
 
     Parameters
     ----------
@@ -134,7 +287,9 @@ def topsis(matrix, weights, benefit, *, norm="vector", out=None):
     norm : {"vector", "minmax"}, keyword-only
         ``"vector"`` divides each column by its Euclidean norm (classic TOPSIS);
         ``"minmax"`` rescales each column to [0, 1]. A column whose norm (or range) is zero
-        is left at zero: it cannot separate the rows.
+        is left at zero: it cannot separate the rows. Scores do not change when a column
+        is multiplied by a positive constant, whatever its magnitude (as long as it stays
+        finite).
     out : ndarray of float64, shape (n,), optional, keyword-only
         C-contiguous, writeable array that receives the scores (and is returned), so that
         repeated calls need not allocate; it must not share memory with ``matrix``.
@@ -146,32 +301,16 @@ def topsis(matrix, weights, benefit, *, norm="vector", out=None):
         weighted Euclidean distances to the ideal and anti-ideal points. Rows with
         ``d_plus + d_minus == 0`` (every row equal in every weighted criterion) score 0.5.
         ``out`` itself when given.
+
+    Examples
+    --------
+    >>> topsis([[1.0, 1.0], [3.0, 3.0], [2.0, 2.0]], [1, 1], [False, False]).round(6)
+    array([1. , 0. , 0.5])
     """
-    x, w, b = check_topsis_inputs(matrix, weights, benefit, norm=norm)
-    x = x.astype(np.float64)
-    n, m = x.shape
+    x = check_costs(matrix, name="matrix")
     if out is not None:
-        check_out(out, n, matrix)
-    if n == 0:
-        return np.zeros(0, dtype=np.float64) if out is None else out
-    if norm == "vector":
-        scale = np.sqrt((x**2).sum(axis=0))
-        v = np.divide(x, scale, out=np.zeros_like(x), where=scale > 0)
-    else:
-        lo, hi = x.min(axis=0), x.max(axis=0)
-        rng = hi - lo
-        v = np.divide(x - lo, rng, out=np.zeros_like(x), where=rng > 0)
-    v = v * w
-    ideal = np.where(b, v.max(axis=0), v.min(axis=0))
-    anti = np.where(b, v.min(axis=0), v.max(axis=0))
-    d_plus = np.sqrt(((v - ideal) ** 2).sum(axis=1))
-    d_minus = np.sqrt(((v - anti) ** 2).sum(axis=1))
-    total = d_plus + d_minus
-    score = np.divide(d_minus, total, out=np.full(n, 0.5), where=total > 0)
-    if out is None:
-        return score
-    out[...] = score
-    return out
+        check_out(out, x.shape[0], matrix)  # against the caller's array, not a copy of it
+    return topsis_from_stats(x, topsis_stats(x), weights, benefit, norm=norm, out=out)
 
 
 def top_k(scores, k):
@@ -183,6 +322,11 @@ def top_k(scores, k):
     Returns
     -------
     ndarray of int64, shape (min(k, n),)
+
+    Examples
+    --------
+    >>> top_k([0.5, 0.9, 0.5, 0.1, 0.9], 3)
+    array([1, 4, 0])
     """
     s = check_scores(scores)
     k = check_k(k)
@@ -196,7 +340,8 @@ def top_k(scores, k):
 
 
 def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidates=None):
-    """Stochastic multicriteria acceptability analysis of TOPSIS over weight samples.
+    """Stochastic multicriteria acceptability analysis of TOPSIS over weight samples
+    (Lahdelma, Hokkanen & Salminen 1998).
 
     For every weight vector (row of ``weights_samples``) the candidate rows are ranked by
     TOPSIS closeness, with the normalization, ideal and anti-ideal points computed on the
@@ -233,9 +378,19 @@ def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidate
         Sum of the (normalized) weight vectors under which it ranks first.
 
     Outputs follow the order of ``candidates``.
-    """
-    from ._smaa import check_smaa_inputs, gaps
 
+    References
+    ----------
+    R. Lahdelma, J. Hokkanen and P. Salminen, "SMAA - Stochastic multiobjective
+    acceptability analysis", *European Journal of Operational Research* 106(1), 1998.
+
+    Examples
+    --------
+    >>> x = [[1.0, 3.0], [3.0, 1.0], [3.0, 3.0]]
+    >>> top1, topk, rsum, rsq, cw = smaa_topsis(x, [[1, 0], [0, 1]], [False, False], k=2)
+    >>> top1, topk, rsum
+    (array([1, 1, 0]), array([2, 2, 0]), array([3, 3, 6]))
+    """
     costs, w, cand, k = check_smaa_inputs(matrix, weights_samples, benefit, k=k, norm=norm,
                                           candidates=candidates)
     m = costs.shape[1]
@@ -269,3 +424,114 @@ def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidate
         rsq += rank * rank
         cw[order[0]] += ws
     return top1, topk, rsum, rsq, cw
+
+
+# ---------------------------------------------------------------------------------------
+# Cross-partition kernels (gpurank.kernels.cpu.blocks)
+# ---------------------------------------------------------------------------------------
+
+
+def cross_domination_count(costs_a, costs_b):
+    """How many rows of ``costs_b`` dominate each row of ``costs_a``.
+
+    Parameters
+    ----------
+    costs_a : ndarray of shape (n_a, m)
+    costs_b : ndarray of shape (n_b, m)
+        Criteria to minimize, finite, with the same columns.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_a,)
+
+    Examples
+    --------
+    >>> cross_domination_count([[2.0, 2.0], [0.0, 0.0]], [[1.0, 1.0], [2.0, 2.0]])
+    array([1, 0])
+    """
+    a, b = check_pair(costs_a, costs_b)
+    return _dominates(b, a).sum(axis=0).astype(np.int64)
+
+
+def cross_max_rank(costs_a, costs_b, rank_b):
+    """For each row of ``costs_a``, the largest ``rank_b`` among the rows of ``costs_b`` that
+    dominate it, or -1 when no row of ``costs_b`` does.
+
+    Parameters
+    ----------
+    costs_a : ndarray of shape (n_a, m)
+    costs_b : ndarray of shape (n_b, m)
+    rank_b : ndarray of int, shape (n_b,), >= 0
+
+    Returns
+    -------
+    ndarray of int64, shape (n_a,)
+
+    Examples
+    --------
+    >>> cross_max_rank([[2.0, 2.0], [0.0, 0.0]], [[1.0, 1.0], [1.5, 1.5]], [3, 5])
+    array([ 5, -1])
+    """
+    a, b = check_pair(costs_a, costs_b)
+    rb = check_ranks(rank_b, b.shape[0], "rank_b")
+    return np.where(_dominates(b, a).T, rb[None, :], -1).max(
+        axis=1, initial=-1).astype(np.int64)
+
+
+def seeded_rank(costs, lower=None):
+    """Longest dominance chains inside one block with lower bounds from outside.
+
+    ``rank[i] = max(lower[i], 1 + max(rank[j] for rows j of the block dominating i))``; with
+    ``lower`` None (all 0) this is :func:`pareto_rank`.
+
+    Parameters
+    ----------
+    costs : ndarray of shape (n, m)
+    lower : ndarray of int, shape (n,), or None
+
+    Returns
+    -------
+    ndarray of int32, shape (n,)
+
+    Examples
+    --------
+    >>> seeded_rank([[1.0, 1.0], [2.0, 2.0], [0.0, 3.0]], [4, 0, 0])
+    array([4, 5, 0], dtype=int32)
+    """
+    c = check_costs(costs)
+    n = c.shape[0]
+    low = np.zeros(n, dtype=np.int64) if lower is None else check_ranks(lower, n, "lower")
+    dom = _dominates(c, c).T  # dom[i, j]: row j dominates row i
+    # least fixed point of rank = max(lower, 1 + max rank of dominators): longest chains
+    rank = np.maximum(low, 0)
+    while True:
+        new = np.maximum(rank, np.where(dom, rank[None, :] + 1, 0).max(axis=1, initial=0))
+        if np.array_equal(new, rank):
+            return rank.astype(np.int32)
+        rank = new
+
+
+def count_preceding(score, prank, row_id, sorted_keys):
+    """For each query row, how many rows of a block come before it in the final-rank order:
+    TOPSIS score descending, then Pareto rank ascending, then row id ascending.
+
+    Parameters
+    ----------
+    score, prank, row_id : 1-D arrays of the query rows
+    sorted_keys : tuple (score, prank, row_id) of the block's rows
+        From :func:`gpurank.kernels.cpu.blocks.sort_keys`; the oracle accepts them in any
+        order.
+
+    Returns
+    -------
+    ndarray of int64
+
+    Examples
+    --------
+    >>> count_preceding([0.5], [0], [7], ([0.9, 0.5, 0.5], [3, 0, 0], [1, 2, 9]))
+    array([2])
+    """
+    bs, bp, bi = (np.asarray(x) for x in sorted_keys)
+    s, p, i = (np.asarray(x)[:, None] for x in (score, prank, row_id))
+    less = (bs > s) | ((bs == s) & ((bp < p) | ((bp == p) & (bi < i))))
+    return less.sum(axis=1).astype(np.int64)

@@ -53,7 +53,7 @@ def _strided(costs, stride):
 def _block_of_rows(costs, grids, thresholds):
     """Key block of each row of one partition: the rows' order sorted by block (stable) and
     where each block starts in it."""
-    from gpurank.kernels.partition import grid_key
+    from gpurank.kernels.cpu.blocks import grid_key
 
     k = len(thresholds) + 1
     if len(costs) == 0:
@@ -73,7 +73,7 @@ def _rows_in_block(costs, sorted_blocks, p):
 
 
 def _bounding_box(costs):
-    from gpurank.kernels.partition import box
+    from gpurank.kernels.cpu.blocks import box
 
     return box(costs)
 
@@ -85,7 +85,7 @@ def _count_within(costs):
 
 
 def _count_across(costs_a, costs_b):
-    from gpurank.kernels.partition import cross_domination_count
+    from gpurank.kernels.cpu.blocks import cross_domination_count
 
     return cross_domination_count(costs_a, costs_b)
 
@@ -100,7 +100,7 @@ def _add_counts(within, whole_blocks, *across):
 
 def _max_rank_across(block, earlier, earlier_rank):
     """Largest rank among the rows of an earlier block that dominate each row (-1: none)."""
-    from gpurank.kernels.partition import box, box_relation, cross_max_rank
+    from gpurank.kernels.cpu.blocks import box, box_relation, cross_max_rank
 
     if box_relation(box(block), box(earlier)) == "none":
         return np.full(len(block), -1, dtype=np.int64)
@@ -110,7 +110,7 @@ def _max_rank_across(block, earlier, earlier_rank):
 def _rank_block(block, *across):
     """Ranks of one key block: longest chains inside it, seeded with 1 + the largest rank
     of its dominators in earlier blocks."""
-    from gpurank.kernels.partition import seeded_rank
+    from gpurank.kernels.cpu.blocks import seeded_rank
 
     lower = np.zeros(len(block), dtype=np.int64)
     for c in across:
@@ -135,12 +135,10 @@ def _limited_values(costs, limit, what):
     """``min(pareto_rank, limit)`` (``what="rank"``) or ``min(domination_count, limit)``."""
     if len(costs) == 0:
         return np.zeros(0, np.int64)
-    if what == "rank":
-        from gpurank.kernels.partition import pareto_rank_upto
-
-        return pareto_rank_upto(costs, limit)
     from gpurank.kernels import cpu
 
+    if what == "rank":
+        return cpu.pareto_rank(costs, depth=limit)
     return cpu.domination_count(costs, cap=limit)
 
 
@@ -165,12 +163,18 @@ def _count(x):
     return len(x[0])
 
 
-def _scores(costs, criteria, norm, params):
-    from ..ranking import closeness, topsis_input
+def _scores(costs, criteria, norm, stats, weights):
+    from gpurank.kernels import cpu
+
+    from ..ranking import topsis_input
     from .tasks import cpu_backend
 
-    matrix, _ = topsis_input(costs, criteria, norm, backend=cpu_backend())
-    return closeness(matrix, params)
+    matrix, kernel_norm = topsis_input(costs, criteria, norm, backend=cpu_backend())
+    if len(matrix) == 0:
+        return np.zeros(0, dtype=np.float64)
+    # every criterion is a cost here (canonicalized at the boundary)
+    return cpu.topsis_from_stats(matrix, stats, weights, np.zeros(len(weights), bool),
+                                 norm=kernel_norm)
 
 
 def _local_top(score, first, k):
@@ -183,7 +187,7 @@ def _local_top(score, first, k):
 
 
 def _rank_keys(score, prank, first):
-    from gpurank.kernels.partition import sort_keys
+    from gpurank.kernels.cpu.blocks import sort_keys
 
     return sort_keys(score, prank, np.arange(len(score), dtype=np.int64) + first)
 
@@ -195,7 +199,7 @@ def _key_sample(keys, stride):
 def _cut_positions(keys, splitters):
     """Where the splitters fall in one partition's sorted keys: bucket b of the partition
     is ``keys[cut[b]:cut[b+1]]``."""
-    from gpurank.kernels.partition import count_preceding
+    from gpurank.kernels.cpu.blocks import count_preceding
 
     inner = count_preceding(*splitters, keys) if len(splitters[0]) else np.zeros(0, np.int64)
     return np.concatenate(([0], inner, [len(keys[0])])).astype(np.int64)
@@ -208,7 +212,7 @@ def _keys_in_bucket(keys, cuts, b):
 def _rank_bucket(first_rank, *pieces):
     """Final ranks of one bucket (each key in it comes after ``first_rank - 1`` keys of the
     earlier buckets): ``(row_id, rank)`` ordered by row id."""
-    from gpurank.kernels.partition import sort_keys
+    from gpurank.kernels.cpu.blocks import sort_keys
 
     s, p, ids = (np.concatenate([pc[j] for pc in pieces]) for j in range(3))
     ids = sort_keys(s, p, ids)[2]
@@ -291,7 +295,7 @@ def key_blocks(client, costs, n_rows, m) -> KeyBlocks:
     """Regroup the costs into key blocks: block p can only be dominated by rows of blocks
     0..p (see ``docs/distributed.md``: the key of a dominator is never larger)."""
     from distributed import wait
-    from gpurank.kernels.partition import grid_key
+    from gpurank.kernels.cpu.blocks import grid_key
 
     P = len(costs)
     stride = max(1, n_rows // KEY_SAMPLE_ROWS)
@@ -344,7 +348,7 @@ def exact_counts(client, kb: KeyBlocks):
     -------
     (futures, pairs compared, pairs settled by boxes)
     """
-    from gpurank.kernels.partition import box_relation
+    from gpurank.kernels.cpu.blocks import box_relation
 
     total = kb.sizes.sum(axis=0)
     boxes = client.gather([client.submit(_bounding_box, b) for b in kb.blocks])
@@ -414,9 +418,10 @@ def clipped(client, costs, n_rows_each, limit, what, m):
     return out, int(np.sum(sizes))
 
 
-def topsis_scores(client, costs, criteria, norm, params):
-    """TOPSIS closeness per partition (futures) from the global normalization ``params``."""
-    return [client.submit(_scores, c, criteria, norm, params) for c in costs]
+def topsis_scores(client, costs, criteria, norm, stats, weights):
+    """TOPSIS closeness per partition (futures), each partition normalized by ``stats``,
+    the :class:`~gpurank.kernels.TopsisStats` of the whole table merged on the client."""
+    return [client.submit(_scores, c, criteria, norm, stats, weights) for c in costs]
 
 
 def top_rows_by_score(client, scores, firsts, k):
@@ -445,7 +450,7 @@ def final_ranks(client, scores, pareto_ranks, firsts, n_rows_each, n_rows):
     -------
     (futures, buckets)
     """
-    from gpurank.kernels.partition import sort_keys
+    from gpurank.kernels.cpu.blocks import sort_keys
 
     P = len(scores)
     keys = [client.submit(_rank_keys, s, r, int(f))

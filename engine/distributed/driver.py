@@ -26,6 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from gpurank.kernels import TopsisStats
+
 from ..errors import BackendUnavailableError, DataError, GpurankError, UsageError
 from ..outputs import check_target, publish_folder
 from ..spec import AnalysisSpec, limit_notes, normalize_weights
@@ -195,7 +197,7 @@ class _Rows:
     report: object
     n_each: np.ndarray
     firsts: np.ndarray
-    stats: tuple  # TOPSIS matrix min, max, sum of squares; cost min and max
+    stats: tuple  # TopsisStats of the matrix TOPSIS scores; criteria minimum and maximum
     columns: tuple  # of the analyzed table (derived metrics included)
 
     @property
@@ -216,7 +218,7 @@ def _run(path, client, spec, fallback, out, overwrite, return_columns):
     with run.stage("topsis"):
         weights = normalize_weights(criteria)
         scores = cross.topsis_scores(client, rows.costs, criteria, run.spec.norm,
-                                     _topsis_params(run.spec, rows.stats, weights))
+                                     rows.stats[0], weights)
         topsis_top_k = cross.top_rows_by_score(client, scores, rows.firsts, run.spec.top)
     robust = None
     if run.spec.robust:
@@ -302,10 +304,11 @@ def _prepare(run, ds):
         report = report + info["report"]
     raise_or_note(report, spec, run.notes)
     n_each = np.array([info["report"].kept for info in infos], dtype=np.int64)
-    stats = tuple(reduce([i["stats"][j] for i in infos], axis=0)
-                  for j, reduce in enumerate((np.min, np.max, np.sum, np.min, np.max)))
+    stats = (TopsisStats.merge([i["stats"][0] for i in infos]),
+             np.min([i["stats"][1] for i in infos], axis=0),
+             np.max([i["stats"][2] for i in infos], axis=0))
     analyzed = next(i["columns"] for i in infos if i["report"].kept)
-    _check_not_constant(criteria, stats[3], stats[4], int(n_each.sum()))
+    _check_not_constant(criteria, stats[1], stats[2], int(n_each.sum()))
     run.spec = replace(with_criteria(spec, criteria), target=resolve_target(spec, analyzed))
     rows = _Rows(costs=costs, report=report, n_each=n_each, firsts=_starts(n_each),
                  stats=stats, columns=analyzed)
@@ -401,13 +404,6 @@ def _dominance(run, rows):
     return out
 
 
-def _topsis_params(spec, stats, weights):
-    from ..ranking import topsis_params
-
-    return topsis_params(stats[0], stats[1], stats[2], weights,
-                         "minmax" if spec.norm == "log" else spec.norm)
-
-
 def _write(run, ds, rows, results, model, clusters, importance, weights, front, robust,
            preparation, out, overwrite, t_all):
     """Last pass: each partition re-prepared and written with its results; the whole output
@@ -424,8 +420,8 @@ def _write(run, ds, rows, results, model, clusters, importance, weights, front, 
     ideal, anti = {}, {}
     for j, c in enumerate(criteria):
         sign = -1.0 if c.sense == "max" else 1.0
-        ideal[c.column] = float(sign * rows.stats[3][j])
-        anti[c.column] = float(sign * rows.stats[4][j])
+        ideal[c.column] = float(sign * rows.stats[1][j])
+        anti[c.column] = float(sign * rows.stats[2][j])
     pub_notes = []
     with contextlib.ExitStack() as stack:
         t0 = time.perf_counter()

@@ -61,24 +61,19 @@ def _prepared(part, columns, spec, criteria, reference, offset):
 
 def prepare_partition(part, columns, spec, criteria, reference, offset):
     """Pass 2: the partition's analyzed rows as their criteria matrix (host, C order), its
-    :class:`~gpurank.engine.prepare.RowReport`, and its TOPSIS column statistics."""
+    :class:`~gpurank.engine.prepare.RowReport`, the TOPSIS column statistics of the matrix
+    TOPSIS scores (mergeable across partitions) and the criteria's minimum and maximum."""
+    from gpurank.kernels import cpu
+
     from ..ranking import topsis_input
 
     p = _prepared(part, columns, spec, criteria, reference, offset)
     costs = np.ascontiguousarray(p.costs, dtype=np.float64)
     matrix, _ = topsis_input(costs, criteria, spec.norm, backend=cpu_backend())
-    lo, hi, ss = column_stats(matrix)
-    cost_lo, cost_hi, _ = column_stats(costs) if matrix is not costs else (lo, hi, ss)
-    return costs, {"report": p.report, "stats": (lo, hi, ss, cost_lo, cost_hi),
+    stats = cpu.topsis_stats(matrix)
+    cost = stats if matrix is costs else cpu.topsis_stats(costs)
+    return costs, {"report": p.report, "stats": (stats, cost.lo, cost.hi),
                    "columns": tuple(p.frame.columns)}
-
-
-def column_stats(matrix):
-    """Per-column minimum, maximum and sum of squares of one partition's matrix."""
-    m = matrix.shape[1]
-    if len(matrix) == 0:
-        return np.full(m, np.inf), np.full(m, -np.inf), np.zeros(m)
-    return matrix.min(axis=0), matrix.max(axis=0), (matrix * matrix).sum(axis=0)
 
 
 def sample_rows(part, columns, spec, criteria, reference, offset, positions):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 
 def make_input(n, m, kind, seed, dtype=np.float64):
@@ -60,3 +62,49 @@ def ranks_from_counts_check(c, rank):
         best = np.maximum(best, r.max(axis=0))
     expect = best + 1
     return np.array_equal(expect, rank)
+
+
+#: Hypothesis settings of the property tests against the oracles.
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+#: (n, m, kind, seed, dtype) small enough for the O(n^2) reference (n = 0, 1, 2, 17 often).
+small_cases = st.tuples(
+    st.integers(0, 600) | st.sampled_from([0, 1, 2, 17]),
+    st.integers(1, 8),
+    st.sampled_from(KINDS),
+    st.integers(0, 2**31 - 1),
+    st.sampled_from([np.float64, np.float32]),
+)
+
+#: The same for the chunked O(n^2) checks.
+large_cases = st.tuples(
+    st.integers(600, 2000),
+    st.integers(1, 8),
+    st.sampled_from(KINDS),
+    st.integers(0, 2**31 - 1),
+    st.sampled_from([np.float64, np.float32]),
+)
+
+
+def check_against_reference(name, case, dtype_out, **kwargs):
+    """``cpu.<name>`` equals ``reference.<name>`` on the input of a ``small_cases`` case,
+    has the dtype and shape of the contract, and leaves its input alone."""
+    from gpurank.kernels import cpu
+    from gpurank.kernels import reference as ref
+
+    n, m, kind, seed, dtype = case
+    c = make_input(n, m, kind, seed, dtype)
+    before = c.copy()
+    got = getattr(cpu, name)(c, **kwargs)
+    assert got.dtype == dtype_out and got.shape == (n,), name
+    np.testing.assert_array_equal(got, getattr(ref, name)(c, **kwargs),
+                                  err_msg=f"{name} n={n} m={m} {kind}")
+    np.testing.assert_array_equal(c, before)  # never mutated
+
+
+def check_permutation(fn, case, pseed, compare=np.testing.assert_array_equal):
+    """Permuting the rows of the input permutes ``fn``'s per-row result."""
+    n, m, kind, seed, dtype = case
+    c = make_input(n, m, kind, seed, dtype)
+    p = np.random.default_rng(pseed).permutation(n)
+    compare(fn(c)[p], fn(c[p]))

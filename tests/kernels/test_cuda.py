@@ -8,13 +8,26 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from gpurank.kernels import cpu
 from gpurank.kernels import reference as ref
-
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kernel_helpers import KINDS, make_input
+
+
+@pytest.fixture
+def cuda_rank(cuda_impl):
+    """The module of the sorted sweep (its tile sizes are module settings)."""
+    from gpurank.kernels.cuda import rank
+
+    return rank
+
+
+@pytest.fixture
+def cuda_device(cuda_impl):
+    from gpurank.kernels.cuda import device
+
+    return device
 
 REAL = os.environ.get("GPURANK_REAL_GPU") == "1"
 MAX_N = 3000 if REAL else 120  # the simulator costs ~100 us per thread per barrier
@@ -41,6 +54,10 @@ def test_cuda_matches_reference(cuda_impl, n, m, kind, seed, dtype):
     np.testing.assert_array_equal(
         cuda_impl.domination_count(c, cap=2), oracle.domination_count(c, cap=2)
     )
+    np.testing.assert_array_equal(
+        cuda_impl.dominated_count(c, cap=2), oracle.dominated_count(c, cap=2)
+    )
+    np.testing.assert_array_equal(cuda_impl.pareto_rank(c, depth=2), oracle.pareto_rank(c, depth=2))
     np.testing.assert_array_equal(c, before)
 
 
@@ -57,30 +74,39 @@ def test_cuda_topsis_matches_reference(cuda_impl, norm, n, m):
     np.testing.assert_allclose(out, want, rtol=1e-9, atol=1e-12)
 
 
-def test_cuda_topsis_into_device_out(cuda_impl):
+def test_cuda_topsis_into_device_out(cuda_device):
     from numba import cuda
 
     x = make_input(50, 3, "int", 3)
     w, b = np.ones(3), np.array([True, False, True])
     dout = cuda.to_device(np.full(50, -1.0))
-    got = cuda_impl.topsis_device(x, w, b, out=dout)
+    got = cuda_device.topsis_device(x, w, b, out=dout)
     np.testing.assert_allclose(got.copy_to_host(), ref.topsis(x, w, b), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(dout.copy_to_host(), ref.topsis(x, w, b), rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match=re.escape("out must be a C-contiguous float64 device "
                                                    "array of shape (50,); got float32")):
-        cuda_impl.topsis_device(x, w, b, out=cuda.to_device(np.zeros(50, np.float32)))
+        cuda_device.topsis_device(x, w, b, out=cuda.to_device(np.zeros(50, np.float32)))
     with pytest.raises(ValueError, match="out must be a device array; got ndarray"):
-        cuda_impl.topsis_device(x, w, b, out=np.zeros(50))
+        cuda_device.topsis_device(x, w, b, out=np.zeros(50))
+    s = ref.topsis_stats(x)
+    dout2 = cuda.to_device(np.full(50, -1.0))
+    assert cuda_device.topsis_from_stats_device(x, s, w, b, out=dout2) is dout2
+    np.testing.assert_allclose(dout2.copy_to_host(), ref.topsis_from_stats(x, s, w, b),
+                               rtol=1e-9, atol=1e-12)
 
 
-def test_cuda_accepts_device_arrays_without_copy(cuda_impl):
+def test_cuda_accepts_device_arrays_without_copy(cuda_impl, cuda_device):
     from numba import cuda
 
     c = make_input(60, 3, "dup", 5)
     d = cuda.to_device(c)
     np.testing.assert_array_equal(cuda_impl.pareto_front(d), ref.pareto_front(c))
-    np.testing.assert_array_equal(cuda_impl.domination_count_device(d).copy_to_host(),
+    np.testing.assert_array_equal(cuda_device.domination_count_device(d).copy_to_host(),
                                   ref.domination_count(c))
+    np.testing.assert_array_equal(cuda_device.dominated_count_device(d).copy_to_host(),
+                                  ref.dominated_count(c))
+    np.testing.assert_array_equal(cuda_device.pareto_front_device(d).copy_to_host() == 0,
+                                  ref.pareto_front(c))
     f = cuda.to_device(np.asfortranarray(c))  # cuDF's to_cupy() layout
     np.testing.assert_array_equal(cuda_impl.pareto_rank(f), ref.pareto_rank(c))
     w, b = np.ones(3), np.array([True, False, True])
@@ -134,11 +160,11 @@ def _chain(n, seed):
         (130, 1, "int", 8, None),  # one column: ranks are dense value ranks
     ],
 )
-def test_cuda_pareto_rank_sweep_matches_reference(cuda_impl, monkeypatch, n, m, kind, tile,
-                                                  blocks):
+def test_cuda_pareto_rank_sweep_matches_reference(cuda_impl, cuda_rank, monkeypatch, n, m, kind,
+                                                  tile, blocks):
     if tile is not None:
-        monkeypatch.setattr(cuda_impl, "RANK_TILE", tile)
-        monkeypatch.setattr(cuda_impl, "RANK_BLOCKS", blocks)
+        monkeypatch.setattr(cuda_rank, "RANK_TILE", tile)
+        monkeypatch.setattr(cuda_rank, "RANK_BLOCKS", blocks)
     c = make_input(n, m, kind, n * 7 + m)
     before = c.copy()
     got = cuda_impl.pareto_rank(c)
@@ -147,9 +173,9 @@ def test_cuda_pareto_rank_sweep_matches_reference(cuda_impl, monkeypatch, n, m, 
     np.testing.assert_array_equal(c, before)
 
 
-def test_cuda_pareto_rank_many_fronts_ties_and_permutations(cuda_impl, monkeypatch):
-    monkeypatch.setattr(cuda_impl, "RANK_TILE", 32)
-    monkeypatch.setattr(cuda_impl, "RANK_BLOCKS", 2)
+def test_cuda_pareto_rank_many_fronts_ties_and_permutations(cuda_impl, cuda_rank, monkeypatch):
+    monkeypatch.setattr(cuda_rank, "RANK_TILE", 32)
+    monkeypatch.setattr(cuda_rank, "RANK_BLOCKS", 2)
     c = _chain(220, 3)
     want = ref.pareto_rank(c)
     assert want.max() >= 30  # the case the sweep is for: work independent of the fronts
@@ -162,14 +188,14 @@ def test_cuda_pareto_rank_many_fronts_ties_and_permutations(cuda_impl, monkeypat
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_cuda_pareto_rank_device_inputs(cuda_impl, monkeypatch, dtype):
+def test_cuda_pareto_rank_device_inputs(cuda_rank, cuda_device, monkeypatch, dtype):
     from numba import cuda
 
-    monkeypatch.setattr(cuda_impl, "RANK_TILE", 24)
+    monkeypatch.setattr(cuda_rank, "RANK_TILE", 24)
     c = make_input(90, 3, "dup", 9, dtype)
     want = ref.pareto_rank(c)
     for d in (cuda.to_device(c), cuda.to_device(np.asfortranarray(c))):
-        r = cuda_impl.pareto_rank_device(d)
+        r = cuda_device.pareto_rank_device(d)
         assert r.dtype == np.int32
         np.testing.assert_array_equal(r.copy_to_host(), want)
         np.testing.assert_array_equal(d.copy_to_host(), c)  # not mutated
@@ -188,9 +214,10 @@ def test_cuda_pareto_rank_rejects_bad_input(cuda_impl):
 
 @pytest.mark.parametrize("n, m, kind", [(1, 2, "int"), (77, 3, "dup"), (64, 2, "int")])
 def test_cuda_lexicographic_merge_sort(cuda_impl, n, m, kind):
+    from gpurank.kernels.cuda import _launch
     from numba import cuda
 
     c = make_input(n, m, kind, n)
-    order = cuda_impl._lex_order(cuda.to_device(c)).copy_to_host()
+    order = _launch.lex_order(cuda.to_device(c)).copy_to_host()
     want = np.lexsort((np.arange(n),) + tuple(c[:, j] for j in range(m - 1, -1, -1)))
     np.testing.assert_array_equal(order, want)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gpurank.kernels import cpu
-from gpurank.kernels._datagen import SHAPES, make_costs, make_topsis
+from gpurank.kernels.datagen import SHAPES, make_costs, make_topsis
 
 CASES = [(n, m, s) for n in (500, 3000) for m in (2, 3, 4, 6) for s in SHAPES]
 

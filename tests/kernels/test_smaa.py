@@ -3,7 +3,6 @@ domination counts against brute force, and the CUDA kernels under the simulator 
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 from gpurank.kernels import cpu
@@ -115,7 +114,7 @@ def test_bad_inputs_are_rejected(impl):
         impl.smaa_topsis(x, np.ones(2), [False, False], k=1)
     with pytest.raises(ValueError, match="finite and >= 0"):
         impl.smaa_topsis(x, -w, [False, False], k=1)
-    with pytest.raises(ValueError, match="row 0 is all zero"):
+    with pytest.raises(ValueError, match="got row 0, all zero"):
         impl.smaa_topsis(x, np.zeros((1, 2)), [False, False], k=1)
     with pytest.raises(ValueError, match="benefit must have one flag"):
         impl.smaa_topsis(x, w, [False], k=1)

@@ -1,4 +1,4 @@
-"""Synthetic criteria matrices for kernel tests and benchmarks (all criteria minimized).
+"""Synthetic criteria matrices for the kernel tests and benchmarks (all criteria minimized).
 
 Three shapes:
 

@@ -1,0 +1,172 @@
+"""Row comparisons, lexicographic orders, dense ranks and gathers shared by the CPU kernels.
+
+The dominance sweeps of ``front``, ``rank`` and ``count`` all start from the lexicographic
+order of the rows: a dominator is <= in every column and < in one, so it always comes
+first, and a sweep only ever looks back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .. import _shared
+
+#: ``dominates(a, i, b, j, m)`` and ``rows_equal(a, i, j, m)``, inlined where they are called.
+#: Only such scalar predicates are Numba-inlined into the per-row loops of the kernels: an
+#: ``inline="always"`` helper that takes arrays costs reference counting at each call there
+#: (measured 15% to 5x slower). A plain compiled helper such as ``group_end`` borrows its
+#: arrays instead, at the cost of a call (docs/architecture-kernels.md has the numbers).
+dominates = njit(inline="always")(_shared.dominates)
+rows_equal = njit(inline="always")(_shared.rows_equal)
+
+
+@njit(cache=True, nogil=True)
+def group_end(c, order, i, m):
+    """End of the run of rows equal to row ``order[i]`` in ``order``: a sweep decides a
+    group of equal rows at once (they neither dominate each other nor differ otherwise)."""
+    n = order.shape[0]
+    head = order[i]
+    j = i + 1
+    while j < n and rows_equal(c, order[j], head, m):
+        j += 1
+    return j
+
+
+_lex_compare = njit(inline="always")(_shared.lex_compare)
+
+
+@njit(cache=True, nogil=True)
+def _lex_less(c, a, b, m):
+    return _lex_compare(c, a, b, m) < 0
+
+
+@njit(cache=True, nogil=True)
+def _lex_sort_segment(c, order, lo, hi, tmp, m):
+    """Stable lexicographic sort of ``order[lo:hi]`` (insertion sort for short runs,
+    bottom-up merge sort otherwise)."""
+    size = hi - lo
+    if size <= 24:
+        for i in range(lo + 1, hi):
+            v = order[i]
+            j = i - 1
+            while j >= lo and _lex_less(c, v, order[j], m):
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = v
+        return
+    width = 1
+    while width < size:
+        for s in range(lo, hi, 2 * width):
+            mid = min(s + width, hi)
+            e = min(s + 2 * width, hi)
+            i, j, t = s, mid, s
+            while i < mid and j < e:
+                if _lex_less(c, order[j], order[i], m):
+                    tmp[t] = order[j]
+                    j += 1
+                else:
+                    tmp[t] = order[i]
+                    i += 1
+                t += 1
+            while i < mid:
+                tmp[t] = order[i]
+                i += 1
+                t += 1
+            while j < e:
+                tmp[t] = order[j]
+                j += 1
+                t += 1
+        for t in range(lo, hi):
+            order[t] = tmp[t]
+        width *= 2
+
+
+@njit(cache=True, nogil=True)
+def _sort_ties(c, key, order):
+    """Re-sort, lexicographically by row, each run of ``order`` with equal ``key``."""
+    n, m = c.shape
+    tmp = np.empty(0, dtype=order.dtype)
+    i = 0
+    while i < n:
+        j = i + 1
+        ki = key[order[i]]
+        while j < n and key[order[j]] == ki:
+            j += 1
+        if j - i > 1:
+            if tmp.shape[0] < n:
+                tmp = np.empty(n, dtype=order.dtype)
+            _lex_sort_segment(c, order, i, j, tmp, m)
+        i = j
+
+
+def lex_order(c):
+    """Row indices of ``c`` (n >= 1, m >= 1) in lexicographic order.
+
+    NumPy's argsort of the first column (vectorized sorting networks on AVX-512 machines,
+    about 3x faster than Numba's own ``np.argsort``), then every run of equal first values
+    sorted on the whole row. O(n log n).
+    """
+    key = np.ascontiguousarray(c[:, 0])  # contiguous: the tie scan reads it at random
+    order = np.argsort(key)
+    _sort_ties(c, key, order)
+    return order
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def row_sums(c):
+    """Row sums in column order (floating-point addition in a fixed order is monotone, so a
+    dominator never has a larger sum)."""
+    n, m = c.shape
+    s = np.empty(n, dtype=np.float64)
+    for i in prange(n):
+        acc = 0.0
+        for k in range(m):
+            acc += c[i, k]
+        s[i] = acc
+    return s
+
+
+@njit(cache=True, nogil=True)
+def dense_rank(x):
+    """1-based dense ranks of ``x`` (equal values share a rank) and the number of values."""
+    n = x.shape[0]
+    order = np.argsort(x)
+    r = np.empty(n, dtype=np.int64)
+    cur = 0
+    for t in range(n):
+        if t == 0 or x[order[t]] != x[order[t - 1]]:
+            cur += 1
+        r[order[t]] = cur
+    return r, cur
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def gather_rows(c, order):
+    """``c[order]`` in parallel (C-contiguous)."""
+    n, m = c.shape
+    out = np.empty((n, m), dtype=c.dtype)
+    for t in prange(n):
+        src = order[t]
+        for k in range(m):
+            out[t, k] = c[src, k]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def unique_groups(c, order, m):
+    """Group identical consecutive rows of ``order``: returns (heads, weights, group of row)."""
+    n = order.shape[0]
+    heads = np.empty(n, dtype=np.int64)
+    weight = np.empty(n, dtype=np.int64)
+    group = np.empty(n, dtype=np.int64)
+    g = -1
+    for t in range(n):
+        r = order[t]
+        if t == 0 or not rows_equal(c, r, order[t - 1], m):
+            g += 1
+            heads[g] = r
+            weight[g] = 0
+        weight[g] += 1
+        group[r] = g
+    return heads[: g + 1].copy(), weight[: g + 1].copy(), group

@@ -1,0 +1,163 @@
+"""``domination_count`` and ``dominated_count`` on the CPU (Numba).
+
+Contracts: :func:`gpurank.kernels.reference.domination_count` and
+:func:`gpurank.kernels.reference.dominated_count`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .._validate import check_cap, check_costs
+from ._cdq import cdq_count_4d, cdq_sum_3d
+from ._kdtree import count_dominators
+from ._sort import dense_rank, group_end, lex_order, unique_groups
+
+__all__ = ["domination_count", "dominated_count"]
+
+#: m = 3 and 4 with a cap above this use the exact divide and conquer (whose cost does not
+#: depend on the cap), at or below it the k-d tree, whose leaves stop once all their rows
+#: reached the cap: 1e6 x 3 with cap=10 in 0.35-0.52 s against 1.8-2.4 s exact (measured).
+CDQ_CAP = 64
+
+
+def domination_count(costs, *, cap=None):
+    """How many rows dominate each row.
+
+    Parameters
+    ----------
+    costs, cap
+        As :func:`gpurank.kernels.reference.domination_count`; counting a row stops once it
+        reached ``cap``.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+
+    Notes
+    -----
+    * m = 1: sort and binary search, O(n log n).
+    * m = 2: lexicographic sweep with a Fenwick tree of counts over ranks of c1, O(n log n).
+    * m = 3 without a cap (or a cap > ``CDQ_CAP``): divide and conquer over the
+      lexicographic order with a Fenwick tree (:mod:`._cdq`), O(n log^2 n).
+    * m = 4 without a cap (or a cap > ``CDQ_CAP``): the same one level deeper, O(n log^3 n).
+    * m >= 5, and m = 3 or 4 with a cap <= ``CDQ_CAP``: a k-d tree with bounding-box pruning
+      (:mod:`._kdtree`), traversed per leaf: O(n^2 m) worst case, near O(n log n) on
+      correlated data; with a cap each leaf stops once all its rows reached it.
+
+    References
+    ----------
+    J. L. Bentley, "Multidimensional divide-and-conquer", *Communications of the ACM* 23(4),
+    1980. J. L. Bentley, "Multidimensional binary search trees used for associative
+    searching", *Communications of the ACM* 18(9), 1975.
+
+    Examples
+    --------
+    Equal rows do not dominate each other:
+
+    >>> domination_count(np.array([[1, 2], [1, 2], [2, 2], [3, 3]]))
+    array([0, 0, 2, 3])
+    """
+    c = check_costs(costs)
+    cap = check_cap(cap)
+    n, m = c.shape
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if m == 0:
+        out = np.zeros(n, dtype=np.int64)
+    elif m == 1:
+        out = np.searchsorted(np.sort(c[:, 0]), c[:, 0], side="left").astype(np.int64)
+    elif m == 2:
+        out = _count_2d(c, lex_order(c))
+    elif m in (3, 4) and (cap is None or cap > CDQ_CAP):
+        out = (_count_3d if m == 3 else _count_4d)(c, lex_order(c))
+    else:
+        return count_dominators(c, n if cap is None else cap)
+    if cap is not None:
+        np.minimum(out, cap, out=out)
+    return out
+
+
+def dominated_count(costs, *, cap=None):
+    """How many rows each row dominates: ``domination_count(-costs, cap=cap)``.
+
+    Parameters and algorithms as in :func:`domination_count`.
+
+    Examples
+    --------
+    >>> dominated_count(np.array([[1, 2], [1, 2], [2, 2], [3, 3]]), cap=2)
+    array([2, 2, 1, 0])
+    """
+    return domination_count(np.negative(check_costs(costs)), cap=cap)
+
+
+@njit(cache=True, nogil=True)
+def _count_2d(c, order):
+    """Lexicographic sweep, Fenwick tree of counts over ranks of c1."""
+    n = c.shape[0]
+    cnt = np.empty(n, dtype=np.int64)
+    r1, u = dense_rank(c[:, 1].copy())
+    tree = np.zeros(u + 1, dtype=np.int64)
+    i = 0
+    while i < n:
+        head = order[i]
+        j = group_end(c, order, i, 2)
+        p = r1[head]
+        q = 0
+        while p > 0:
+            q += tree[p]
+            p -= p & (-p)
+        for t in range(i, j):
+            cnt[order[t]] = q
+        p = r1[head]
+        while p <= u:
+            tree[p] += j - i
+            p += p & (-p)
+        i = j
+    return cnt
+
+
+@njit(cache=True, nogil=True)
+def _distinct_ranks(c, order, m):
+    """The distinct rows in lexicographic order (each with its multiplicity) and the group
+    of every row; the dense ranks of columns 1 and 2 of the distinct rows (and their number
+    of values), and their column ``m - 1`` as floats."""
+    heads, weight, group = unique_groups(c, order, m)
+    g = heads.shape[0]
+    yv = np.empty(g)
+    zv = np.empty(g)
+    wv = np.empty(g)
+    for t in range(g):
+        yv[t] = c[heads[t], 1]
+        zv[t] = c[heads[t], 2]
+        wv[t] = c[heads[t], m - 1]
+    y, _ = dense_rank(yv)
+    z, uz = dense_rank(zv)
+    return weight, group, y, z, uz, wv
+
+
+@njit(cache=True, nogil=True)
+def _count_3d(c, order):
+    """Exact counts for m = 3: distinct rows in lexicographic order (every dominator comes
+    earlier), then the 3-D divide and conquer on the ranks of (c1, c2)."""
+    weight, group, y, z, uz, _ = _distinct_ranks(c, order, 3)
+    cnt = np.zeros(y.shape[0], dtype=np.int64)
+    cdq_sum_3d(y, z, weight, uz, cnt)
+    out = np.empty(c.shape[0], dtype=np.int64)
+    for r in range(c.shape[0]):
+        out[r] = cnt[group[r]]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _count_4d(c, order):
+    """Exact counts for m = 4: the 4-D divide and conquer over the distinct rows in
+    lexicographic order, every distinct row weighted by its multiplicity."""
+    weight, group, y, z, _, wv = _distinct_ranks(c, order, 4)
+    cnt = np.zeros(y.shape[0], dtype=np.int64)
+    cdq_count_4d(y, z, wv, weight, np.ones(y.shape[0], dtype=np.bool_), cnt)
+    out = np.empty(c.shape[0], dtype=np.int64)
+    for r in range(c.shape[0]):
+        out[r] = cnt[group[r]]
+    return out

@@ -1,0 +1,39 @@
+"""CUDA kernels (Numba CUDA) with host launchers.
+
+Same names, signatures and contracts as :mod:`gpurank.kernels.reference` (and the same
+``__all__`` as :mod:`gpurank.kernels.cpu`). Every function accepts NumPy arrays, Numba
+device arrays or any object exposing ``__cuda_array_interface__`` (CuPy arrays, null-free
+cuDF columns) without copying the input, and returns NumPy arrays on the host; the variants
+in :mod:`.device` return device arrays. At most ``MAX_CRITERIA`` (16) criteria; NaN and
+infinities are rejected by a device scan before any kernel runs, with the host checks'
+message.
+
+==============  ==========================================================================
+``front``       :func:`pareto_front`: the count kernel with cap=1
+``rank``        :func:`pareto_rank`: sorted sweep, tiles of rows resolved in order
+``count``       :func:`domination_count`, :func:`dominated_count`: tiled pairwise kernel
+``topsis``      :func:`topsis`, :func:`topsis_stats`, :func:`topsis_from_stats`: a reduction
+                kernel and a fused scoring kernel
+``select``      :func:`top_k` (on the host)
+``smaa``        :func:`smaa_topsis`: batched score, rank and accumulate kernels
+``device``      the ``*_device`` variants
+``_launch``     launch geometry, transfers, the shared small kernels, PTX signatures
+==============  ==========================================================================
+
+Importing this package imports numba.cuda (no GPU needed, nothing is compiled: each kernel
+compiles on its first launch); :mod:`gpurank.kernels` itself imports it only on demand.
+"""
+
+from .. import CONTRACTS
+
+# The contracts, re-exported (__all__ is built from CONTRACTS, which linters cannot see), and
+# the device probe and what the PTX test compiles, which are not contracts.
+from ._launch import MAX_CRITERIA, is_available, kernel_functions, ptx_signatures  # noqa: F401
+from .count import dominated_count, domination_count  # noqa: F401
+from .front import pareto_front  # noqa: F401
+from .rank import pareto_rank  # noqa: F401
+from .select import top_k  # noqa: F401
+from .smaa import smaa_topsis  # noqa: F401
+from .topsis import topsis, topsis_from_stats, topsis_stats  # noqa: F401
+
+__all__ = [*CONTRACTS, "MAX_CRITERIA"]

@@ -1,0 +1,72 @@
+"""domination_count / dominated_count: the CPU kernels against the reference oracle (every
+algorithm: sweeps, divide and conquer, k-d tree with and without a cap)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gpurank.kernels import cpu
+from gpurank.kernels.cpu import count
+from gpurank.kernels.datagen import make_costs
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kernel_helpers import (
+    SETTINGS,
+    check_against_reference,
+    check_permutation,
+    chunked_counts,
+    large_cases,
+    make_input,
+    small_cases,
+)
+
+NAMES = ("domination_count", "dominated_count")
+
+
+@SETTINGS
+@given(small_cases)
+def test_counts_match_reference(case):
+    for name in NAMES:
+        for cap in (None, 0, 1, 3):
+            check_against_reference(name, case, np.int64, cap=cap)
+
+
+@SETTINGS
+@given(large_cases)
+def test_counts_large_against_chunked_check(case):
+    n, m, kind, seed, dtype = case
+    c = make_input(n, m, kind, seed, dtype)
+    by, of = chunked_counts(c)
+    np.testing.assert_array_equal(cpu.domination_count(c), by)
+    np.testing.assert_array_equal(cpu.dominated_count(c), of)
+    np.testing.assert_array_equal(cpu.domination_count(c, cap=2), np.minimum(by, 2))
+
+
+@pytest.mark.parametrize("m", [3, 4])
+@pytest.mark.parametrize("cap", [count.CDQ_CAP, count.CDQ_CAP + 1])
+def test_both_sides_of_the_cap_threshold(m, cap):
+    """A cap at the threshold takes the k-d tree, one above it the divide and conquer."""
+    c = np.round(make_costs(3000, m, "realistic", seed=m) * 8) / 8
+    want = np.minimum(chunked_counts(c)[0], cap)
+    np.testing.assert_array_equal(cpu.domination_count(c, cap=cap), want)
+
+
+@settings(max_examples=25, deadline=None)
+@given(small_cases, st.integers(0, 2**31 - 1))
+def test_permuting_rows_permutes_the_counts(case, pseed):
+    for name in NAMES:
+        check_permutation(getattr(cpu, name), case, pseed)
+
+
+@pytest.mark.parametrize("m", range(1, 9))
+def test_one_row(host_impl, m):
+    c = make_input(1, m, "int", 3)
+    assert host_impl.domination_count(c).tolist() == [0]
+    assert host_impl.dominated_count(c).tolist() == [0]
+    assert host_impl.domination_count(c[:0]).tolist() == []
+
+
+def test_duplicates_do_not_count_each_other(host_impl):
+    c = np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 1.0], [2.0, 2.0], [2.0, 2.0]])
+    assert host_impl.domination_count(c).tolist() == [0, 0, 0, 3, 3]
+    assert host_impl.dominated_count(c).tolist() == [2, 2, 2, 0, 0]
