@@ -267,9 +267,9 @@ def check_weight_samples(weights_samples, m):
     return np.ascontiguousarray(w / sums[:, None]) if m else np.ascontiguousarray(w)
 
 
-def check_smaa_inputs(matrix, weights_samples, benefit, *, k, norm, candidates):
+def check_smaa_inputs(matrix, weights_samples, benefit, *, k, norm, candidates, stats=None):
     """Validate; return (canonical costs float64 (n, m), weights (S, m) rows summing to 1,
-    candidates int64 (c,), k)."""
+    candidates int64 (c,), k, the canonical costs' TOPSIS stats or None)."""
     x = check_costs(matrix, name="matrix").astype(np.float64, copy=False)
     n, m = x.shape
     b = check_benefit(benefit, m)
@@ -277,4 +277,23 @@ def check_smaa_inputs(matrix, weights_samples, benefit, *, k, norm, candidates):
     w = check_weight_samples(weights_samples, m)
     k = check_k(k)
     cand = check_candidates(candidates, n)
-    return np.ascontiguousarray(np.where(b, -x, x)), w, cand, k
+    if stats is not None:
+        from ._smaa import canonical_stats
+
+        check_stats(stats, m, n)
+        check_within_stats(x, stats)
+        stats = canonical_stats(stats, b)
+    return np.ascontiguousarray(np.where(b, -x, x)), w, cand, k, stats
+
+
+def check_within_stats(x, stats):
+    """Raise unless every value of ``x`` lies in the column range ``stats`` describe (the
+    rows must belong to the table whose statistics normalize them)."""
+    if x.shape[0] == 0:
+        return
+    out = (x.min(axis=0) < stats.lo) | (x.max(axis=0) > stats.hi)
+    if out.any():
+        j = int(np.flatnonzero(out)[0])
+        raise ValueError(f"matrix column {j} has values outside [{stats.lo[j]:g}, "
+                         f"{stats.hi[j]:g}], the range its stats describe: stats must be the "
+                         "topsis_stats of a table that holds these rows")

@@ -339,7 +339,8 @@ def top_k(scores, k):
 # ---------------------------------------------------------------------------------------
 
 
-def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidates=None):
+def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidates=None,
+                stats=None):
     """Stochastic multicriteria acceptability analysis of TOPSIS over weight samples
     (Lahdelma, Hokkanen & Salminen 1998).
 
@@ -365,6 +366,11 @@ def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidate
     norm : {"vector", "minmax"}, keyword-only
     candidates : 1-D int array or None, keyword-only
         Distinct row indices to rank (all rows when None). Ranks are ranks among them.
+    stats : TopsisStats or None, keyword-only
+        The :func:`topsis_stats` of the FULL table when ``matrix`` holds only some of its
+        rows (merged over partitions with :meth:`TopsisStats.merge`): the normalization, ideal
+        and anti-ideal come from them, so ``smaa_topsis(x[cand], ..., stats=topsis_stats(x))``
+        equals ``smaa_topsis(x, ..., candidates=cand)``. None: the stats of ``matrix``.
 
     Returns
     -------
@@ -391,11 +397,11 @@ def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidate
     >>> top1, topk, rsum
     (array([1, 1, 0]), array([2, 2, 0]), array([3, 3, 6]))
     """
-    costs, w, cand, k = check_smaa_inputs(matrix, weights_samples, benefit, k=k, norm=norm,
-                                          candidates=candidates)
+    costs, w, cand, k, stats = check_smaa_inputs(matrix, weights_samples, benefit, k=k,
+                                                 norm=norm, candidates=candidates, stats=stats)
     m = costs.shape[1]
     c = cand.shape[0]
-    p_all, n_all = gaps(costs, norm)
+    p_all, n_all = gaps(costs, norm, stats)
     p, nn, cc = p_all[cand], n_all[cand], costs[cand]
     top1 = np.zeros(c, dtype=np.int64)
     topk = np.zeros(c, dtype=np.int64)

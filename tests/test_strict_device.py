@@ -471,16 +471,15 @@ def test_device_memory_pool_is_created_only_where_none_exists():
     assert calls == [("cupy", "rmm_cupy_allocator"), ("numba", "RMMNumbaManager")]
 
 
-def test_kernel_limit_is_read_from_either_name(strict):
+def test_kernel_limit_is_the_kernels_max_criteria(strict):
     from gpurank.engine.errors import UnsupportedOnGPU
 
-    for name in ("MAX_CRITERIA", "MAX_M"):
-        kernels = type("kernels", (), {name: 4})()
-        b = replace(strict, kernels=kernels)
-        b.check_supported("rank", 4)
-        with pytest.raises(UnsupportedOnGPU, match="5 criteria exceed the GPU kernels' limit "
-                                                   "of 4"):
-            b.check_supported("rank", 5)
+    b = replace(strict, kernels=type("kernels", (), {"MAX_CRITERIA": 4})())
+    b.check_supported("rank", 4)
+    with pytest.raises(UnsupportedOnGPU, match="5 criteria exceed the GPU kernels' limit of 4"):
+        b.check_supported("rank", 5)
+    replace(strict, kernels=type("kernels", (), {"MAX_CRITERIA": None})()).check_supported(
+        "rank", 100)
 
 
 def test_values_of_a_text_column_on_the_device_is_a_clear_error(strict):

@@ -14,12 +14,13 @@ from .._smaa import prepare, unpermute
 __all__ = ["smaa_topsis"]
 
 
-def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidates=None):
+def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidates=None,
+                stats=None):
     """SMAA acceptability counts of TOPSIS over weight samples (Lahdelma et al. 1998).
 
     Parameters
     ----------
-    matrix, weights_samples, benefit, k, norm, candidates
+    matrix, weights_samples, benefit, k, norm, candidates, stats
         As :func:`gpurank.kernels.reference.smaa_topsis`.
 
     Returns
@@ -45,7 +46,7 @@ def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidate
     (array([1, 2]), array([1, 2]), array([5, 4]))
     """
     p, nn, w, perm, k = prepare(matrix, weights_samples, benefit, k=k, norm=norm,
-                                candidates=candidates)
+                                candidates=candidates, stats=stats)
     c, m = p.shape
     if c == 0 or w.shape[0] == 0:
         return (np.zeros(c, np.int64), np.zeros(c, np.int64), np.zeros(c, np.int64),

@@ -23,8 +23,8 @@ import math
 import numpy as np
 from numba import cuda
 
-from .._smaa import prepare, unpermute
-from .._validate import check_candidates, check_max_criteria, check_smaa_inputs
+from .._smaa import canonical_stats, prepare, unit_map, unpermute
+from .._validate import check_candidates, check_max_criteria, check_smaa_inputs, check_stats
 from ._launch import (
     MAX_CRITERIA,
     TILE,
@@ -148,7 +148,7 @@ def smaa_gaps_kernel(g, order, off, div, rmin, rmax, p, nn):
             nn[t, j] = rmax[j] - r
 
 
-def _prepare_device(matrix, weights_samples, benefit, *, k, norm, candidates):
+def _prepare_device(matrix, weights_samples, benefit, *, k, norm, candidates, stats=None):
     """:func:`gpurank.kernels._smaa.prepare` for a device matrix, without moving it to the
     host.
 
@@ -163,22 +163,30 @@ def _prepare_device(matrix, weights_samples, benefit, *, k, norm, candidates):
     d = to_device_matrix(matrix, name="matrix")
     n, m = d.shape
     # weights, benefit, norm and k checked on a 0-row stand-in: the rows were checked above
-    _, w, _, k = check_smaa_inputs(np.zeros((0, m)), host_array(weights_samples),
-                                   host_array(benefit), k=k, norm=norm, candidates=None)
+    _, w, _, k, _ = check_smaa_inputs(np.zeros((0, m)), host_array(weights_samples),
+                                      host_array(benefit), k=k, norm=norm, candidates=None)
+    if stats is not None:
+        check_stats(stats, m, n)
     b = np.asarray(host_array(benefit), dtype=bool).reshape(-1)
     cand = check_candidates(host_array(candidates), n)
     c = cand.shape[0]
     empty = cuda.device_array((c, m), dtype=np.float64)
     if c == 0:
         return empty, empty, w, np.zeros(0, np.int64), k
-    lo_x, hi_x, ss = column_sums(d)
-    lo, hi = np.where(b, -hi_x, lo_x), np.where(b, -lo_x, hi_x)  # canonical costs
-    if norm == "vector":
-        off, div = np.zeros(m), np.sqrt(ss)
+    if stats is not None:
+        # (x * pre - offset) / div with pre a power of two is (x - offset / pre) / (div /
+        # pre), bit for bit, unless div / pre overflows (a column beyond ~1e154, vector norm)
+        pre, off, div, rmin, rmax = unit_map(canonical_stats(stats, b), norm)
+        off, div = off / pre, div / pre
     else:
-        off, div = lo, hi - lo
-    rmin = np.divide(lo - off, div, out=np.zeros(m), where=div > 0)
-    rmax = np.divide(hi - off, div, out=np.zeros(m), where=div > 0)
+        lo_x, hi_x, ss = column_sums(d)
+        lo, hi = np.where(b, -hi_x, lo_x), np.where(b, -lo_x, hi_x)  # canonical costs
+        if norm == "vector":
+            off, div = np.zeros(m), np.sqrt(ss)
+        else:
+            off, div = lo, hi - lo
+        rmin = np.divide(lo - off, div, out=np.zeros(m), where=div > 0)
+        rmax = np.divide(hi - off, div, out=np.zeros(m), where=div > 0)
     # Gathered in row-id order, so the merge sort's tie-break by position is by row id.
     pos = np.argsort(cand, kind="stable")
     g = cuda.device_array((c, m), dtype=np.float64)
@@ -194,12 +202,12 @@ def _prepare_device(matrix, weights_samples, benefit, *, k, norm, candidates):
 
 
 def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidates=None,
-                batch_bytes=None):
+                stats=None, batch_bytes=None):
     """SMAA acceptability counts of TOPSIS over weight samples (Lahdelma et al. 1998).
 
     Parameters
     ----------
-    matrix, weights_samples, benefit, k, norm, candidates
+    matrix, weights_samples, benefit, k, norm, candidates, stats
         As :func:`gpurank.kernels.reference.smaa_topsis`; NumPy, CuPy or Numba device
         inputs. A host matrix is prepared on the host (bit-identical to the other
         implementations); a device matrix stays on the device.
@@ -220,12 +228,12 @@ def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidate
     """
     if is_device(matrix):
         dp, dn, w, perm, k = _prepare_device(matrix, weights_samples, benefit, k=k, norm=norm,
-                                             candidates=candidates)
+                                             candidates=candidates, stats=stats)
         c, m = dp.shape
     else:
         p, nn, w, perm, k = prepare(matrix, host_array(weights_samples),
                                     host_array(benefit), k=k, norm=norm,
-                                    candidates=host_array(candidates))
+                                    candidates=host_array(candidates), stats=stats)
         c, m = p.shape
         check_max_criteria(m, MAX_CRITERIA, name="matrix")
         dp, dn = (cuda.to_device(p), cuda.to_device(nn)) if c else (None, None)

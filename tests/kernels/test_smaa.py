@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gpurank.kernels import cpu
+from gpurank.kernels import TopsisStats, cpu
 from gpurank.kernels import reference as ref
 from kernel_helpers import make_input
 
@@ -142,3 +142,70 @@ def test_cuda_matches_reference_under_simulator(cuda_impl):
         # a tiny batch forces several batches of samples
         got = cuda_impl.smaa_topsis(x, w, b, k=2, candidates=cand, batch_bytes=12 * max(n, 1) * 4)
         _same(got, want)
+
+
+@pytest.mark.parametrize("norm", ["vector", "minmax"])
+@pytest.mark.parametrize("kind", ["int", "dup", "float"])
+def test_whole_table_stats_rank_candidate_rows_as_the_whole_table(norm, kind):
+    # what the Dask driver does: SMAA on the gathered candidate rows, normalized by the
+    # stats of the whole table
+    rng = np.random.default_rng(5)
+    for seed in range(6):
+        n, m = int(rng.integers(1, 90)), int(rng.integers(1, 5))
+        x = make_input(n, m, kind, seed)
+        w = _weights(30, m, seed)
+        b = rng.random(m) < 0.5
+        cand = np.sort(rng.permutation(n)[: rng.integers(1, n + 1)])
+        whole = ref.topsis_stats(x)
+        want = ref.smaa_topsis(x, w, b, k=3, norm=norm, candidates=cand)
+        for impl in (ref, cpu):
+            _same(impl.smaa_topsis(x[cand], w, b, k=3, norm=norm, stats=whole), want)
+
+
+def test_stats_merged_over_partitions_are_accepted():
+    x = make_input(60, 3, "float", 2)
+    w = _weights(20, 3, 2)
+    merged = TopsisStats.merge([cpu.topsis_stats(x[:25]), cpu.topsis_stats(x[25:])])
+    cand = np.arange(0, 60, 3)
+    got = cpu.smaa_topsis(x[cand], w, [False] * 3, k=2, stats=merged)
+    want = ref.smaa_topsis(x, w, [False] * 3, k=2, candidates=cand)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("impl", [ref, cpu])
+def test_stats_of_another_table_are_refused(impl):
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    w = _weights(3, 2, 0)
+    with pytest.raises(ValueError, match="matrix column 1 has values outside"):
+        impl.smaa_topsis(x, w, [False, False], k=1, stats=ref.topsis_stats(x[:, ::-1] - 1))
+    with pytest.raises(ValueError, match="stats must describe 2 columns"):
+        impl.smaa_topsis(x, w, [False, False], k=1, stats=ref.topsis_stats(x[:, :1]))
+    with pytest.raises(ValueError, match="stats must be a TopsisStats"):
+        impl.smaa_topsis(x, w, [False, False], k=1, stats=(1.0, 2.0))
+
+
+@pytest.mark.parametrize("impl", [ref, cpu])
+@pytest.mark.parametrize("scale", [1e-170, 1e160, 1e300])
+def test_a_column_of_huge_or_tiny_values_keeps_its_weight(impl, scale):
+    # the plain sum of squares under- or overflows here; the scaled norm does not, so the
+    # column still decides the order when it holds all the weight
+    # (a dropped column would leave every row tied, and the tie-break picks row 0)
+    x = np.array([[1.0, 3.0], [2.0, 2.0], [3.0, 1.0]])
+    x[:, 1] *= scale
+    for norm in ("vector", "minmax"):
+        top1 = impl.smaa_topsis(x, [[0.0, 1.0]], [False, False], k=1, norm=norm)[0]
+        assert top1.tolist() == [0, 0, 1]
+
+
+def test_cuda_uses_whole_table_stats_under_simulator(cuda_impl):
+    from numba import cuda
+
+    x = make_input(24, 3, "int", 4)
+    w = _weights(5, 3, 4)
+    b = np.array([False, True, False])
+    cand = np.arange(0, 24, 4)
+    want = ref.smaa_topsis(x, w, b, k=2, candidates=cand)
+    whole = ref.topsis_stats(x)
+    for src in (x[cand], cuda.to_device(np.ascontiguousarray(x[cand]))):
+        _same(cuda_impl.smaa_topsis(src, w, b, k=2, stats=whole), want)
