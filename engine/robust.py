@@ -28,6 +28,7 @@ from .results import RobustResult
 
 __all__ = [
     "ROBUST_COLUMNS",
+    "robust_from_candidates",
     "robust_from_costs",
     "robust_from_costs_spec",
     "weight_bounds",
@@ -114,8 +115,43 @@ def robust_from_costs(costs, *, samples, k, seed=0, bounds=None, norm="vector", 
     dom = np.asarray(_to_host(domination_count))
     cand = np.flatnonzero(dom < k_eff).astype(np.int64)
     w = sample_weights(m, samples, seed=seed, bounds=bounds)
-    top1, topk, rsum, rsq, cws = kernels.smaa_topsis(
-        costs, w, np.zeros(m, dtype=bool), k=k_eff, norm=norm, candidates=cand)
+    counts = kernels.smaa_topsis(costs, w, np.zeros(m, dtype=bool), k=k_eff, norm=norm,
+                                 candidates=cand)
+    return _result(counts, cand, n_rows=n, samples=samples, k=k_eff, seed=seed, m=m,
+                   criteria=criteria, weight_ranges=weight_ranges)
+
+
+def robust_from_candidates(costs, row_ids, stats, *, n_rows, samples, k, seed=0, bounds=None,
+                           norm="vector", kernels, criteria=None,
+                           weight_ranges=None) -> RobustResult:
+    """:func:`robust_from_costs` from the candidate rows alone, as the Dask driver holds
+    them: the rows of a table of ``n_rows`` rows dominated by fewer than ``k`` others.
+
+    Parameters
+    ----------
+    costs : ndarray of shape (c, m)
+        Canonical costs of the candidate rows, in row order.
+    row_ids : ndarray of int64, shape (c,)
+        Their positions in the table (increasing).
+    stats : TopsisStats
+        Of the whole table's costs (merged over its partitions): the normalization, ideal
+        and anti-ideal of every weight sample, as in memory.
+    n_rows, samples, k, seed, bounds, norm, kernels, criteria, weight_ranges
+        As in :func:`robust_from_costs` (``n_rows`` the table's rows).
+    """
+    m = costs.shape[1]
+    k_eff = max(1, min(int(k), int(n_rows)))
+    w = sample_weights(m, samples, seed=seed, bounds=bounds)
+    counts = kernels.smaa_topsis(costs, w, np.zeros(m, dtype=bool), k=k_eff, norm=norm,
+                                 stats=stats)
+    return _result(counts, np.asarray(row_ids, dtype=np.int64), n_rows=n_rows,
+                   samples=samples, k=k_eff, seed=seed, m=m, criteria=criteria,
+                   weight_ranges=weight_ranges)
+
+
+def _result(counts, cand, *, n_rows, samples, k, seed, m, criteria, weight_ranges):
+    """The :class:`RobustResult` of the kernels' acceptability counts over ``samples``."""
+    top1, topk, rsum, rsq, cws = counts
     s = float(samples)
     p1 = top1 / s
     pk = topk / s
@@ -129,7 +165,7 @@ def robust_from_costs(costs, *, samples, k, seed=0, bounds=None, norm="vector", 
         central = np.where(top1[:, None] > 0, cws / np.maximum(top1, 1)[:, None], np.nan)
     names = tuple(criteria) if criteria is not None else tuple(f"c{j}" for j in range(m))
     return RobustResult(
-        n_rows=int(n), samples=int(samples), k=k_eff, seed=int(seed), criteria=names,
+        n_rows=int(n_rows), samples=int(samples), k=int(k), seed=int(seed), criteria=names,
         weight_ranges=dict(weight_ranges or {}), candidates=cand,
         p_top1=p1, p_top1_se=np.sqrt(p1 * (1 - p1) / s),
         p_topk=pk, p_topk_se=np.sqrt(pk * (1 - pk) / s),

@@ -306,3 +306,26 @@ def test_clipped_ranks_and_capped_counts_equal_in_memory(client, depth, cap):
         ("key blocks" in res.notes[-1]) == (depth is None or cap is None))
     assert any("--rank-depth" in n for n in res.notes) == (depth is not None)
     assert any("--count-cap" in n for n in res.notes) == (cap is not None)
+
+
+@pytest.mark.parametrize("norm,cap", [("vector", None), ("log", 2), ("minmax", 50)])
+def test_robust_ranking_equals_in_memory(client, norm, cap):
+    # SMAA on the candidates gathered from the partitions, normalized by the merged column
+    # statistics: the same acceptabilities as in memory (counts capped below k are counted
+    # again to k); duplicates split across partitions, an empty partition
+    df = config_table(500, seed=17)
+    df = pd.concat([df, df.iloc[:40]], ignore_index=True)
+    parts = [df.iloc[:150], df.iloc[:0], df.iloc[150:420], df.iloc[420:]]
+    spec = AnalysisSpec(criteria=parse_criteria("time_to_train_min:min,cost_usd:min,"
+                                                "throughput_per_accelerator:max"),
+                        n_estimators=10, k_range=(2, 3), top=6, robust=True, samples=300,
+                        norm=norm, count_cap=cap, weight_ranges=(("cost_usd", 0.1, 0.6),))
+    res = _analyze(_from_parts([p.reset_index(drop=True) for p in parts]), client=client,
+                   spec=spec, backend="cpu")
+    ref = Engine(backend="cpu").analyze(df, spec)
+    for col in ("p_top1", "p_topk", "expected_rank"):
+        np.testing.assert_array_equal(res.columns[col].to_numpy(), ref.table[col].to_numpy(),
+                                      err_msg=col)
+    got, want = res.summary["robust"], build_summary(ref)["robust"]
+    assert got["candidates"] == want["candidates"] > 0
+    assert got == want

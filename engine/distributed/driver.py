@@ -223,7 +223,7 @@ def _run(path, client, spec, fallback, out, overwrite, return_columns):
     robust = None
     if run.spec.robust:
         with run.stage("robust"):
-            robust = _robust(run, ds, rows, dominance["counts"], weights)
+            robust = _robust(run, rows, dominance["counts"])
     with run.stage("rank"):
         ranks, buckets = cross.final_ranks(client, scores, dominance["ranks"], rows.firsts,
                                            rows.n_each, rows.n)
@@ -411,6 +411,7 @@ def _write(run, ds, rows, results, model, clusters, importance, weights, front, 
     from dask import delayed
 
     from ..io import write_json
+    from ..robust import robust_summary
     from ..summary import columns_for_top, summary_dict
 
     spec, client = run.spec, run.client
@@ -436,9 +437,11 @@ def _write(run, ds, rows, results, model, clusters, importance, weights, front, 
             import tempfile
 
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gpurank-")))
+        rb = robust["result"] if robust is not None else None
+        keep = rb.candidates[rb.order()[:spec.top]] if rb is not None else ()
         written = client.gather(client.compute([
             delayed(tasks.write_partition)(p, ds.columns, spec, criteria, ds.reference, o,
-                                           int(f), r, model, str(folder), i, metadata)
+                                           int(f), r, model, str(folder), i, metadata, keep)
             for i, ((p, o), f, r) in enumerate(zip(ds.each(), rows.firsts, results))]))
         if out is not None:
             (folder / _SUCCESS).write_text("")
@@ -447,13 +450,18 @@ def _write(run, ds, rows, results, model, clusters, importance, weights, front, 
         top = top.sort_values("rank", kind="stable").reset_index(drop=True)
         if clusters is not None:
             clusters = _exact_sizes(clusters, written)
+        robust_top = None
+        if rb is not None:
+            kept = pd.concat([w["kept"] for w in written], ignore_index=True)
+            robust_top = robust_summary(rb, kept.set_index("row_id"),
+                                        columns_for_top(top.columns, criteria), top=spec.top)
         run.timings["total"] = round(time.perf_counter() - t_all, 4)
         summary = summary_dict(
             spec=spec, rows=rows.n, backend="cpu", fallbacks=run.fallbacks, criteria=criteria,
             weights=weights, front_size=len(front), ideal=ideal, anti_ideal=anti,
             top=top[columns_for_top(top.columns, criteria)], importance=importance,
             clusters=clusters, timings=run.timings, notes=run.notes,
-            robust=robust["summary"] if robust is not None else None, preparation=preparation)
+            robust=robust_top, preparation=preparation)
         if out is not None:
             summary["run_id"] = pub.run_id
             pub.manifest.update(rows=rows.n, seed=spec.seed, criteria=summary["criteria"])
@@ -511,5 +519,37 @@ def _columns_frame(results, first):
     return frame
 
 
-def _robust(run, ds, rows, counts, weights):
-    raise UsageError("robust is not available on Dask yet")
+def _robust(run, rows, counts):
+    """SMAA over TOPSIS weights (``--robust``), as in memory: the rows dominated by fewer
+    than k others (every other row is outside the top k under any weights) gathered on the
+    client and ranked there, normalized by the whole table's merged statistics; their
+    acceptabilities scattered back to the partitions as columns (futures)."""
+    from ..ranking import topsis_input
+    from ..robust import ROBUST_COLUMNS, robust_from_candidates, weight_bounds
+
+    spec, client, m = run.spec, run.client, len(run.spec.criteria)
+    k = max(1, min(int(spec.top), rows.n))
+    if spec.count_cap is not None and spec.count_cap < k:
+        # counts capped below k cannot tell k dominators from fewer: count again, to k
+        counts, _ = cross.clipped(client, rows.costs, rows.n_each, k, "count", m)
+    picked = client.gather([client.submit(tasks.below_count, c, n, k)
+                            for c, n in zip(rows.costs, counts)])
+    row_ids = np.concatenate([np.zeros(0, np.int64)] + [first + pos for (pos, _), first
+                                                         in zip(picked, rows.firsts)])
+    costs = np.concatenate([np.zeros((0, m))] + [c for _, c in picked])
+    bounds, ranges = weight_bounds(spec, spec.criteria)
+    matrix, kernel_norm = topsis_input(costs, spec.criteria, spec.norm,
+                                       backend=tasks.cpu_backend())
+    rb = robust_from_candidates(
+        matrix, row_ids, rows.stats[0], n_rows=rows.n, samples=spec.samples, k=spec.top,
+        seed=spec.seed, bounds=bounds, norm=kernel_norm, kernels=tasks.cpu_backend().kernels,
+        criteria=[c.column for c in spec.criteria], weight_ranges=ranges)
+    run.notes.append(f"robust: {len(row_ids):,} candidate rows (dominated by fewer than {k}) "
+                     "gathered and ranked on the client")
+    columns = []
+    for (pos, _), first, n in zip(picked, rows.firsts, rows.n_each):
+        lo, hi = np.searchsorted(row_ids, [first, first + n])
+        part = client.submit(tasks.robust_columns, int(n), pos,
+                             {c: getattr(rb, c)[lo:hi] for c in ROBUST_COLUMNS})
+        columns.append({c: client.submit(operator.getitem, part, c) for c in ROBUST_COLUMNS})
+    return {"columns": columns, "result": rb}

@@ -24,6 +24,8 @@ __all__ = [
     "sample_rows",
     "rows_by_position",
     "write_partition",
+    "below_count",
+    "robust_columns",
 ]
 
 
@@ -95,10 +97,10 @@ def rows_by_position(part, columns, spec, criteria, reference, offset, positions
 
 
 def write_partition(part, columns, spec, criteria, reference, offset, first, results,
-                    model, folder, index, metadata):
+                    model, folder, index, metadata, keep=()):
     """Last pass: the partition's analyzed rows with their result columns, written as
-    ``folder/part-NNNNN.parquet``. Returns the cluster sizes and the rows ranked within
-    ``spec.top``."""
+    ``folder/part-NNNNN.parquet``. Returns the cluster sizes, the rows ranked within
+    ``spec.top`` and the rows whose row id is in ``keep`` (the robust ranking's top)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -115,4 +117,23 @@ def write_partition(part, columns, spec, criteria, reference, offset, first, res
     meta[b"gpurank"] = json.dumps(metadata, default=str).encode()
     pq.write_table(table.replace_schema_metadata(meta), Path(folder) / f"part-{index:05d}.parquet")
     sizes = np.bincount(labels[labels >= 0]) if n else np.zeros(0, np.int64)
-    return {"sizes": sizes, "top": out.loc[out["rank"] <= spec.top]}
+    return {"sizes": sizes, "top": out.loc[out["rank"] <= spec.top],
+            "kept": out.loc[out["row_id"].isin(np.asarray(keep, dtype=np.int64))]}
+
+
+def below_count(costs, counts, k):
+    """The rows of one partition dominated by fewer than ``k`` rows of the table: their
+    positions and their criteria rows (the robust ranking's candidates)."""
+    pos = np.flatnonzero(np.asarray(counts) < k).astype(np.int64)
+    return pos, np.ascontiguousarray(costs[pos])
+
+
+def robust_columns(n, positions, values):
+    """The robust columns of one partition's ``n`` rows from its candidates' values: 0 for
+    the probabilities and NaN for the expected rank of the rows that are not candidates."""
+    out = {}
+    for name, v in values.items():
+        col = np.full(n, np.nan if name.startswith("expected_rank") else 0.0)
+        col[positions] = v
+        out[name] = col
+    return out
