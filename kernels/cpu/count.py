@@ -7,10 +7,10 @@ Contracts: :func:`gpurank.kernels.reference.domination_count` and
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit
 
 from .._validate import check_cap, check_costs
-from ._cdq import cdq_count_4d, cdq_sum_3d
+from ._cdq import cdq_count_4d, sum_3d, sum_3d_parallel
 from ._kdtree import count_dominators
 from ._sort import dense_rank, group_end, lex_order, unique_groups
 
@@ -39,9 +39,13 @@ def domination_count(costs, *, cap=None):
     -----
     * m = 1: sort and binary search, O(n log n).
     * m = 2: lexicographic sweep with a Fenwick tree of counts over ranks of c1, O(n log n).
-    * m = 3 without a cap (or a cap > ``CDQ_CAP``): divide and conquer over the
-      lexicographic order with a Fenwick tree (:mod:`._cdq`), O(n log^2 n).
-    * m = 4 without a cap (or a cap > ``CDQ_CAP``): the same one level deeper, O(n log^3 n).
+    * m = 3 without a cap (or a cap > ``CDQ_CAP``): divide and conquer over the distinct
+      rows in lexicographic order (:func:`._cdq.sum_3d`), O(n log^2 n), both cores from
+      ``PARALLEL_3D`` distinct rows on.
+    * m = 4 without a cap (or a cap > ``CDQ_CAP``): the same one level deeper
+      (:func:`._cdq.cdq_count_4d`), O(n log^3 n); brute-force leaves, a Fenwick tree per run
+      pair over its left run only, and both cores (the small steps of a level shared among
+      the threads, the inner levels of the large ones too).
     * m >= 5, and m = 3 or 4 with a cap <= ``CDQ_CAP``: a k-d tree with bounding-box pruning
       (:mod:`._kdtree`), traversed per leaf: O(n^2 m) worst case, near O(n log n) on
       correlated data; with a cap each leaf stops once all its rows reached it.
@@ -49,7 +53,12 @@ def domination_count(costs, *, cap=None):
     References
     ----------
     J. L. Bentley, "Multidimensional divide-and-conquer", *Communications of the ACM* 23(4),
-    1980. J. L. Bentley, "Multidimensional binary search trees used for associative
+    1980 (dominance counting in O(n log^(m-1) n)). H. T. Kung, F. Luccio and F. P.
+    Preparata, "On finding the maxima of a set of vectors", *Journal of the ACM* 22(4), 1975
+    (the sweep-and-split scheme for m = 3). M. T. Jensen, "Reducing the run-time complexity
+    of multiobjective EAs: the NSGA-II and other algorithms", *IEEE Transactions on
+    Evolutionary Computation* 7(5), 2003 (the same divide and conquer for domination counts
+    and ranks). J. L. Bentley, "Multidimensional binary search trees used for associative
     searching", *Communications of the ACM* 18(9), 1975.
 
     Examples
@@ -137,27 +146,26 @@ def _distinct_ranks(c, order, m):
     return weight, group, y, z, uz, wv
 
 
-@njit(cache=True, nogil=True)
+#: Below this many distinct rows the 3-D count runs on one thread (thread start-up dominates).
+PARALLEL_3D = 20_000
+
+
 def _count_3d(c, order):
     """Exact counts for m = 3: distinct rows in lexicographic order (every dominator comes
     earlier), then the 3-D divide and conquer on the ranks of (c1, c2)."""
-    weight, group, y, z, uz, _ = _distinct_ranks(c, order, 3)
-    cnt = np.zeros(y.shape[0], dtype=np.int64)
-    cdq_sum_3d(y, z, weight, uz, cnt)
-    out = np.empty(c.shape[0], dtype=np.int64)
-    for r in range(c.shape[0]):
-        out[r] = cnt[group[r]]
-    return out
+    weight, group, y, z, _, _ = _distinct_ranks(c, order, 3)
+    ask = np.ones(y.shape[0], dtype=np.bool_)
+    if y.shape[0] >= PARALLEL_3D:
+        cnt = sum_3d_parallel(y, z, weight, ask, get_num_threads())
+    else:
+        cnt = sum_3d(y, z, weight, ask)
+    return cnt[group]
 
 
-@njit(cache=True, nogil=True)
 def _count_4d(c, order):
     """Exact counts for m = 4: the 4-D divide and conquer over the distinct rows in
     lexicographic order, every distinct row weighted by its multiplicity."""
     weight, group, y, z, _, wv = _distinct_ranks(c, order, 4)
     cnt = np.zeros(y.shape[0], dtype=np.int64)
     cdq_count_4d(y, z, wv, weight, np.ones(y.shape[0], dtype=np.bool_), cnt)
-    out = np.empty(c.shape[0], dtype=np.int64)
-    for r in range(c.shape[0]):
-        out[r] = cnt[group[r]]
-    return out
+    return cnt[group]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gpurank.kernels import cpu
-from gpurank.kernels.cpu import count
+from gpurank.kernels.cpu import _cdq, count
 from gpurank.kernels.datagen import make_costs
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -70,3 +70,42 @@ def test_duplicates_do_not_count_each_other(host_impl):
     c = np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 1.0], [2.0, 2.0], [2.0, 2.0]])
     assert host_impl.domination_count(c).tolist() == [0, 0, 0, 3, 3]
     assert host_impl.dominated_count(c).tolist() == [2, 2, 2, 0, 0]
+
+
+def _sum_3d_brute(a, b, val, ask):
+    le = (a[:, None] <= a[None, :]) & (b[:, None] <= b[None, :])
+    le &= np.triu(np.ones((a.size, a.size), dtype=bool), 1)  # earlier positions only
+    return np.where(ask, val @ le, 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 300), st.integers(1, 6), st.integers(0, 2**31 - 1), st.integers(1, 3))
+def test_divide_and_conquer_sums_match_brute_force(k, spread, seed, nth):
+    """The 3-D sums, serial and split among threads, on keys with many ties; runs of every
+    length around the brute-force leaves."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, spread + 1, k)
+    b = rng.integers(0, spread + 1, k)
+    val = rng.integers(0, 3, k) * rng.integers(0, 2, k)
+    ask = rng.random(k) < 0.6
+    want = _sum_3d_brute(a, b, val, ask)
+    np.testing.assert_array_equal(_cdq.sum_3d(a, b, val, ask), want)
+    np.testing.assert_array_equal(_cdq.sum_3d_parallel(a, b, val, ask, nth), want)
+
+
+@pytest.mark.parametrize("kind", ["int", "dup", "float"])
+def test_three_columns_on_the_threaded_path(monkeypatch, kind):
+    """m = 3 takes the threaded sums from ``PARALLEL_3D`` distinct rows on."""
+    monkeypatch.setattr(count, "PARALLEL_3D", 0)
+    c = make_input(1500, 3, kind, 5)
+    by, of = chunked_counts(c)
+    np.testing.assert_array_equal(cpu.domination_count(c), by)
+    np.testing.assert_array_equal(cpu.dominated_count(c), of)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 17, 64, 65, 129, 1000])
+@pytest.mark.parametrize("m", [3, 4])
+def test_realistic_ties_float32_around_the_leaves(n, m):
+    """Sizes at and around the leaf lengths, realistic rows rounded to force ties, float32."""
+    c = (np.round(make_costs(n, m, "realistic", seed=n) * 4) / 4).astype(np.float32)
+    np.testing.assert_array_equal(cpu.domination_count(c), chunked_counts(c)[0])
