@@ -14,7 +14,7 @@ import functools
 import math
 
 import numpy as np
-from numba import cuda
+from numba import config, cuda
 
 from .. import _shared
 from .._validate import (
@@ -102,6 +102,29 @@ def row_less(x, a, b, m):
     """Row ``a`` of ``x`` sorts before row ``b``: lexicographic, ties by the lower index."""
     c = _lex_compare(x, a, b, m)
     return c < 0 or (c == 0 and a < b)
+
+
+# Products rounded on their own. NVVM contracts a product feeding an addition into one fused
+# multiply-add by default (libNVVM's -fma=1), which rounds once instead of twice, so sums of
+# squares and weighted distances would differ from the host's in the last bits, and exact
+# ties between rows (equal scores, broken by index) could fall differently on the two
+# backends. libdevice's dmul_rn is an explicitly rounded multiplication that is never
+# contracted; the simulator runs kernels as Python, whose float multiplication is the same
+# IEEE operation (its libdevice functions are stubs).
+if config.ENABLE_CUDASIM:
+
+    @cuda.jit(device=True, inline=True)
+    def mul_rn(a, b):
+        """a * b, rounded (float64)."""
+        return a * b
+
+else:
+    from numba.cuda import libdevice
+
+    @cuda.jit(device=True, inline=True)
+    def mul_rn(a, b):
+        """a * b, rounded on its own (float64; never fused into an FMA)."""
+        return libdevice.dmul_rn(a, b)
 
 
 # -- small kernels -------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from numba import cuda
 from . import _tiles, schedule
 from ._launch import TILE, blocks, device_array, gather_kernel, iota_kernel, kernel, to_device
 
-__all__ = ["TreeLayout", "tree_layout", "walk", "rows_in"]
+__all__ = ["TreeLayout", "rows_in", "tree_layout", "walk"]
 
 walk = _tiles.compile_walk(cuda.jit(device=True, inline=True))
 rows_in = cuda.jit(device=True, inline=True)(_tiles.rows_in)
@@ -103,7 +103,7 @@ class TreeLayout:
     ``ntiles``.
     """
 
-    __slots__ = ("order", "cs", "lo", "hi", "npow", "tile", "ntiles")
+    __slots__ = ("cs", "hi", "lo", "npow", "ntiles", "order", "tile")
 
     def __init__(self, order, cs, lo, hi, npow, tile):
         self.order, self.cs, self.lo, self.hi = order, cs, lo, hi

@@ -35,10 +35,10 @@ from ._launch import (
 from ._tree import rows_in, tree_layout, walk
 
 __all__ = [
-    "domination_count",
     "dominated_count",
-    "domination_count_device",
     "dominated_count_device",
+    "domination_count",
+    "domination_count_device",
 ]
 
 MAX_TILE = 128  # the largest tile (threads per block) the shared arrays hold
@@ -108,7 +108,7 @@ def tree_count_kernel(cs, lo, hi, npow, cap, reverse, out, tests, corners):
         # also the barrier after which the staged tile may be overwritten
         if cuda.syncthreads_and(1 if done else 0):
             break
-        code, v, a, b, sp = walk(stack, sp, lo, hi, npow + t, first, last, npow, m, reverse)
+        code, _, a, b, sp = walk(stack, sp, lo, hi, npow + t, first, last, npow, m, reverse)
         if code == _DONE:
             break
         rows = rows_in(a, b, n, nt)

@@ -139,7 +139,7 @@ def _walk_counts(lo, hi, n, tile, npow, m, reverse):
         te = tn * (tn - 1) // 2  # inside the tile
         co = 0
         while True:
-            code, v, a, b, sp = _walk(stack, sp, lo, hi, npow + t, first, last, npow, m,
+            code, _v, a, b, sp = _walk(stack, sp, lo, hi, npow + t, first, last, npow, m,
                                       reverse)
             if code == _tiles.DONE:
                 break
@@ -198,7 +198,7 @@ def _walk_capped(xs, lo, hi, tile, npow, cap, reverse):
                     alldone = False
             if alldone:
                 break
-            code, v, a, b, sp = _walk(stack, sp, lo, hi, npow + t, first, last, npow, m,
+            code, _v, a, b, sp = _walk(stack, sp, lo, hi, npow + t, first, last, npow, m,
                                       reverse)
             if code == _tiles.DONE:
                 break

@@ -153,7 +153,7 @@ def _steps(c, tile, reverse=False):
         stack[0], sp = 1, 1
         first, last = (t + 1, ntiles) if reverse else (0, t)
         while True:
-            code, v, a, b, sp = schedule._walk(stack, sp, lo, hi, npow + t, first, last,
+            code, _, _, _, sp = schedule._walk(stack, sp, lo, hi, npow + t, first, last,
                                                npow, m, reverse)
             if code == _tiles.DONE:
                 break
@@ -305,3 +305,37 @@ def test_cuda_lexicographic_merge_sort(cuda_impl, n, m, kind):
     order = _launch.lex_order(cuda.to_device(c)).copy_to_host()
     want = np.lexsort((np.arange(n),) + tuple(c[:, j] for j in range(m - 1, -1, -1)))
     np.testing.assert_array_equal(order, want)
+
+
+class CudaAPIError(Exception):
+    """Stands for numba-cuda's driver error (matched by name and code, as the driver's)."""
+
+    def __init__(self, code, msg):
+        super().__init__(code, msg)
+        self.code = code
+
+
+@pytest.mark.parametrize("where", ["device_array", "to_device"])
+def test_cuda_out_of_device_memory_is_a_memory_error(cuda_impl, monkeypatch, where):
+    """A failed device allocation surfaces as MemoryError (which the engine reports as its
+    device-memory error), from every kernel's allocations; other driver errors pass."""
+    from gpurank.kernels.cuda import _launch
+
+    real = getattr(_launch.cuda, where)
+    code = {"n": 2}
+
+    def failing(*args, **kwargs):
+        raise CudaAPIError(code["n"], "Call to cuMemAlloc results in CUDA_ERROR")
+
+    monkeypatch.setattr(_launch.cuda, where, failing)
+    c = make_input(5, 2, "int", 1)
+    for call in (lambda: cuda_impl.domination_count(c), lambda: cuda_impl.pareto_rank(c),
+                 lambda: cuda_impl.topsis(c, [1, 1], [True, False])):
+        with pytest.raises(MemoryError, match=r"GPU out of memory: could not allocate \d+ "
+                                              r"bytes on the device \(CudaAPIError"):
+            call()
+    code["n"] = 1  # CUDA_ERROR_INVALID_VALUE: not memory
+    with pytest.raises(CudaAPIError):
+        cuda_impl.pareto_front(c)
+    monkeypatch.setattr(_launch.cuda, where, real)
+    np.testing.assert_array_equal(cuda_impl.pareto_front(c), ref.pareto_front(c))
