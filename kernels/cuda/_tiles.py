@@ -44,6 +44,7 @@ DONE = 0
 FULL = 1  # a node (in range) whose rows all dominate every target row
 LEAF = 2  # a tile (in range) to test row by row
 SKIPPED = 3  # a node decided by its corners: nothing to add
+PRUNED = 4  # a node whose largest rank cannot raise any target row's bound (ranks only)
 
 
 def box_relation(lo, hi, a, b, m):
@@ -95,13 +96,18 @@ def compile_walk(jit):
     relation = jit(box_relation)
     tiles_of = jit(node_tiles)
 
-    def walk(stack, sp, lo, hi, target, first, last, npow, m, reverse):
+    def walk(stack, sp, lo, hi, target, first, last, npow, m, reverse, nodemax, floor):
         """Advance the depth-first walk of a target tile over the source tiles ``[first, last)``.
 
         ``stack[:sp]`` holds the nodes still to visit (start with ``stack[0] = 1, sp = 1``).
         ``target`` is the target tile's leaf node; with ``reverse`` the target rows are the
         candidate dominators (``dominated_count``). Nodes wholly outside the range are dropped
         (the order decides them); the next node that needs the caller is returned.
+        For the rank sweep, ``nodemax[v]`` is the largest rank of node ``v``'s rows and
+        ``floor`` the smallest bound of the target rows: a whole node with ``nodemax[v] + 1
+        <= floor`` cannot raise any bound and is pruned, and the later child is visited
+        first (the dominators nearest in the order tend to have the largest ranks). The
+        count kernels pass ``floor = -1`` (never prunes; earlier child first).
 
         Returns
         -------
@@ -123,12 +129,19 @@ def compile_walk(jit):
             b = min(b0, last)
             if rel == SKIP:
                 return SKIPPED, v, a, b, sp
-            if rel == ALL and a == a0 and b == b0:  # a node cut by the range is split
+            whole = a == a0 and b == b0  # a node cut by the range is split
+            if whole and floor >= 0 and nodemax[v] + 1 <= floor:
+                return PRUNED, v, a, b, sp
+            if rel == ALL and whole:
                 return FULL, v, a, b, sp
             if v >= npow:
                 return LEAF, v, a, b, sp
-            stack[sp] = 2 * v + 1
-            stack[sp + 1] = 2 * v
+            if floor >= 0:
+                stack[sp] = 2 * v
+                stack[sp + 1] = 2 * v + 1
+            else:
+                stack[sp] = 2 * v + 1
+                stack[sp + 1] = 2 * v
             sp += 2
         return DONE, 0, 0, 0, 0
 

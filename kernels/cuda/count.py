@@ -64,8 +64,8 @@ def _dom(s, u, own, m, reverse):
 
 
 @kernel("void({f}[:, :], {f}[:, :], {f}[:, :], int64, int64, boolean, int64[:], int64[:], "
-        "int64[:])")
-def tree_count_kernel(cs, lo, hi, npow, cap, reverse, out, tests, corners):
+        "int64[:], int32[:])")
+def tree_count_kernel(cs, lo, hi, npow, cap, reverse, out, tests, corners, nomax):
     """out[p] = min(cap, #rows dominating sorted row p) (reverse: dominated by it); the
     pair tests and corner-decided pairs of each row into ``tests``/``corners`` when they
     are not empty (what the host mirror counts)."""
@@ -108,7 +108,8 @@ def tree_count_kernel(cs, lo, hi, npow, cap, reverse, out, tests, corners):
         # also the barrier after which the staged tile may be overwritten
         if cuda.syncthreads_and(1 if done else 0):
             break
-        code, _, a, b, sp = walk(stack, sp, lo, hi, npow + t, first, last, npow, m, reverse)
+        code, _, a, b, sp = walk(stack, sp, lo, hi, npow + t, first, last, npow, m, reverse,
+                                 nomax, -1)
         if code == _DONE:
             break
         rows = rows_in(a, b, n, nt)
@@ -157,7 +158,7 @@ def count_device(costs, cap, reverse, work=None):
     corners = device_array(k, np.int64)
     tree_count_kernel[lay.ntiles, tile](lay.cs, lay.lo, lay.hi, lay.npow,
                                          n if cap is None else cap, reverse, out_s, tests,
-                                         corners)
+                                         corners, device_array(1, np.int32))
     scatter_i64_kernel[blocks(n), TILE](lay.order, out_s, out)
     if work is not None:
         work.update(order=lay.order.copy_to_host(), tests=tests.copy_to_host(),

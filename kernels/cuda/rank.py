@@ -77,6 +77,7 @@ def tree_rank_kernel(cs, lo, hi, npow, t, depth, rank_s, nodemax, tests, corners
     bc = cuda.shared.array((MAX_CRITERIA, 2), dtype=cs.dtype)
     bc_rank = cuda.shared.array(2, dtype=np.int32)
     tmax = cuda.shared.array(1, dtype=np.int32)
+    fl = cuda.shared.array(2, dtype=np.int32)
     own = cuda.local.array(MAX_CRITERIA, dtype=cs.dtype)
     stack = cuda.local.array(64, dtype=np.int64)
     m = cs.shape[0]
@@ -98,10 +99,23 @@ def tree_rank_kernel(cs, lo, hi, npow, t, depth, rank_s, nodemax, tests, corners
     done = not valid or depth <= 0
     stack[0] = 1
     sp = 1
+    it = 0
     while True:
+        # The tile's smallest bound, reduced into one of two slots used alternately: slot
+        # it & 1 was last read in step it - 2, before every thread passed the first barrier
+        # of step it - 1, so resetting it now cannot race with a slow reader.
+        f = it & 1
+        it += 1
+        if tx == 0:
+            fl[f] = _NO_DEPTH
         if cuda.syncthreads_and(1 if done else 0):
             break
-        code, v, a, b, sp = walk(stack, sp, lo, hi, npow + t, 0, t, npow, m, False)
+        if valid:
+            cuda.atomic.min(fl, f, np.int32(lb))
+        cuda.syncthreads()
+        floor = fl[f]  # nodes whose largest rank + 1 is at most this are pruned
+        code, v, a, b, sp = walk(stack, sp, lo, hi, npow + t, 0, t, npow, m, False, nodemax,
+                                 floor)
         if code == _DONE:
             break
         rows = rows_in(a, b, n, nt)
@@ -122,7 +136,7 @@ def tree_rank_kernel(cs, lo, hi, npow, t, depth, rank_s, nodemax, tests, corners
                             done = True
                             break
         elif not done:
-            ncorner += rows
+            ncorner += rows  # skipped or pruned: decided without a row test
             if code == _FULL:
                 lb = max(lb, nodemax[v] + 1)
                 if lb >= depth:

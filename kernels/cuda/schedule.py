@@ -15,7 +15,11 @@ after it for ``dominated_count``; n (n - 1) / 2 pairs in all):
   tile itself);
 * ``pairs_decided_by_corners``: pairs settled by a node's box without touching the rows;
 * with a cap (``pareto_front`` is the count with cap 1) a row stops once it reached the
-  cap, so the remaining pairs are neither tested nor counted.
+  cap, so the remaining pairs are neither tested nor counted;
+* ``pareto_rank`` also prunes the nodes whose largest rank cannot raise any bound of the
+  target tile (counted with the corners): its schedule depends on the ranks, which the
+  mirror takes from the CPU kernel (exact, so equal to the device's), and it runs the row
+  tests it schedules.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ SAMPLE = 1024  # rows sampled for the quantization breakpoints of the Z-order
 
 _rows_in = njit(inline="always")(_tiles.rows_in)
 _walk = _tiles.compile_walk(njit)
+_NO_RANKS = np.full(1, -1, dtype=np.int32)  # what the count walks pass for nodemax
 _morton_code = njit(inline="always")(_tiles.morton_code)
 
 
@@ -140,7 +145,7 @@ def _walk_counts(lo, hi, n, tile, npow, m, reverse):
         co = 0
         while True:
             code, _v, a, b, sp = _walk(stack, sp, lo, hi, npow + t, first, last, npow, m,
-                                      reverse)
+                                       reverse, _NO_RANKS, -1)
             if code == _tiles.DONE:
                 break
             r = _rows_in(a, b, n, tile) * tn
@@ -199,7 +204,7 @@ def _walk_capped(xs, lo, hi, tile, npow, cap, reverse):
             if alldone:
                 break
             code, _v, a, b, sp = _walk(stack, sp, lo, hi, npow + t, first, last, npow, m,
-                                      reverse)
+                                       reverse, _NO_RANKS, -1)
             if code == _tiles.DONE:
                 break
             rows = _rows_in(a, b, n, tile)
@@ -219,6 +224,62 @@ def _walk_capped(xs, lo, hi, tile, npow, cap, reverse):
                     if code == _tiles.FULL:
                         cnt[i] += rows
     return np.minimum(cnt, cap), tests, corners
+
+
+@njit(parallel=True, cache=True)
+def _walk_rank(xs, rs, lo, hi, nodemax, tile, npow):
+    """Per sorted row: (pair tests, pairs decided without a row test) of the rank sweep,
+    given the final ranks ``rs`` of the sorted rows and ``nodemax`` from them: the tiles
+    are independent here, since every rank they read is known."""
+    n, m = xs.shape
+    ntiles = -(-n // tile)
+    tests = np.zeros(n, dtype=np.int64)
+    corners = np.zeros(n, dtype=np.int64)
+    for t in prange(ntiles):
+        p0 = t * tile
+        tn = _rows_in(t, t + 1, n, tile)
+        lb = np.zeros(tn, dtype=np.int64)
+        stack = np.empty(64, dtype=np.int64)
+        stack[0] = 1
+        sp = 1
+        while True:
+            code, v, a, b, sp = _walk(stack, sp, lo, hi, npow + t, 0, t, npow, m, False,
+                                      nodemax, lb.min())
+            if code == _tiles.DONE:
+                break
+            rows = _rows_in(a, b, n, tile)
+            for r in range(tn):
+                i = p0 + r
+                if code == _tiles.LEAF:
+                    for j in range(a * tile, a * tile + rows):
+                        tests[i] += 1
+                        r1 = rs[j] + 1
+                        if r1 > lb[r] and _dom(xs, j, i, m):
+                            lb[r] = r1
+                else:
+                    corners[i] += rows
+                    if code == _tiles.FULL:
+                        lb[r] = max(lb[r], nodemax[v] + 1)
+        for r in range(tn):
+            tests[p0 + r] += r  # the chain inside the tile
+    return tests, corners
+
+
+def _rank_walk(xs, x, order, lo, hi, npow, tile):
+    """:func:`_walk_rank` on the ranks of the CPU kernel (equal to the device's)."""
+    from .. import cpu  # the exact ranks; NumPy/Numba only
+
+    rs = cpu.pareto_rank(x)[order].astype(np.int64)
+    ntiles = -(-xs.shape[0] // tile)
+    nodemax = np.full(2 * npow, -1, dtype=np.int32)
+    starts = np.arange(0, xs.shape[0], tile)
+    nodemax[npow : npow + ntiles] = np.maximum.reduceat(rs, starts)
+    v = npow
+    while v > 1:
+        half = v // 2
+        nodemax[half:v] = np.maximum(nodemax[v : 2 * v : 2], nodemax[v + 1 : 2 * v : 2])
+        v = half
+    return _walk_rank(xs, rs, lo, hi, nodemax, tile, npow)
 
 
 def _prepare(costs, tile):
@@ -246,8 +307,8 @@ def _kernel_args(kernel, cap):
 def row_work(costs, kernel, *, tile=None, cap=None):
     """Per row, in the sorted order: (count, pair tests, pairs decided by corners), by
     running the schedule with its row tests on the host (what the device kernels record
-    when asked; ``count`` is the capped count, or the uncapped one for ``pareto_rank``).
-    Also returns the order. O(pair tests) time: for small inputs and tests."""
+    when asked; ``count`` is the capped count, None for ``pareto_rank``). Also returns the
+    order. O(pair tests) time: for small inputs and tests."""
     cap, reverse = _kernel_args(kernel, cap)
     tile = int(tile or (RANK_TILE if kernel == "pareto_rank" else COUNT_TILE))
     xs, order, lo, hi, npow = _prepare(costs, tile)
@@ -255,6 +316,9 @@ def row_work(costs, kernel, *, tile=None, cap=None):
     if n == 0:
         z = np.zeros(0, np.int64)
         return z, z, z, order
+    if kernel == "pareto_rank":
+        tests, corners = _rank_walk(xs, check_costs(costs), order, lo, hi, npow, tile)
+        return None, tests, corners, order
     cnt, tests, corners = _walk_capped(xs, lo, hi, tile, npow, n if cap is None else cap,
                                        reverse)
     return cnt, tests, corners, order
@@ -288,10 +352,13 @@ def count_work(costs, kernel, *, tile=None, cap=None):
     """
     cap, reverse = _kernel_args(kernel, cap)
     tile = int(tile or (RANK_TILE if kernel == "pareto_rank" else COUNT_TILE))
-    xs, _, lo, hi, npow = _prepare(costs, tile)
+    xs, order, lo, hi, npow = _prepare(costs, tile)
     n, m = xs.shape
     if n == 0:
         tests = corners = 0
+    elif kernel == "pareto_rank":
+        t, c = _rank_walk(xs, check_costs(costs), order, lo, hi, npow, tile)
+        tests, corners = int(t.sum()), int(c.sum())
     elif cap is None:
         t, c = _walk_counts(lo, hi, n, tile, npow, m, reverse)
         tests, corners = int(t.sum()), int(c.sum())

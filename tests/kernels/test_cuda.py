@@ -154,7 +154,7 @@ def _steps(c, tile, reverse=False):
         first, last = (t + 1, ntiles) if reverse else (0, t)
         while True:
             code, _, _, _, sp = schedule._walk(stack, sp, lo, hi, npow + t, first, last,
-                                               npow, m, reverse)
+                                               npow, m, reverse, schedule._NO_RANKS, -1)
             if code == _tiles.DONE:
                 break
             seen[code] += 1
