@@ -14,7 +14,7 @@ import functools
 import math
 
 import numpy as np
-from numba import cuda
+from numba import config, cuda
 
 from .. import _shared
 from .._validate import (
@@ -104,6 +104,29 @@ def row_less(x, a, b, m):
     return c < 0 or (c == 0 and a < b)
 
 
+# Products rounded on their own. NVVM contracts a product feeding an addition into one fused
+# multiply-add by default (libNVVM's -fma=1), which rounds once instead of twice, so sums of
+# squares and weighted distances would differ from the host's in the last bits, and exact
+# ties between rows (equal scores, broken by index) could fall differently on the two
+# backends. libdevice's dmul_rn is an explicitly rounded multiplication that is never
+# contracted; the simulator runs kernels as Python, whose float multiplication is the same
+# IEEE operation (its libdevice functions are stubs).
+if config.ENABLE_CUDASIM:
+
+    @cuda.jit(device=True, inline=True)
+    def mul_rn(a, b):
+        """a * b, rounded (float64)."""
+        return a * b
+
+else:
+    from numba.cuda import libdevice
+
+    @cuda.jit(device=True, inline=True)
+    def mul_rn(a, b):
+        """a * b, rounded on its own (float64; never fused into an FMA)."""
+        return libdevice.dmul_rn(a, b)
+
+
 # -- small kernels -------------------------------------------------------------------------------
 
 
@@ -136,6 +159,14 @@ def gather_kernel(x, order, cs):
 @kernel("void(int64[:], int32[:], int32[:])")
 def scatter_i32_kernel(order, src, dst):
     """dst[order[p]] = src[p]: ranks back to the caller's row order."""
+    p = cuda.grid(1)
+    if p < order.shape[0]:
+        dst[order[p]] = src[p]
+
+
+@kernel("void(int64[:], int64[:], int64[:])")
+def scatter_i64_kernel(order, src, dst):
+    """dst[order[p]] = src[p]: counts back to the caller's row order."""
     p = cuda.grid(1)
     if p < order.shape[0]:
         dst[order[p]] = src[p]
@@ -196,6 +227,55 @@ def merge_pass_kernel(x, n, m, width, src, dst):
 
 # -- host side -----------------------------------------------------------------------------------
 
+#: ``CUresult.CUDA_ERROR_OUT_OF_MEMORY``: the code of numba-cuda's ``CudaAPIError`` when an
+#: allocation fails after its retry (numba-cuda frees pending deallocations and tries once
+#: more before raising it).
+CUDA_ERROR_OUT_OF_MEMORY = 2
+
+
+def _allocation_failed(exc):
+    """Whether ``exc`` is numba-cuda's out-of-memory driver error (by name and code, so
+    that the error path imports nothing)."""
+    if type(exc).__name__ != "CudaAPIError":
+        return False
+    try:
+        return int(getattr(exc, "code", -1)) == CUDA_ERROR_OUT_OF_MEMORY
+    except (TypeError, ValueError):
+        return "CUDA_ERROR_OUT_OF_MEMORY" in str(exc)
+
+
+def _nbytes(shape, dtype):
+    return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+
+
+def _out_of_memory(nbytes, exc):
+    return MemoryError(f"GPU out of memory: could not allocate {nbytes} bytes on the device "
+                       f"({type(exc).__name__}: {exc})")
+
+
+def device_array(shape, dtype):
+    """``numba.cuda.device_array`` whose allocation failure is a ``MemoryError`` (what the
+    engine turns into its device-memory error) instead of the driver's ``CudaAPIError``;
+    every kernel module allocates through this function or :func:`to_device`."""
+    try:
+        return cuda.device_array(shape, dtype=dtype)
+    except Exception as exc:
+        if _allocation_failed(exc):
+            raise _out_of_memory(_nbytes(shape, dtype), exc) from exc
+        raise
+
+
+def to_device(a):
+    """``numba.cuda.to_device`` with the allocation failure of :func:`device_array`."""
+    try:
+        return cuda.to_device(a)
+    except Exception as exc:
+        if _allocation_failed(exc):
+            a = np.asarray(a)
+            raise _out_of_memory(a.nbytes, exc) from exc
+        raise
+
+
 
 def is_device(x):
     """True for a Numba device array or a foreign ``__cuda_array_interface__`` object."""
@@ -232,7 +312,7 @@ def to_device_matrix(x, *, name, limit=True):
     elif is_device(x):
         d = cuda.as_cuda_array(x)  # CuPy array, cuDF column: zero copy
     else:
-        d = cuda.to_device(check_costs(x, name=name))
+        d = to_device(check_costs(x, name=name))
         if limit:
             check_max_criteria(d.shape[1], MAX_CRITERIA, name=name)
         return d
@@ -248,14 +328,14 @@ def matrix_and_result(costs, dtype):
     """The validated device matrix of ``costs`` and an uninitialized device vector of one
     ``dtype`` result per row."""
     d = to_device_matrix(costs, name="costs")
-    return d, cuda.device_array(d.shape[0], dtype=dtype)
+    return d, device_array(d.shape[0], dtype)
 
 
 def _check_finite(d, name):
     n, m = d.shape
     if n == 0 or m == 0:
         return
-    first = cuda.to_device(np.array([n * m], dtype=np.int64))
+    first = to_device(np.array([n * m], dtype=np.int64))
     nonfinite_kernel[blocks(n), TILE](d, first)
     f = int(first.copy_to_host()[0])
     if f < n * m:
@@ -277,7 +357,7 @@ def column_major(d):
     """``d`` transposed into a new (m, n) device array: a warp then reads consecutive rows
     of one column (coalesced)."""
     n, m = d.shape
-    ct = cuda.device_array((m, n), dtype=d.dtype)
+    ct = device_array((m, n), d.dtype)
     if n:
         transpose_kernel[blocks(n), TILE](d, ct)
     return ct
@@ -288,8 +368,8 @@ def lex_order(d):
     device array): a bottom-up merge sort on the device, ceil(log2 n) passes of one
     binary-searching thread per row, O(n log^2 n m) comparisons."""
     n, m = d.shape
-    src = cuda.device_array(n, dtype=np.int64)
-    dst = cuda.device_array(n, dtype=np.int64)
+    src = device_array(n, np.int64)
+    dst = device_array(n, np.int64)
     iota_kernel[blocks(n), TILE](src)
     width = 1
     while width < n:

@@ -1,12 +1,19 @@
-"""``domination_count`` and ``dominated_count`` on the GPU: a tiled pairwise kernel.
+"""``domination_count`` and ``dominated_count`` on the GPU: a block-pruned tile schedule.
 
 Contracts: :func:`gpurank.kernels.reference.domination_count` and ``dominated_count``.
 
-One thread per row. The criteria are first laid out column-major (``ct[k, i]``) so that a
-warp's loads are coalesced; each block stages a tile of ``TILE`` rows in shared memory and
-every thread compares its row with the tile. With a cap a block leaves the tile loop as
-soon as all its threads reached it (``syncthreads_and``). O(n^2 m / p) time, O(n m) memory
-(no n x n matrix).
+The rows are sorted in Z-order (a linear extension of dominance: every dominator of a row
+comes before it) and cut into tiles of ``schedule.COUNT_TILE`` rows with a tree of bounding
+boxes over them (:mod:`._tree`, scheme in :mod:`._tiles`). One block per target tile, one
+thread per target row: the block first compares its rows with each other, then walks the
+tree over the tiles before it (after it for ``dominated_count``). Every thread runs the same
+walk on the same boxes, so the block's control flow stays uniform: a node whose corners
+rule dominance out is skipped, a node whose every row dominates every target row adds its
+row count at once, and only the undecided leaf tiles are staged in shared memory and
+tested row by row. With a cap a block leaves the walk once all its rows reached it
+(``syncthreads_and``). :mod:`.schedule` counts the same work on the host.
+
+Memory: O(n m) for the sorted copy and O(n / T m) for the boxes (no n x n matrix).
 """
 
 from __future__ import annotations
@@ -15,86 +22,147 @@ import numpy as np
 from numba import cuda
 
 from .._validate import check_cap
+from . import _tiles, schedule
 from ._launch import (
     MAX_CRITERIA,
     TILE,
     blocks,
-    column_major,
-    dominates_t,
-    fill_kernel,
+    device_array,
     kernel,
     matrix_and_result,
+    scatter_i64_kernel,
 )
+from ._tree import rows_in, tree_layout, walk
 
 __all__ = [
-    "domination_count",
     "dominated_count",
-    "domination_count_device",
     "dominated_count_device",
+    "domination_count",
+    "domination_count_device",
 ]
 
+MAX_TILE = 128  # the largest tile (threads per block) the shared arrays hold
 
-@kernel("void({f}[:, :], int64, int64, int64, boolean, int8[:], int64[:])")
-def count_kernel(ct, n, m, cap, reverse, alive, out):
-    """out[i] = min(cap, #rows j (alive) dominating i) (reverse: dominated by i)."""
-    tile = cuda.shared.array((MAX_CRITERIA, TILE), dtype=ct.dtype)
-    tile_alive = cuda.shared.array(TILE, dtype=np.int8)
-    own = cuda.local.array(MAX_CRITERIA, dtype=ct.dtype)
+_DONE, _FULL, _LEAF = _tiles.DONE, _tiles.FULL, _tiles.LEAF
+
+
+@cuda.jit(device=True, inline=True)
+def _dom(s, u, own, m, reverse):
+    """Staged row ``u`` of the column-major tile ``s`` dominates the vector ``own`` (with
+    ``reverse``: is dominated by it)."""
+    strict = False
+    for k in range(m):
+        x = s[k, u]
+        y = own[k]
+        if reverse:
+            x, y = y, x
+        if x > y:
+            return False
+        if x < y:
+            strict = True
+    return strict
+
+
+@kernel("void({f}[:, :], {f}[:, :], {f}[:, :], int64, int64, boolean, int64[:], int64[:], "
+        "int64[:], int32[:])")
+def tree_count_kernel(cs, lo, hi, npow, cap, reverse, out, tests, corners, nomax):
+    """out[p] = min(cap, #rows dominating sorted row p) (reverse: dominated by it); the
+    pair tests and corner-decided pairs of each row into ``tests``/``corners`` when they
+    are not empty (what the host mirror counts)."""
+    tile = cuda.shared.array((MAX_CRITERIA, MAX_TILE), dtype=cs.dtype)
+    own = cuda.local.array(MAX_CRITERIA, dtype=cs.dtype)
+    stack = cuda.local.array(64, dtype=np.int64)
+    m = cs.shape[0]
+    n = cs.shape[1]
+    nt = cuda.blockDim.x
+    t = cuda.blockIdx.x
     tx = cuda.threadIdx.x
-    i = cuda.blockIdx.x * TILE + tx
-    valid = i < n
+    ntiles = (n + nt - 1) // nt
+    p0 = t * nt
+    tn = min(nt, n - p0)
+    p = p0 + tx
+    valid = tx < tn
     if valid:
         for k in range(m):
-            own[k] = ct[k, i]
+            own[k] = cs[k, p]
+            tile[k, tx] = own[k]
+    cuda.syncthreads()
     cnt = 0
-    done = True
-    if valid:
-        done = cap <= 0 or alive[i] == 0
-    for base in range(0, n, TILE):
+    ntest = 0
+    ncorner = 0
+    done = not valid or cap <= 0
+    # inside the tile: the sorted order puts dominators before the rows they dominate
+    if not done:
+        u0, u1 = (tx + 1, tn) if reverse else (0, tx)
+        for u in range(u0, u1):
+            ntest += 1
+            if _dom(tile, u, own, m, reverse):
+                cnt += 1
+                if cnt >= cap:
+                    done = True
+                    break
+    first, last = (t + 1, ntiles) if reverse else (0, t)
+    stack[0] = 1
+    sp = 1
+    while True:
+        # also the barrier after which the staged tile may be overwritten
         if cuda.syncthreads_and(1 if done else 0):
             break
-        j = base + tx
-        if j < n:
-            for k in range(m):
-                tile[k, tx] = ct[k, j]  # coalesced: consecutive threads, consecutive j
-            tile_alive[tx] = alive[j]
-        cuda.syncthreads()
-        if not done:
-            lim = min(TILE, n - base)
-            for t in range(lim):
-                if tile_alive[t] == 0:
-                    continue
-                if reverse:
-                    hit = True
-                    strict = False
-                    for k in range(m):
-                        if own[k] > tile[k, t]:
-                            hit = False
+        code, _, a, b, sp = walk(stack, sp, lo, hi, npow + t, first, last, npow, m, reverse,
+                                 nomax, -1)
+        if code == _DONE:
+            break
+        rows = rows_in(a, b, n, nt)
+        if code == _LEAF:
+            j0 = a * nt
+            if tx < rows:
+                for k in range(m):
+                    tile[k, tx] = cs[k, j0 + tx]  # coalesced: consecutive threads, rows
+            cuda.syncthreads()
+            if not done:
+                for u in range(rows):
+                    ntest += 1
+                    if _dom(tile, u, own, m, reverse):
+                        cnt += 1
+                        if cnt >= cap:
+                            done = True
                             break
-                        if own[k] < tile[k, t]:
-                            strict = True
-                    hit = hit and strict
-                else:
-                    hit = dominates_t(tile, t, ct, i, m)
-                if hit:
-                    cnt += 1
-                    if cnt >= cap:
-                        done = True
-                        break
+        elif not done:
+            ncorner += rows
+            if code == _FULL:
+                cnt += rows
+                if cnt >= cap:
+                    done = True
     if valid:
-        out[i] = cnt
+        out[p] = min(cnt, cap)
+        if tests.shape[0] > 0:
+            tests[p] = ntest
+            corners[p] = ncorner
 
 
-def count_device(costs, cap, reverse):
-    """The count kernel on a validated copy-free view of ``costs``: an int64 device array."""
+def count_device(costs, cap, reverse, work=None):
+    """The count kernel on a validated copy-free view of ``costs``: an int64 device array
+    in row order. ``work``, a dict, receives the layout and per-sorted-row ``tests`` and
+    ``corners`` (host arrays) for the schedule tests."""
     d, out = matrix_and_result(costs, np.int64)
-    n, m = d.shape
+    n = d.shape[0]
     if n == 0:
         return out
-    ct = column_major(d)
-    alive = cuda.device_array(n, dtype=np.int8)
-    fill_kernel[blocks(n), TILE](alive, np.int8(1))
-    count_kernel[blocks(n), TILE](ct, n, m, n if cap is None else cap, reverse, alive, out)
+    tile = int(schedule.COUNT_TILE)
+    if not 1 <= tile <= MAX_TILE:
+        raise ValueError(f"COUNT_TILE must be in [1, {MAX_TILE}]; got {tile}")
+    lay = tree_layout(d, tile)
+    out_s = device_array(n, np.int64)
+    k = n if work is not None else 0
+    tests = device_array(k, np.int64)
+    corners = device_array(k, np.int64)
+    tree_count_kernel[lay.ntiles, tile](lay.cs, lay.lo, lay.hi, lay.npow,
+                                         n if cap is None else cap, reverse, out_s, tests,
+                                         corners, device_array(1, np.int32))
+    scatter_i64_kernel[blocks(n), TILE](lay.order, out_s, out)
+    if work is not None:
+        work.update(order=lay.order.copy_to_host(), tests=tests.copy_to_host(),
+                    corners=corners.copy_to_host(), counts=out_s.copy_to_host())
     return out
 
 

@@ -1,8 +1,9 @@
 """``pareto_front`` on the GPU: the count kernel with ``cap=1``.
 
-Contract: :func:`gpurank.kernels.reference.pareto_front`. A block of the tiled pairwise count
-kernel (:mod:`.count`) stops at the tile that gives every one of its rows a first dominator,
-so the front costs O(n^2 m / p) at worst and far less when most rows are dominated early.
+Contract: :func:`gpurank.kernels.reference.pareto_front`. A block of the block-pruned count
+kernel (:mod:`.count`) leaves its walk of the tile tree once every one of its rows has a
+first dominator; a tree node whose every row dominates the whole tile settles it at once,
+so most tiles stop after a few nodes.
 """
 
 from __future__ import annotations

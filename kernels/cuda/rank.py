@@ -1,37 +1,27 @@
-"""``pareto_rank`` on the GPU: a sorted sweep whose work does not grow with the number of
-fronts.
+"""``pareto_rank`` on the GPU: a sorted sweep over tiles, pruned by the tree of tile boxes.
 
 Contract: :func:`gpurank.kernels.reference.pareto_rank`.
 
-The rows are put in lexicographic order on the device (ties by index): a dominator is <= in
-every column and < in one, so it always comes earlier; equal rows do not dominate each
-other, so their relative order does not matter. The front index is then the longest
-dominance chain ending at a row, ``rank[i] = 1 + max(rank[j] : j dominates i)`` (0 when
-nothing dominates i), which only depends on earlier rows. The sorted order is cut into
-tiles of ``RANK_TILE`` rows, processed one after the other: the bound kernel compares the
-tile (one thread per row) with all earlier rows, whose ranks are final, split over a wave
-of blocks that stage shared-memory tiles of earlier rows with coalesced loads and combine
-with an atomic max; the chain kernel (one block) then resolves the dominators inside the
-tile in order, one barrier per row. About n^2 / 2 pair tests of O(m) each, whatever the
-number of fronts, in n / RANK_TILE sequential steps of two launches; O(n m) memory and no
-host round trip.
+The rows are sorted in Z-order, a linear extension of dominance (every dominator of a row
+comes before it; :mod:`._tiles`), and cut into tiles of ``schedule.RANK_TILE`` rows with a
+tree of bounding boxes (:mod:`._tree`). The front index is the longest dominance chain
+ending at a row, ``rank[i] = 1 + max(rank[j] : j dominates i)`` (0 when nothing dominates
+i), which only depends on earlier rows, so the tiles are resolved in order, one launch of
+one block each: the presorted sweep of efficient non-dominated sorting (ENS: Zhang, Tian,
+Cheng & Jin, IEEE Trans. Evol. Comput. 19(2), 2015), which assigns each row once all rows
+that can dominate it are assigned, with a tile of rows per step. The block of tile t walks the tree
+over the tiles before it, whose ranks are final: a node whose corners rule dominance out is
+skipped, a node whose every row dominates every row of the tile raises each row's bound to
+the node's largest rank + 1 at once (each node keeps the largest rank of its rows,
+``nodemax``), and an undecided leaf tile is staged in shared memory and tested row by row.
+The rows inside the tile are then resolved in order, one barrier per row, and the tile's
+largest rank is pushed up the tree. The pair tests are those of ``domination_count``'s
+schedule (:mod:`.schedule` counts them on the host); a row's test is skipped when the
+other row's rank cannot raise its bound. With ``depth`` a block leaves the walk once all
+its rows reached it, and ranks are kept clipped (``min(depth, 1 + max(...))`` of clipped
+ranks is the clipped rank).
 
-Sizes, for an H100/H200 (132 SMs, 2048 threads and 228 KiB of shared memory per SM, 48 KiB
-of static shared memory per block):
-
-- ``RANK_TILE`` rows per tile, one thread per tile row in both kernels. The sweep runs n / T
-  tiles one after the other, two launches each, so T sets the sequential part: 512 makes
-  the launches few (n = 1e6: ~2,000 tiles) while the chain kernel, one barrier per tile
-  row, stays ~20-40 us per tile, and four 512-thread blocks fill an SM.
-- ``RANK_STAGE`` earlier rows staged per shared-memory tile: 256 rows x 16 columns of
-  float64 is 32 KiB, under the 48 KiB static limit, and four resident blocks use 132 KiB of
-  the SM's 228 KiB, so shared memory does not cap occupancy.
-- ``RANK_MIN_CHUNK``: a bound block compares its tile with at least this many earlier rows,
-  so that early tiles do not launch hundreds of blocks for a few comparisons each.
-- ``RANK_BLOCKS``: blocks per bound launch; None means one wave of resident blocks of the
-  current device (SMs x 2048 / T): every block gets an equal chunk, so a single wave ends
-  together. Tests set it (and ``RANK_TILE``) small to reach every code path at simulator
-  sizes.
+n / T sequential launches of one block; O(n m) memory and no host round trip.
 """
 
 from __future__ import annotations
@@ -40,39 +30,32 @@ import numpy as np
 from numba import cuda
 
 from .._validate import check_depth
+from . import _tiles, schedule
 from ._launch import (
     MAX_CRITERIA,
     TILE,
     blocks,
+    device_array,
     fill_kernel,
-    gather_kernel,
     kernel,
-    lex_order,
     matrix_and_result,
     scatter_i32_kernel,
-    sm_count,
 )
+from ._tree import rows_in, tree_layout, walk
 
 __all__ = ["pareto_rank", "pareto_rank_device"]
 
-RANK_TILE = 512
-RANK_STAGE = 256
-RANK_MIN_CHUNK = 128
-RANK_BLOCKS = None
+MAX_TILE = 128  # the largest tile (threads of the block) the shared arrays hold
+_NO_DEPTH = 2**31 - 1
+
+_DONE, _FULL, _LEAF = _tiles.DONE, _tiles.FULL, _tiles.LEAF
 
 
 @cuda.jit(device=True, inline=True)
 def _dominates_own(s, u, own, m):
-    """Row ``u`` of the column-major tile ``s``, which sorts before ``own``, dominates the
-    vector ``own`` (first m columns).
-
-    Sorting lexicographically already put ``s[0, u] <= own[0]``, so column 0 only decides
-    strictness: one load and one comparison fewer per pair.
-    """
-    if m == 0:
-        return False
-    strict = s[0, u] < own[0]
-    for k in range(1, m):
+    """Row ``u`` of the column-major tile ``s`` dominates the vector ``own``."""
+    strict = False
+    for k in range(m):
         x = s[k, u]
         y = own[k]
         if x > y:
@@ -82,70 +65,86 @@ def _dominates_own(s, u, own, m):
     return strict
 
 
-@kernel("void({f}[:, :], int32[:], int64, int64, int64, int64, int32[:])")
-def rank_bound_kernel(cs, rank_s, n, m, p0, chunk, lb):
-    """For the tile starting at sorted position ``p0`` (one thread per tile row, blockDim
-    rows): lb[p] = max(lb[p], 1 + max rank of the rows dominating row p among the earlier
-    rows [blockIdx * chunk, (blockIdx + 1) * chunk) cut at p0, whose ranks are final).
-
-    Each block stages RANK_STAGE earlier rows at a time in shared memory with coalesced
-    loads of the column-major ``cs``; every thread then reads them as broadcasts. A row
-    whose rank cannot raise the bound is skipped before the dominance test."""
-    stage = cuda.shared.array((MAX_CRITERIA, RANK_STAGE), dtype=cs.dtype)
-    stage_rank = cuda.shared.array(RANK_STAGE, dtype=np.int32)
-    own = cuda.local.array(MAX_CRITERIA, dtype=cs.dtype)
-    tx = cuda.threadIdx.x
-    nt = cuda.blockDim.x
-    p = p0 + tx
-    valid = p < n
-    if valid:
-        for k in range(m):
-            own[k] = cs[k, p]
-    best = 0
-    lo = cuda.blockIdx.x * chunk
-    hi = min(lo + chunk, p0)
-    for base in range(lo, hi, RANK_STAGE):
-        lim = min(RANK_STAGE, hi - base)
-        cuda.syncthreads()  # every thread is done with the previous stage
-        u = tx
-        while u < lim:
-            j = base + u
-            for k in range(m):
-                stage[k, u] = cs[k, j]  # consecutive threads, consecutive j
-            stage_rank[u] = rank_s[j]
-            u += nt
-        cuda.syncthreads()
-        if valid:
-            for u in range(lim):
-                r1 = stage_rank[u] + 1
-                if r1 > best and _dominates_own(stage, u, own, m):
-                    best = r1
-    if valid and best > 0:
-        cuda.atomic.max(lb, p, best)
-
-
-@kernel("void({f}[:, :], int64, int64, int64, int32[:], int32[:])")
-def rank_chain_kernel(cs, n, m, p0, lb, rank_s):
-    """Final ranks of the tile starting at sorted position ``p0`` (one block, one thread per
-    tile row): rank = max(lb, 1 + rank of each dominator inside the tile).
-
-    Dominators come earlier in the order, so the rows are resolved in order: at step r,
-    thread r (whose rank is final, having received every earlier row's push) publishes its
-    row and rank in shared memory and every later thread it dominates raises its own. Two
-    broadcast slots used alternately make one barrier per step enough (a slot is rewritten
-    two steps later, after every thread has passed the barrier in between)."""
+@kernel("void({f}[:, :], {f}[:, :], {f}[:, :], int64, int64, int64, int32[:], int32[:], "
+        "int64[:], int64[:])")
+def tree_rank_kernel(cs, lo, hi, npow, t, depth, rank_s, nodemax, tests, corners):
+    """Final (clipped) ranks of the sorted rows of tile ``t`` (one block, one thread per
+    tile row), from the final ranks of the earlier tiles; then the tile's largest rank
+    into ``nodemax`` of its leaf and every ancestor. ``tests``/``corners`` as in the count
+    kernel (written when not empty)."""
+    tile = cuda.shared.array((MAX_CRITERIA, MAX_TILE), dtype=cs.dtype)
+    tile_rank = cuda.shared.array(MAX_TILE, dtype=np.int32)
     bc = cuda.shared.array((MAX_CRITERIA, 2), dtype=cs.dtype)
     bc_rank = cuda.shared.array(2, dtype=np.int32)
+    tmax = cuda.shared.array(1, dtype=np.int32)
+    fl = cuda.shared.array(2, dtype=np.int32)
     own = cuda.local.array(MAX_CRITERIA, dtype=cs.dtype)
+    stack = cuda.local.array(64, dtype=np.int64)
+    m = cs.shape[0]
+    n = cs.shape[1]
+    nt = cuda.blockDim.x
     tx = cuda.threadIdx.x
-    tn = min(cuda.blockDim.x, n - p0)
+    p0 = t * nt
+    tn = min(nt, n - p0)
     p = p0 + tx
     valid = tx < tn
-    cand = 0
     if valid:
         for k in range(m):
             own[k] = cs[k, p]
-        cand = lb[p]
+    if tx == 0:
+        tmax[0] = 0
+    lb = 0
+    ntest = 0
+    ncorner = 0
+    done = not valid or depth <= 0
+    stack[0] = 1
+    sp = 1
+    it = 0
+    while True:
+        # The tile's smallest bound, reduced into one of two slots used alternately: slot
+        # it & 1 was last read in step it - 2, before every thread passed the first barrier
+        # of step it - 1, so resetting it now cannot race with a slow reader.
+        f = it & 1
+        it += 1
+        if tx == 0:
+            fl[f] = _NO_DEPTH
+        if cuda.syncthreads_and(1 if done else 0):
+            break
+        if valid:
+            cuda.atomic.min(fl, f, np.int32(lb))
+        cuda.syncthreads()
+        floor = fl[f]  # nodes whose largest rank + 1 is at most this are pruned
+        code, v, a, b, sp = walk(stack, sp, lo, hi, npow + t, 0, t, npow, m, False, nodemax,
+                                 floor)
+        if code == _DONE:
+            break
+        rows = rows_in(a, b, n, nt)
+        if code == _LEAF:
+            j0 = a * nt
+            if tx < rows:
+                for k in range(m):
+                    tile[k, tx] = cs[k, j0 + tx]
+                tile_rank[tx] = rank_s[j0 + tx]
+            cuda.syncthreads()
+            if not done:
+                for u in range(rows):
+                    ntest += 1
+                    r1 = tile_rank[u] + 1
+                    if r1 > lb and _dominates_own(tile, u, own, m):
+                        lb = r1
+                        if lb >= depth:
+                            done = True
+                            break
+        elif not done:
+            ncorner += rows  # skipped or pruned: decided without a row test
+            if code == _FULL:
+                lb = max(lb, nodemax[v] + 1)
+                if lb >= depth:
+                    done = True
+    # inside the tile, in order: at step r thread r's rank is final; it publishes its row
+    # and rank and every later row it dominates raises its own. Two broadcast slots used
+    # alternately make one barrier per step enough (a slot is rewritten two steps later).
+    cand = min(lb, depth)
     for r in range(tn):
         s = r & 1
         if tx == r:
@@ -154,59 +153,65 @@ def rank_chain_kernel(cs, n, m, p0, lb, rank_s):
             bc_rank[s] = cand
         cuda.syncthreads()
         if valid and tx > r:
+            ntest += 1
             r1 = bc_rank[s] + 1
             if r1 > cand and _dominates_own(bc, s, own, m):
-                cand = r1
+                cand = min(r1, depth)
     if valid:
         rank_s[p] = cand
+        cuda.atomic.max(tmax, 0, cand)
+        if tests.shape[0] > 0:
+            tests[p] = ntest
+            corners[p] = ncorner
+    cuda.syncthreads()
+    if tx == 0:
+        v = npow + t
+        while v >= 1:
+            nodemax[v] = max(nodemax[v], tmax[0])
+            v //= 2
 
 
-def _resident_blocks(threads):
-    """Blocks of ``threads`` threads that one wave of the current device holds."""
-    if RANK_BLOCKS is not None:
-        return int(RANK_BLOCKS)
-    return max(1, sm_count() * max(1, 2048 // threads))
-
-
-def pareto_rank_device(costs):
-    """:func:`pareto_rank` returning an int32 device array (no host round trip).
-
-    Sorted sweep: lexicographic order on the device, then per tile of ``RANK_TILE`` sorted
-    rows one bound launch over all earlier rows and one chain launch inside the tile (see
-    the module docstring). O(n^2 m / 2) comparisons at most, n / RANK_TILE sequential
-    steps, O(n m) memory.
-    """
+def rank_device(costs, depth=None, work=None):
+    """The sweep on a validated copy-free view of ``costs``: int32 device ranks in row
+    order, clipped at ``depth``. ``work`` as in :func:`.count.count_device`."""
     d, rank = matrix_and_result(costs, np.int32)
-    n, m = d.shape
+    n = d.shape[0]
     if n == 0:
         return rank
-    order = lex_order(d)
-    cs = cuda.device_array((m, n), dtype=d.dtype)
-    gather_kernel[blocks(n), TILE](d, order, cs)
-    rank_s = cuda.device_array(n, dtype=np.int32)
-    lb = cuda.device_array(n, dtype=np.int32)
-    fill_kernel[blocks(n), TILE](lb, np.int32(0))
-    tile = int(RANK_TILE)
-    for p0 in range(0, n, tile):
-        tn = min(tile, n - p0)
-        if p0:
-            nblocks = max(1, min(_resident_blocks(tn), -(-p0 // RANK_MIN_CHUNK)))
-            chunk = -(-p0 // nblocks)
-            rank_bound_kernel[nblocks, tn](cs, rank_s, n, m, p0, chunk, lb)
-        rank_chain_kernel[1, tn](cs, n, m, p0, lb, rank_s)
-    scatter_i32_kernel[blocks(n), TILE](order, rank_s, rank)
+    tile = int(schedule.RANK_TILE)
+    if not 1 <= tile <= MAX_TILE:
+        raise ValueError(f"RANK_TILE must be in [1, {MAX_TILE}]; got {tile}")
+    lay = tree_layout(d, tile)
+    rank_s = device_array(n, np.int32)
+    nodemax = device_array(2 * lay.npow, np.int32)
+    fill_kernel[blocks(2 * lay.npow), TILE](nodemax, np.int32(-1))
+    k = n if work is not None else 0
+    tests = device_array(k, np.int64)
+    corners = device_array(k, np.int64)
+    dep = _NO_DEPTH if depth is None else int(depth)
+    for t in range(lay.ntiles):
+        tree_rank_kernel[1, tile](lay.cs, lay.lo, lay.hi, lay.npow, t, dep, rank_s, nodemax,
+                                  tests, corners)
+    scatter_i32_kernel[blocks(n), TILE](lay.order, rank_s, rank)
+    if work is not None:
+        work.update(order=lay.order.copy_to_host(), tests=tests.copy_to_host(),
+                    corners=corners.copy_to_host(), ranks=rank_s.copy_to_host())
     return rank
 
 
+def pareto_rank_device(costs, *, depth=None):
+    """:func:`pareto_rank` returning an int32 device array (no host round trip)."""
+    return rank_device(costs, check_depth(depth))
+
+
 def pareto_rank(costs, *, depth=None):
-    """Non-dominated sorting by a sorted sweep on the device (front 0 first).
+    """Non-dominated sorting by a pruned sorted sweep on the device (front 0 first).
 
     Parameters
     ----------
     costs, depth
         As :func:`gpurank.kernels.reference.pareto_rank`, ``costs`` on the host or the
-        device. With ``depth`` the full ranks are clipped on the host: the sweep costs the
-        same whatever the number of fronts.
+        device. With ``depth`` a tile stops walking once all its rows reached it.
 
     Returns
     -------
@@ -218,6 +223,4 @@ def pareto_rank(costs, *, depth=None):
     >>> pareto_rank(c), pareto_rank(c, depth=1)
     (array([2, 0, 1, 0, 0], dtype=int32), array([1, 0, 1, 0, 0], dtype=int32))
     """
-    depth = check_depth(depth)
-    rank = pareto_rank_device(costs).copy_to_host()
-    return rank if depth is None else np.minimum(rank, depth).astype(np.int32)
+    return pareto_rank_device(costs, depth=depth).copy_to_host()

@@ -29,10 +29,13 @@ from ._launch import (
     MAX_CRITERIA,
     TILE,
     blocks,
+    device_array,
     host_array,
     is_device,
     kernel,
     lex_order,
+    mul_rn,
+    to_device,
     to_device_matrix,
 )
 from .topsis import column_sums
@@ -52,10 +55,10 @@ def smaa_score_kernel(p, nn, w, s0, q):
         dp = 0.0
         dm = 0.0
         for j in range(p.shape[1]):
-            a = w[s, j] * p[i, j]
-            dp += a * a
-            bb = w[s, j] * nn[i, j]
-            dm += bb * bb
+            a = mul_rn(w[s, j], p[i, j])  # rounded products: the host's sums, bit for bit
+            dp += mul_rn(a, a)
+            bb = mul_rn(w[s, j], nn[i, j])
+            dm += mul_rn(bb, bb)
         if dm > 0:
             q[b, i] = dp / dm
         elif dp == 0:
@@ -170,7 +173,7 @@ def _prepare_device(matrix, weights_samples, benefit, *, k, norm, candidates, st
     b = np.asarray(host_array(benefit), dtype=bool).reshape(-1)
     cand = check_candidates(host_array(candidates), n)
     c = cand.shape[0]
-    empty = cuda.device_array((c, m), dtype=np.float64)
+    empty = device_array((c, m), np.float64)
     if c == 0:
         return empty, empty, w, np.zeros(0, np.int64), k
     if stats is not None:
@@ -189,14 +192,14 @@ def _prepare_device(matrix, weights_samples, benefit, *, k, norm, candidates, st
         rmax = np.divide(hi - off, div, out=np.zeros(m), where=div > 0)
     # Gathered in row-id order, so the merge sort's tie-break by position is by row id.
     pos = np.argsort(cand, kind="stable")
-    g = cuda.device_array((c, m), dtype=np.float64)
-    smaa_gather_kernel[blocks(c), TILE](d, cuda.to_device(cand[pos]),
-                                        cuda.to_device(b.astype(np.int8)), g)
+    g = device_array((c, m), np.float64)
+    smaa_gather_kernel[blocks(c), TILE](d, to_device(cand[pos]),
+                                        to_device(b.astype(np.int8)), g)
     order = lex_order(g)
-    dp = cuda.device_array((c, m), dtype=np.float64)
-    dn = cuda.device_array((c, m), dtype=np.float64)
-    smaa_gaps_kernel[blocks(c), TILE](g, order, cuda.to_device(off), cuda.to_device(div),
-                                      cuda.to_device(rmin), cuda.to_device(rmax), dp, dn)
+    dp = device_array((c, m), np.float64)
+    dn = device_array((c, m), np.float64)
+    smaa_gaps_kernel[blocks(c), TILE](g, order, to_device(off), to_device(div),
+                                      to_device(rmin), to_device(rmax), dp, dn)
     perm = pos[order.copy_to_host()]  # c positions: what unpermute needs on the host
     return dp, dn, w, perm.astype(np.int64), k
 
@@ -236,21 +239,21 @@ def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidate
                                     candidates=host_array(candidates), stats=stats)
         c, m = p.shape
         check_max_criteria(m, MAX_CRITERIA, name="matrix")
-        dp, dn = (cuda.to_device(p), cuda.to_device(nn)) if c else (None, None)
+        dp, dn = (to_device(p), to_device(nn)) if c else (None, None)
     if c == 0 or w.shape[0] == 0:
         return (np.zeros(c, np.int64), np.zeros(c, np.int64), np.zeros(c, np.int64),
                 np.zeros(c, np.int64), np.zeros((c, m), np.float64))
     s_total = w.shape[0]
-    dw = cuda.to_device(w)
-    top1 = cuda.to_device(np.zeros(c, np.int64))
-    topk = cuda.to_device(np.zeros(c, np.int64))
-    rsum = cuda.to_device(np.zeros(c, np.int64))
-    rsq = cuda.to_device(np.zeros(c, np.int64))
-    cw = cuda.to_device(np.zeros((c, m), np.float64))
+    dw = to_device(w)
+    top1 = to_device(np.zeros(c, np.int64))
+    topk = to_device(np.zeros(c, np.int64))
+    rsum = to_device(np.zeros(c, np.int64))
+    rsq = to_device(np.zeros(c, np.int64))
+    cw = to_device(np.zeros((c, m), np.float64))
     budget = SMAA_BATCH_BYTES if batch_bytes is None else int(batch_bytes)
     batch = int(max(1, min(s_total, 65535, budget // (12 * c))))
-    q = cuda.device_array((batch, c), dtype=np.float64)
-    rank = cuda.device_array((batch, c), dtype=np.int32)
+    q = device_array((batch, c), np.float64)
+    rank = device_array((batch, c), np.int32)
     for s0 in range(0, s_total, batch):
         nb = min(batch, s_total - s0)
         grid = (blocks(c), nb)

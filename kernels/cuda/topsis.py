@@ -23,9 +23,12 @@ from ._launch import (
     MAX_CRITERIA,
     TILE,
     blocks,
+    device_array,
     device_out,
     kernel,
+    mul_rn,
     shape_of,
+    to_device,
     to_device_matrix,
 )
 
@@ -80,7 +83,7 @@ def stats_kernel(x, part):
             v = np.float64(x[i, k])
             smin[k, tx] = min(smin[k, tx], v)
             smax[k, tx] = max(smax[k, tx], v)
-            sss[k, tx] += v * v
+            sss[k, tx] += mul_rn(v, v)
         i += stride
     _tree_reduce(smin, m, tx, _MIN)
     _tree_reduce(smax, m, tx, _MAX)
@@ -106,7 +109,7 @@ def scaled_squares_kernel(x, cols, scale, part):
     while i < x.shape[0]:
         for j in range(nc):
             v = np.float64(x[i, cols[j]]) / scale[j]
-            acc[j, tx] += v * v
+            acc[j, tx] += mul_rn(v, v)
         i += stride
     _tree_reduce(acc, nc, tx, _SUM)
     if tx == 0:
@@ -124,11 +127,11 @@ def closeness_kernel(x, pre, offset, mul, ideal, anti, out):
         dp = 0.0
         dm = 0.0
         for k in range(x.shape[1]):
-            v = (np.float64(x[i, k]) * pre[k] - offset[k]) * mul[k]
+            v = mul_rn(mul_rn(np.float64(x[i, k]), pre[k]) - offset[k], mul[k])
             a = v - ideal[k]
             b = v - anti[k]
-            dp += a * a
-            dm += b * b
+            dp += mul_rn(a, a)
+            dm += mul_rn(b, b)
         dp = math.sqrt(dp)
         dm = math.sqrt(dm)
         tot = dp + dm
@@ -140,7 +143,7 @@ def column_sums(d):
     1): host float64 m-vectors, the block partials combined in block order."""
     n, m = d.shape
     nblocks = min(blocks(n), _MAX_STATS_BLOCKS)
-    part = cuda.device_array((nblocks, 3, m), dtype=np.float64)
+    part = device_array((nblocks, 3, m), np.float64)
     stats_kernel[nblocks, TILE](d, part)
     p = part.copy_to_host()
     return p[:, 0].min(axis=0), p[:, 1].max(axis=0), p[:, 2].sum(axis=0)
@@ -154,9 +157,9 @@ def _stats(d):
 
     def rescan(cols, scale):
         nblocks = min(blocks(n), _MAX_STATS_BLOCKS)
-        part = cuda.device_array((nblocks, cols.shape[0]), dtype=np.float64)
-        scaled_squares_kernel[nblocks, TILE](d, cuda.to_device(cols.astype(np.int64)),
-                                             cuda.to_device(scale), part)
+        part = device_array((nblocks, cols.shape[0]), np.float64)
+        scaled_squares_kernel[nblocks, TILE](d, to_device(cols.astype(np.int64)),
+                                             to_device(scale), part)
         return part.copy_to_host().sum(axis=0)
 
     return _topsis_stats.from_sums(n, *column_sums(d), rescan)
@@ -168,12 +171,12 @@ def _scores(d, stats, w, b, norm, out):
     if n == 0:
         return out
     params = _topsis_stats.score_params(stats, w, b, norm)
-    closeness_kernel[blocks(n), TILE](d, *(cuda.to_device(p) for p in params), out)
+    closeness_kernel[blocks(n), TILE](d, *(to_device(p) for p in params), out)
     return out
 
 
 def _out_array(out, n):
-    return cuda.device_array(n, dtype=np.float64) if out is None else device_out(out, n)
+    return device_array(n, np.float64) if out is None else device_out(out, n)
 
 
 def topsis_stats(matrix):

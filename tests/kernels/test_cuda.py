@@ -16,14 +16,6 @@ from kernel_helpers import KINDS, make_input
 
 
 @pytest.fixture
-def cuda_rank(cuda_impl):
-    """The module of the sorted sweep (its tile sizes are module settings)."""
-    from gpurank.kernels.cuda import rank
-
-    return rank
-
-
-@pytest.fixture
 def cuda_device(cuda_impl):
     from gpurank.kernels.cuda import device
 
@@ -130,12 +122,12 @@ def test_cuda_top_k(cuda_impl):
     assert cuda_impl.top_k(s, 3).tolist() == [1, 4, 0]
 
 
-# -- pareto_rank: the sorted sweep ------------------------------------------------------------
+# -- the tile schedule: shrunk tiles, the device's work equal to the host mirror's --------------
 #
-# The sweep's tile (RANK_TILE rows) and its bound launch (RANK_BLOCKS blocks) are host-side
-# settings; shrinking them makes simulator-sized inputs cross tile boundaries, split the
-# earlier rows over several blocks (atomic max) and stage several shared-memory tiles per
-# block (RANK_STAGE rows each), which the defaults only reach at GPU sizes.
+# The tile sizes are settings of gpurank.kernels.cuda.schedule; shrinking them makes
+# simulator-sized inputs span many tiles and tree levels, so that every decision of the walk
+# (skipped by the corners, a whole node counted at once, a leaf tested row by row, nodes cut
+# by the range) runs, which the defaults only reach at GPU sizes.
 
 
 def _chain(n, seed):
@@ -148,37 +140,126 @@ def _chain(n, seed):
     return x
 
 
-@pytest.mark.parametrize(
-    "n, m, kind, tile, blocks",
-    [
-        (0, 3, "int", None, None),
-        (1, 4, "float", None, None),
-        (2, 2, "dup", None, None),
-        (150, 3, "int", 16, 3),  # many tiles, the bound split over three blocks
-        (300, 2, "dup", 40, 1),  # one block: two shared-memory stages of earlier rows
-        (200, 5, "anti", 64, 2),  # large fronts
-        (130, 1, "int", 8, None),  # one column: ranks are dense value ranks
-    ],
-)
-def test_cuda_pareto_rank_sweep_matches_reference(cuda_impl, cuda_rank, monkeypatch, n, m, kind,
-                                                  tile, blocks):
-    if tile is not None:
-        monkeypatch.setattr(cuda_rank, "RANK_TILE", tile)
-        monkeypatch.setattr(cuda_rank, "RANK_BLOCKS", blocks)
-    c = make_input(n, m, kind, n * 7 + m)
+def _steps(c, tile, reverse=False):
+    """How often each walk result occurs over all target tiles (host mirror)."""
+    from gpurank.kernels.cuda import _tiles, schedule
+
+    xs, _, lo, hi, npow = schedule._prepare(c, tile)
+    n, m = xs.shape
+    ntiles = -(-n // tile)
+    seen = {_tiles.FULL: 0, _tiles.LEAF: 0, _tiles.SKIPPED: 0}
+    for t in range(ntiles):
+        stack = np.zeros(64, np.int64)
+        stack[0], sp = 1, 1
+        first, last = (t + 1, ntiles) if reverse else (0, t)
+        while True:
+            code, _, _, _, sp = schedule._walk(stack, sp, lo, hi, npow + t, first, last,
+                                               npow, m, reverse, schedule._NO_RANKS, -1)
+            if code == _tiles.DONE:
+                break
+            seen[code] += 1
+    return seen
+
+
+CASES = [
+    (0, 3, "int", 8),
+    (1, 4, "float", 8),
+    (2, 2, "dup", 8),
+    (120, 3, "int", 8),  # many tiles: full nodes, skips and leaves
+    (100, 2, "dup", 16),
+    (90, 5, "anti", 16),  # large fronts
+    (70, 1, "int", 8),  # one column: ranks are dense value ranks
+]
+
+
+@pytest.mark.parametrize("n, m, kind, tile", CASES)
+def test_cuda_counts_follow_the_host_schedule(cuda_impl, monkeypatch, n, m, kind, tile):
+    from gpurank.kernels.cuda import count, schedule
+
+    monkeypatch.setattr(schedule, "COUNT_TILE", tile)
+    dtype = np.float32 if n % 2 else np.float64
+    c = make_input(n, m, kind, n * 7 + m, dtype)
     before = c.copy()
-    got = cuda_impl.pareto_rank(c)
-    assert got.dtype == np.int32 and got.shape == (n,)
-    np.testing.assert_array_equal(got, ref.pareto_rank(c))
+    for name, reverse in (("domination_count", False), ("dominated_count", True)):
+        for cap in (None, 2):
+            work = {}
+            got = count.count_device(c, cap, reverse, work=work).copy_to_host()
+            want = getattr(ref, name)(c, cap=cap)
+            assert got.dtype == np.int64 and got.shape == (n,)
+            np.testing.assert_array_equal(got, want, err_msg=f"{name} cap={cap}")
+            if n == 0:
+                continue
+            cnt, tests, corners, order = schedule.row_work(c, name, tile=tile, cap=cap)
+            np.testing.assert_array_equal(work["order"], order)
+            np.testing.assert_array_equal(work["counts"], cnt)
+            np.testing.assert_array_equal(work["tests"], tests)
+            np.testing.assert_array_equal(work["corners"], corners)
+            w = schedule.count_work(c, name, tile=tile, cap=cap)
+            assert (w.pair_tests, w.pairs_decided_by_corners) == (tests.sum(), corners.sum())
+            if cap is None:  # every ordered pair exactly once
+                assert w.pair_tests + w.pairs_decided_by_corners == n * (n - 1) // 2
+    np.testing.assert_array_equal(cuda_impl.pareto_front(c), ref.pareto_front(c))
     np.testing.assert_array_equal(c, before)
 
 
-def test_cuda_pareto_rank_many_fronts_ties_and_permutations(cuda_impl, cuda_rank, monkeypatch):
-    monkeypatch.setattr(cuda_rank, "RANK_TILE", 32)
-    monkeypatch.setattr(cuda_rank, "RANK_BLOCKS", 2)
+@pytest.mark.parametrize("n, m, kind, tile", CASES)
+def test_cuda_pareto_rank_follows_the_host_schedule(cuda_impl, monkeypatch, n, m, kind, tile):
+    from gpurank.kernels.cuda import rank, schedule
+
+    monkeypatch.setattr(schedule, "RANK_TILE", tile)
+    c = make_input(n, m, kind, n * 7 + m)
+    before = c.copy()
+    work = {}
+    got = rank.rank_device(c, work=work).copy_to_host()
+    assert got.dtype == np.int32 and got.shape == (n,)
+    np.testing.assert_array_equal(got, ref.pareto_rank(c))
+    if n:
+        _, tests, corners, order = schedule.row_work(c, "pareto_rank", tile=tile)
+        np.testing.assert_array_equal(work["order"], order)
+        np.testing.assert_array_equal(work["tests"], tests)
+        np.testing.assert_array_equal(work["corners"], corners)
+        w = schedule.count_work(c, "pareto_rank", tile=tile)
+        assert w.pair_tests + w.pairs_decided_by_corners == n * (n - 1) // 2
+    for depth in (1, 2, 5):
+        np.testing.assert_array_equal(cuda_impl.pareto_rank(c, depth=depth),
+                                      ref.pareto_rank(c, depth=depth))
+    np.testing.assert_array_equal(c, before)
+
+
+def test_shrunk_tiles_reach_every_decision():
+    """The inputs above take every branch of the walk at their tile sizes, in both
+    directions (anticorrelated rows have no node that dominates a whole tile)."""
+    for reverse in (False, True):
+        total = {}
+        for n, m, kind, tile in CASES:
+            for code, k in _steps(make_input(n, m, kind, n * 7 + m), tile, reverse).items():
+                total[code] = total.get(code, 0) + k
+        assert min(total.values()) > 0, (reverse, total)
+
+
+def test_schedule_order_is_a_linear_extension_and_matches_the_device(cuda_impl):
+    """Every dominator sorts before the rows it dominates; the device sorts as the host."""
+    from gpurank.kernels.cuda import _tree, schedule
+    from numba import cuda
+
+    for kind in ("int", "dup", "anti", "float"):
+        c = make_input(140, 4, kind, 11)
+        order, _ = schedule.sorted_order(c)
+        pos = np.empty(140, np.int64)
+        pos[order] = np.arange(140)
+        d = ref.dominance_matrix(c)  # d[a, b]: a dominates b
+        a, b = np.nonzero(d)
+        assert (pos[a] < pos[b]).all(), kind
+        np.testing.assert_array_equal(_tree.sort_rows(cuda.to_device(c)).copy_to_host(), order)
+
+
+def test_cuda_pareto_rank_many_fronts_ties_and_permutations(cuda_impl, monkeypatch):
+    from gpurank.kernels.cuda import schedule
+
+    monkeypatch.setattr(schedule, "RANK_TILE", 16)
     c = _chain(220, 3)
     want = ref.pareto_rank(c)
-    assert want.max() >= 30  # the case the sweep is for: work independent of the fronts
+    assert want.max() >= 30  # many fronts
     np.testing.assert_array_equal(cuda_impl.pareto_rank(c), want)
     perm = np.random.default_rng(4).permutation(c.shape[0])
     np.testing.assert_array_equal(cuda_impl.pareto_rank(c[perm]), want[perm])
@@ -188,10 +269,11 @@ def test_cuda_pareto_rank_many_fronts_ties_and_permutations(cuda_impl, cuda_rank
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_cuda_pareto_rank_device_inputs(cuda_rank, cuda_device, monkeypatch, dtype):
+def test_cuda_pareto_rank_device_inputs(cuda_device, monkeypatch, dtype):
+    from gpurank.kernels.cuda import schedule
     from numba import cuda
 
-    monkeypatch.setattr(cuda_rank, "RANK_TILE", 24)
+    monkeypatch.setattr(schedule, "RANK_TILE", 24)
     c = make_input(90, 3, "dup", 9, dtype)
     want = ref.pareto_rank(c)
     for d in (cuda.to_device(c), cuda.to_device(np.asfortranarray(c))):
@@ -199,6 +281,8 @@ def test_cuda_pareto_rank_device_inputs(cuda_rank, cuda_device, monkeypatch, dty
         assert r.dtype == np.int32
         np.testing.assert_array_equal(r.copy_to_host(), want)
         np.testing.assert_array_equal(d.copy_to_host(), c)  # not mutated
+    np.testing.assert_array_equal(cuda_device.pareto_rank_device(c, depth=2).copy_to_host(),
+                                  np.minimum(want, 2))
 
 
 def test_cuda_pareto_rank_rejects_bad_input(cuda_impl):
@@ -221,3 +305,37 @@ def test_cuda_lexicographic_merge_sort(cuda_impl, n, m, kind):
     order = _launch.lex_order(cuda.to_device(c)).copy_to_host()
     want = np.lexsort((np.arange(n),) + tuple(c[:, j] for j in range(m - 1, -1, -1)))
     np.testing.assert_array_equal(order, want)
+
+
+class CudaAPIError(Exception):
+    """Stands for numba-cuda's driver error (matched by name and code, as the driver's)."""
+
+    def __init__(self, code, msg):
+        super().__init__(code, msg)
+        self.code = code
+
+
+@pytest.mark.parametrize("where", ["device_array", "to_device"])
+def test_cuda_out_of_device_memory_is_a_memory_error(cuda_impl, monkeypatch, where):
+    """A failed device allocation surfaces as MemoryError (which the engine reports as its
+    device-memory error), from every kernel's allocations; other driver errors pass."""
+    from gpurank.kernels.cuda import _launch
+
+    real = getattr(_launch.cuda, where)
+    code = {"n": 2}
+
+    def failing(*args, **kwargs):
+        raise CudaAPIError(code["n"], "Call to cuMemAlloc results in CUDA_ERROR")
+
+    monkeypatch.setattr(_launch.cuda, where, failing)
+    c = make_input(5, 2, "int", 1)
+    for call in (lambda: cuda_impl.domination_count(c), lambda: cuda_impl.pareto_rank(c),
+                 lambda: cuda_impl.topsis(c, [1, 1], [True, False])):
+        with pytest.raises(MemoryError, match=r"GPU out of memory: could not allocate \d+ "
+                                              r"bytes on the device \(CudaAPIError"):
+            call()
+    code["n"] = 1  # CUDA_ERROR_INVALID_VALUE: not memory
+    with pytest.raises(CudaAPIError):
+        cuda_impl.pareto_front(c)
+    monkeypatch.setattr(_launch.cuda, where, real)
+    np.testing.assert_array_equal(cuda_impl.pareto_front(c), ref.pareto_front(c))

@@ -37,7 +37,7 @@ print("\n".join(bad))
 
 
 # Every module that defines kernels, in two subprocesses of similar length.
-MODULES = ["_launch,count,rank,topsis", "smaa"]
+MODULES = ["_launch,_tree,count,rank,topsis", "smaa"]
 
 
 def test_every_kernel_module_is_compiled():
@@ -66,3 +66,41 @@ def test_all_cuda_kernels_compile_to_ptx_for_sm90(modules):
         pytest.skip(f"numba-cuda toolkit (NVVM) not installed: {out.stdout.strip()}; "
                     "pip install 'numba-cuda[cu12]'")
     assert out.stdout.startswith("OK"), out.stdout
+
+
+FMA_CODE = r"""
+import sys
+try:
+    from numba import cuda
+    from numba.cuda.cudadrv.nvvm import NVVM  # noqa: F401
+    NVVM()
+except Exception as e:
+    print("SKIP", type(e).__name__, e)
+    sys.exit(0)
+import gpurank.kernels.cuda as kc
+fns = kc.kernel_functions()
+for name in sys.argv[1].split(","):
+    sig = dict(kc.ptx_signatures())[name]
+    if "{f}" in sig or "float32" in sig:
+        sig = [s for n, s in kc.ptx_signatures() if n == name and "float64" in s][-1]
+    ptx, _ = cuda.compile_ptx(fns[name], sig, cc=(9, 0))
+    print(name, ptx.count("fma.rn.f64"), ptx.count("mul.rn.f64"))
+"""
+
+
+def test_score_kernels_round_every_product():
+    """The kernels whose sums decide ties (TOPSIS closeness, the column sums of squares,
+    SMAA scores) have no fused multiply-add in their PTX: each product is rounded on its
+    own, as on the host (NVVM would otherwise contract ``a * b + c``)."""
+    names = ["smaa_score", "closeness", "stats", "scaled_squares"]
+    out = subprocess.run(
+        [sys.executable, "-c", FMA_CODE, ",".join(names)], check=False, capture_output=True,
+        text=True, env=_env(), timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    if out.stdout.startswith("SKIP"):
+        pytest.skip(f"numba-cuda toolkit (NVVM) not installed: {out.stdout.strip()}")
+    counts = {line.split()[0]: line.split()[1:] for line in out.stdout.strip().splitlines()}
+    assert set(counts) == set(names), out.stdout
+    for name, (fma, mul) in counts.items():
+        assert int(fma) == 0 and int(mul) > 0, (name, fma, mul)

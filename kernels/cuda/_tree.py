@@ -1,0 +1,153 @@
+"""The device side of the tile schedule: the Z-order sort and the tree of tile boxes.
+
+:func:`tree_layout` puts the rows of a validated device matrix in the order of
+:func:`gpurank.kernels.cuda.schedule.sorted_order` (Z-order code, then lexicographic, then
+row index), lays them out column-major and builds the bounding boxes of the tiles and of
+the complete binary tree over them, with the scalar functions of :mod:`._tiles` and the
+NumPy breakpoints of :mod:`.schedule`, so that the host mirror sees the same order, the
+same boxes and therefore the same decisions. See :mod:`._tiles` for the scheme.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import cuda
+
+from . import _tiles, schedule
+from ._launch import TILE, blocks, device_array, gather_kernel, iota_kernel, kernel, to_device
+
+__all__ = ["TreeLayout", "rows_in", "tree_layout", "walk"]
+
+walk = _tiles.compile_walk(cuda.jit(device=True, inline=True))
+rows_in = cuda.jit(device=True, inline=True)(_tiles.rows_in)
+_morton_code = cuda.jit(device=True, inline=True)(_tiles.morton_code)
+_key_compare = cuda.jit(device=True, inline=True)(_tiles.key_compare)
+
+
+@kernel("void({f}[:, :], float64[:, :], int64, int64[:])")
+def codes_kernel(x, bp, bits, codes):
+    """codes[i] = Z-order code of row i (the host mirror's ``morton_code``)."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        codes[i] = _morton_code(x, i, bp, bp.shape[1], x.shape[1], bits)
+
+
+@kernel("void(int64[:], {f}[:, :], int64, int64, int64, int64[:], int64[:])")
+def key_merge_pass_kernel(codes, x, n, m, width, src, dst):
+    """One pass of the bottom-up merge sort of row indices by (code, lexicographic, index):
+    as :func:`._launch.merge_pass_kernel` with the Z-order code as the first key."""
+    p = cuda.grid(1)
+    if p < n:
+        i = src[p]
+        start = (p // (2 * width)) * (2 * width)
+        mid = min(start + width, n)
+        end = min(start + 2 * width, n)
+        if p < mid:
+            lo = mid
+            hi = end
+        else:
+            lo = start
+            hi = mid
+        first = lo
+        while lo < hi:
+            h = (lo + hi) // 2
+            j = src[h]
+            c = _key_compare(codes, x, j, i, m)
+            if c < 0 or (c == 0 and j < i):
+                lo = h + 1
+            else:
+                hi = h
+        before = lo - first
+        if p < mid:
+            dst[p + before] = i
+        else:
+            dst[start + (p - mid) + before] = i
+
+
+@kernel("void({f}[:, :], int64, int64, int64, {f}[:, :], {f}[:, :])")
+def leaf_box_kernel(cs, n, tile, npow, lo, hi):
+    """Box of tile t (one thread per leaf): lo/hi[npow + t, k] over its sorted rows
+    (+inf/-inf for the padding leaves beyond the last tile)."""
+    t = cuda.grid(1)
+    if t < npow:
+        a = t * tile
+        b = min(a + tile, n)
+        for k in range(cs.shape[0]):
+            mn = math.inf
+            mx = -math.inf
+            for j in range(a, b):
+                v = cs[k, j]
+                mn = min(mn, v)
+                mx = max(mx, v)
+            lo[npow + t, k] = mn
+            hi[npow + t, k] = mx
+
+
+@kernel("void({f}[:, :], {f}[:, :], int64, int64)")
+def node_box_kernel(lo, hi, v0, count):
+    """Boxes of the nodes v0 .. v0 + count - 1 of one tree level from their children."""
+    v = v0 + cuda.grid(1)
+    if v < v0 + count:
+        for k in range(lo.shape[1]):
+            lo[v, k] = min(lo[2 * v, k], lo[2 * v + 1, k])
+            hi[v, k] = max(hi[2 * v, k], hi[2 * v + 1, k])
+
+
+class TreeLayout:
+    """The sorted rows and the tree of one device matrix.
+
+    Attributes: ``order`` (int64, sorted position -> row), ``cs`` (the sorted rows,
+    column-major (m, n)), ``lo``/``hi`` ((2 npow, m) boxes), ``npow`` (leaves), ``tile``,
+    ``ntiles``.
+    """
+
+    __slots__ = ("cs", "hi", "lo", "npow", "ntiles", "order", "tile")
+
+    def __init__(self, order, cs, lo, hi, npow, tile):
+        self.order, self.cs, self.lo, self.hi = order, cs, lo, hi
+        self.npow, self.tile = npow, tile
+        self.ntiles = -(-cs.shape[1] // tile)
+
+
+def sort_rows(d):
+    """Row indices of ``d`` (n >= 1) in the schedule's order (int64 device array)."""
+    n, m = d.shape
+    rows = schedule.sample_rows(n)
+    sample = device_array((m, rows.shape[0]), d.dtype)
+    gather_kernel[blocks(rows.shape[0]), TILE](d, to_device(rows), sample)
+    bp = to_device(schedule.breakpoints(sample.copy_to_host().T))  # m x s values
+    codes = device_array(n, np.int64)
+    codes_kernel[blocks(n), TILE](d, bp, schedule.code_bits(m), codes)
+    src = device_array(n, np.int64)
+    dst = device_array(n, np.int64)
+    iota_kernel[blocks(n), TILE](src)
+    width = 1
+    while width < n:
+        key_merge_pass_kernel[blocks(n), TILE](codes, d, n, m, width, src, dst)
+        src, dst = dst, src
+        width *= 2
+    return src
+
+
+def tree_layout(d, tile):
+    """The :class:`TreeLayout` of the validated device matrix ``d`` (n >= 1) for tiles of
+    ``tile`` rows."""
+    n, m = d.shape
+    order = sort_rows(d)
+    cs = device_array((m, n), d.dtype)
+    gather_kernel[blocks(n), TILE](d, order, cs)
+    ntiles = -(-n // tile)
+    npow = 1
+    while npow < ntiles:
+        npow *= 2
+    lo = device_array((2 * npow, m), d.dtype)
+    hi = device_array((2 * npow, m), d.dtype)
+    leaf_box_kernel[blocks(npow), TILE](cs, n, tile, npow, lo, hi)
+    v = npow
+    while v > 1:
+        half = v // 2
+        node_box_kernel[blocks(half), TILE](lo, hi, half, half)
+        v = half
+    return TreeLayout(order, cs, lo, hi, npow, tile)

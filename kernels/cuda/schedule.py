@@ -1,0 +1,368 @@
+"""The host mirror of the GPU tile schedule: the device's order, boxes and decisions,
+computed on the CPU at any size, to count the work of the CUDA kernels without a GPU.
+
+The decisions are the functions of :mod:`._tiles` compiled with ``numba.njit`` (the kernels
+compile the same functions for the device), the order and the boxes are NumPy expressions
+that give the same arrays as the device's (a strict total order has one sorted
+permutation; minima and maxima are exact). The simulator tests check that the device's
+per-row pair tests and corner decisions equal these, on small inputs.
+
+Counting conventions, per kernel (ordered pairs (source row, target row), source before
+target in the sorted order for ``pareto_front``, ``pareto_rank`` and ``domination_count``,
+after it for ``dominated_count``; n (n - 1) / 2 pairs in all):
+
+* ``pair_tests``: pairs compared row by row (in undecided leaf tiles, or inside the target
+  tile itself);
+* ``pairs_decided_by_corners``: pairs settled by a node's box without touching the rows;
+* with a cap (``pareto_front`` is the count with cap 1) a row stops once it reached the
+  cap, so the remaining pairs are neither tested nor counted;
+* ``pareto_rank`` also prunes the nodes whose largest rank cannot raise any bound of the
+  target tile (counted with the corners): its schedule depends on the ranks, which the
+  mirror takes from the CPU kernel (exact, so equal to the device's), and it runs the row
+  tests it schedules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+
+from .._validate import check_cap, check_costs
+from . import _tiles
+
+__all__ = [
+    "COUNT_TILE",
+    "RANK_TILE",
+    "SAMPLE",
+    "WorkCount",
+    "breakpoints",
+    "code_bits",
+    "count_work",
+    "row_work",
+    "sample_rows",
+    "sorted_order",
+    "tree_boxes",
+]
+
+COUNT_TILE = 128  # rows per tile of the count kernel (threads per block)
+RANK_TILE = 128  # rows per tile of the rank sweep (threads of its one block)
+SAMPLE = 1024  # rows sampled for the quantization breakpoints of the Z-order
+
+_rows_in = njit(inline="always")(_tiles.rows_in)
+_walk = _tiles.compile_walk(njit)
+_NO_RANKS = np.full(1, -1, dtype=np.int32)  # what the count walks pass for nodemax
+_morton_code = njit(inline="always")(_tiles.morton_code)
+
+
+@dataclass(frozen=True)
+class WorkCount:
+    """The counted work of one kernel call (see the module docstring)."""
+
+    kernel: str
+    n: int
+    m: int
+    tile: int
+    pair_tests: int
+    pairs_decided_by_corners: int
+
+
+def code_bits(m):
+    """Bits per column of the Z-order code: 62 bits in all, at most 16 per column."""
+    return max(1, min(16, 62 // max(1, m)))
+
+
+def sample_rows(n):
+    """The evenly spaced rows whose values are the quantization breakpoints."""
+    s = min(n, SAMPLE)
+    return (np.arange(s, dtype=np.int64) * n) // max(s, 1)
+
+
+def breakpoints(sample):
+    """The sorted columns of the sampled rows (an (s, m) array): an (m, s) float64 array."""
+    return np.ascontiguousarray(np.sort(np.asarray(sample, dtype=np.float64).T, axis=1))
+
+
+@njit(parallel=True, cache=True)
+def _codes(x, bp, bits):
+    n, m = x.shape
+    out = np.empty(n, dtype=np.int64)
+    for i in prange(n):
+        out[i] = _morton_code(x, i, bp, bp.shape[1], m, bits)
+    return out
+
+
+def sorted_order(x):
+    """The device's order of the rows of ``x``: Z-order code, then lexicographic, then row
+    index. Returns (order, codes) as int64 arrays."""
+    n, m = x.shape
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    bp = breakpoints(x[sample_rows(n)])
+    codes = _codes(x, bp, code_bits(m))
+    keys = (np.arange(n),) + tuple(x[:, k] for k in range(m - 1, -1, -1)) + (codes,)
+    return np.lexsort(keys).astype(np.int64), codes
+
+
+def tree_boxes(xs, tile):
+    """Boxes of the tree over the tiles of the sorted rows ``xs``: (lo, hi, npow), with
+    ``lo``/``hi`` of shape (2 npow, m) in ``xs``'s dtype (node 0 unused, empty nodes
+    +inf/-inf)."""
+    n, m = xs.shape
+    ntiles = max(1, -(-n // tile))
+    npow = 1
+    while npow < ntiles:
+        npow *= 2
+    lo = np.full((2 * npow, m), np.inf, dtype=xs.dtype)
+    hi = np.full((2 * npow, m), -np.inf, dtype=xs.dtype)
+    if n:
+        starts = np.arange(0, n, tile)
+        lo[npow : npow + len(starts)] = np.minimum.reduceat(xs, starts, axis=0)
+        hi[npow : npow + len(starts)] = np.maximum.reduceat(xs, starts, axis=0)
+    v = npow
+    while v > 1:
+        half = v // 2
+        lo[half:v] = np.minimum(lo[v : 2 * v : 2], lo[v + 1 : 2 * v : 2])
+        hi[half:v] = np.maximum(hi[v : 2 * v : 2], hi[v + 1 : 2 * v : 2])
+        v = half
+    return lo, hi, npow
+
+
+@njit(parallel=True, cache=True)
+def _walk_counts(lo, hi, n, tile, npow, m, reverse):
+    """Per tile: (pair tests, pairs decided by corners) without a cap (box decisions only)."""
+    ntiles = -(-n // tile)
+    tests = np.zeros(ntiles, dtype=np.int64)
+    corners = np.zeros(ntiles, dtype=np.int64)
+    for t in prange(ntiles):
+        tn = _rows_in(t, t + 1, n, tile)
+        first, last = (t + 1, ntiles) if reverse else (0, t)
+        stack = np.empty(64, dtype=np.int64)
+        stack[0] = 1
+        sp = 1
+        te = tn * (tn - 1) // 2  # inside the tile
+        co = 0
+        while True:
+            code, _v, a, b, sp = _walk(stack, sp, lo, hi, npow + t, first, last, npow, m,
+                                       reverse, _NO_RANKS, -1)
+            if code == _tiles.DONE:
+                break
+            r = _rows_in(a, b, n, tile) * tn
+            if code == _tiles.LEAF:
+                te += r
+            else:
+                co += r
+        tests[t] = te
+        corners[t] = co
+    return tests, corners
+
+
+@njit(inline="always")
+def _dom(xs, a, b, m):
+    strict = False
+    for k in range(m):
+        if xs[a, k] > xs[b, k]:
+            return False
+        if xs[a, k] < xs[b, k]:
+            strict = True
+    return strict
+
+
+@njit(parallel=True, cache=True)
+def _walk_capped(xs, lo, hi, tile, npow, cap, reverse):
+    """Per sorted row: (count, pair tests, pairs decided by corners) as the count kernel
+    runs with a cap: each step in the kernel's order, a row stopping at the cap."""
+    n, m = xs.shape
+    ntiles = -(-n // tile)
+    cnt = np.zeros(n, dtype=np.int64)
+    tests = np.zeros(n, dtype=np.int64)
+    corners = np.zeros(n, dtype=np.int64)
+    for t in prange(ntiles):
+        p0 = t * tile
+        tn = _rows_in(t, t + 1, n, tile)
+        first, last = (t + 1, ntiles) if reverse else (0, t)
+        # inside the tile: each row against the rows before it (after it with reverse)
+        for r in range(tn):
+            i = p0 + r
+            lo_u, hi_u = (r + 1, tn) if reverse else (0, r)
+            for u in range(lo_u, hi_u):
+                if cnt[i] >= cap:
+                    break
+                tests[i] += 1
+                hit = _dom(xs, i, p0 + u, m) if reverse else _dom(xs, p0 + u, i, m)
+                if hit:
+                    cnt[i] += 1
+        stack = np.empty(64, dtype=np.int64)
+        stack[0] = 1
+        sp = 1
+        while True:
+            alldone = True
+            for r in range(tn):
+                if cnt[p0 + r] < cap:
+                    alldone = False
+            if alldone:
+                break
+            code, _v, a, b, sp = _walk(stack, sp, lo, hi, npow + t, first, last, npow, m,
+                                       reverse, _NO_RANKS, -1)
+            if code == _tiles.DONE:
+                break
+            rows = _rows_in(a, b, n, tile)
+            for r in range(tn):
+                i = p0 + r
+                if cnt[i] >= cap:
+                    continue
+                if code == _tiles.LEAF:
+                    for j in range(a * tile, a * tile + rows):
+                        if cnt[i] >= cap:
+                            break
+                        tests[i] += 1
+                        if _dom(xs, i, j, m) if reverse else _dom(xs, j, i, m):
+                            cnt[i] += 1
+                else:
+                    corners[i] += rows
+                    if code == _tiles.FULL:
+                        cnt[i] += rows
+    return np.minimum(cnt, cap), tests, corners
+
+
+@njit(parallel=True, cache=True)
+def _walk_rank(xs, rs, lo, hi, nodemax, tile, npow):
+    """Per sorted row: (pair tests, pairs decided without a row test) of the rank sweep,
+    given the final ranks ``rs`` of the sorted rows and ``nodemax`` from them: the tiles
+    are independent here, since every rank they read is known."""
+    n, m = xs.shape
+    ntiles = -(-n // tile)
+    tests = np.zeros(n, dtype=np.int64)
+    corners = np.zeros(n, dtype=np.int64)
+    for t in prange(ntiles):
+        p0 = t * tile
+        tn = _rows_in(t, t + 1, n, tile)
+        lb = np.zeros(tn, dtype=np.int64)
+        stack = np.empty(64, dtype=np.int64)
+        stack[0] = 1
+        sp = 1
+        while True:
+            code, v, a, b, sp = _walk(stack, sp, lo, hi, npow + t, 0, t, npow, m, False,
+                                      nodemax, lb.min())
+            if code == _tiles.DONE:
+                break
+            rows = _rows_in(a, b, n, tile)
+            for r in range(tn):
+                i = p0 + r
+                if code == _tiles.LEAF:
+                    for j in range(a * tile, a * tile + rows):
+                        tests[i] += 1
+                        r1 = rs[j] + 1
+                        if r1 > lb[r] and _dom(xs, j, i, m):
+                            lb[r] = r1
+                else:
+                    corners[i] += rows
+                    if code == _tiles.FULL:
+                        lb[r] = max(lb[r], nodemax[v] + 1)
+        for r in range(tn):
+            tests[p0 + r] += r  # the chain inside the tile
+    return tests, corners
+
+
+def _rank_walk(xs, x, order, lo, hi, npow, tile):
+    """:func:`_walk_rank` on the ranks of the CPU kernel (equal to the device's)."""
+    from .. import cpu  # the exact ranks; NumPy/Numba only
+
+    rs = cpu.pareto_rank(x)[order].astype(np.int64)
+    ntiles = -(-xs.shape[0] // tile)
+    nodemax = np.full(2 * npow, -1, dtype=np.int32)
+    starts = np.arange(0, xs.shape[0], tile)
+    nodemax[npow : npow + ntiles] = np.maximum.reduceat(rs, starts)
+    v = npow
+    while v > 1:
+        half = v // 2
+        nodemax[half:v] = np.maximum(nodemax[v : 2 * v : 2], nodemax[v + 1 : 2 * v : 2])
+        v = half
+    return _walk_rank(xs, rs, lo, hi, nodemax, tile, npow)
+
+
+def _prepare(costs, tile):
+    x = check_costs(costs)
+    order, _ = sorted_order(x)
+    xs = np.ascontiguousarray(x[order])
+    lo, hi, npow = tree_boxes(xs, tile)
+    return xs, order, lo, hi, npow
+
+
+_KERNELS = ("pareto_front", "pareto_rank", "domination_count", "dominated_count")
+
+
+def _kernel_args(kernel, cap):
+    if kernel not in _KERNELS:
+        raise ValueError(f"kernel must be one of {_KERNELS}; got {kernel!r}")
+    cap = check_cap(cap)
+    if kernel == "pareto_front":
+        cap = 1
+    if kernel == "pareto_rank" and cap is not None:
+        raise ValueError(f"cap applies to the count kernels, not pareto_rank; got {cap!r}")
+    return cap, kernel == "dominated_count"
+
+
+def row_work(costs, kernel, *, tile=None, cap=None):
+    """Per row, in the sorted order: (count, pair tests, pairs decided by corners), by
+    running the schedule with its row tests on the host (what the device kernels record
+    when asked; ``count`` is the capped count, None for ``pareto_rank``). Also returns the
+    order. O(pair tests) time: for small inputs and tests."""
+    cap, reverse = _kernel_args(kernel, cap)
+    tile = int(tile or (RANK_TILE if kernel == "pareto_rank" else COUNT_TILE))
+    xs, order, lo, hi, npow = _prepare(costs, tile)
+    n = xs.shape[0]
+    if n == 0:
+        z = np.zeros(0, np.int64)
+        return z, z, z, order
+    if kernel == "pareto_rank":
+        tests, corners = _rank_walk(xs, check_costs(costs), order, lo, hi, npow, tile)
+        return None, tests, corners, order
+    cnt, tests, corners = _walk_capped(xs, lo, hi, tile, npow, n if cap is None else cap,
+                                       reverse)
+    return cnt, tests, corners, order
+
+
+def count_work(costs, kernel, *, tile=None, cap=None):
+    """The work of one CUDA kernel call on ``costs``, counted on the host.
+
+    Parameters
+    ----------
+    costs : array_like, shape (n, m)
+        As the kernels take it.
+    kernel : {"pareto_front", "pareto_rank", "domination_count", "dominated_count"}
+    tile : int, optional, keyword-only
+        Rows per tile (the kernel module's setting by default).
+    cap : int, optional, keyword-only
+        The count kernels' cap (``pareto_front`` is the count with cap 1). With a cap the
+        row tests run on the host, in the kernel's order; without one the boxes alone
+        decide the schedule and only the tree is walked.
+
+    Returns
+    -------
+    WorkCount
+
+    Examples
+    --------
+    >>> x = np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0], [0.0, 5.0]])
+    >>> w = count_work(x, "domination_count", tile=2)
+    >>> w.pair_tests + w.pairs_decided_by_corners  # every ordered pair once: 4 * 3 / 2
+    6
+    """
+    cap, reverse = _kernel_args(kernel, cap)
+    tile = int(tile or (RANK_TILE if kernel == "pareto_rank" else COUNT_TILE))
+    xs, order, lo, hi, npow = _prepare(costs, tile)
+    n, m = xs.shape
+    if n == 0:
+        tests = corners = 0
+    elif kernel == "pareto_rank":
+        t, c = _rank_walk(xs, check_costs(costs), order, lo, hi, npow, tile)
+        tests, corners = int(t.sum()), int(c.sum())
+    elif cap is None:
+        t, c = _walk_counts(lo, hi, n, tile, npow, m, reverse)
+        tests, corners = int(t.sum()), int(c.sum())
+    else:
+        _, t, c = _walk_capped(xs, lo, hi, tile, npow, cap, reverse)
+        tests, corners = int(t.sum()), int(c.sum())
+    return WorkCount(kernel, n, m, tile, tests, corners)
