@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -637,6 +637,221 @@ def _borrowing(train_families: dict, acc: pd.DataFrame) -> tuple[dict, str]:
     return dict(sorted(lend.items())), default
 
 
+def _sigmoid(x):
+    """The logistic function (maps an unbounded coordinate into (0, 1))."""
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def _logit(v):
+    """The inverse of :func:`_sigmoid`, clipped so a start on the edge stays movable."""
+    v = min(max(v, 0.01), 0.99)
+    return math.log(v / (1 - v))
+
+
+@dataclass(frozen=True)
+class _FitRows:
+    """The training rows as the residuals read them: configurations and measured times."""
+
+    families: list
+    family_index: np.ndarray
+    cfg: dict
+    extra: dict
+    ttt: np.ndarray
+
+
+@dataclass(frozen=True)
+class _ParamSpace:
+    """The optimizer's coordinates: a log efficiency per family, the shared parameters
+    (logit or log, so every bound is a box), then the log intensity when it is fitted."""
+
+    k: int
+    fit_intensity: bool
+
+    def unpack(self, theta):
+        """Efficiencies per family and the shared parameters at ``theta``."""
+        k = self.k
+        ef = np.exp(theta[:k])
+        p = {
+            "comm_efficiency": min(_sigmoid(theta[k]), 1.0),
+            "overlap": min(_sigmoid(theta[k + 1]), 0.999),
+            "overhead_s": math.exp(theta[k + 2]),
+            "batch_half": math.exp(theta[k + 3]),
+            "mem_overlap": _sigmoid(theta[k + 4]),
+        }
+        if self.fit_intensity:
+            p["arithmetic_intensity"] = math.exp(theta[k + 5])
+        return ef, p
+
+    def names(self, families) -> list[str]:
+        """The model's name for each coordinate."""
+        return (
+            [f"compute_efficiency_by_family[{f}]" for f in families]
+            + ["comm_efficiency", "overlap", "overhead_s", "batch_half", "mem_overlap"]
+            + (["arithmetic_intensity"] if self.fit_intensity else [])
+        )
+
+
+def _check_calibration_table(mlperf_table) -> None:
+    """Refuse anything but a DataFrame holding the required columns."""
+    if not isinstance(mlperf_table, pd.DataFrame):
+        raise UsageError(
+            f"mlperf_table: {type(mlperf_table).__name__} is not allowed; pass a pandas DataFrame"
+        )
+    missing = [c for c in REQUIRED_CALIBRATE_COLUMNS if c not in mlperf_table.columns]
+    if missing:
+        raise DataError(
+            f"calibration table is missing column '{missing[0]}'; required columns are: "
+            f"{', '.join(REQUIRED_CALIBRATE_COLUMNS)}"
+        )
+
+
+def _training_mask(t: pd.DataFrame, usable: np.ndarray, train_rounds) -> np.ndarray:
+    """The usable rows of the training rounds; an error when there are none."""
+    in_train = usable.copy()
+    if train_rounds is not None:
+        in_train &= t["round"].astype(str).isin([str(r) for r in train_rounds]).to_numpy()
+    if not in_train.any():
+        raise DataError(
+            f"calibration table has no usable rows (of {len(t)}) in train_rounds={train_rounds!r}; "
+            "rows need an accelerator the catalog models, n_accelerators > 0 and a "
+            "time_to_train_min > 0"
+        )
+    return in_train
+
+
+def _fit_rows(cfg, extra, in_train: np.ndarray, ttt: np.ndarray) -> _FitRows:
+    """The training rows' slices of the configurations, with each row's family index."""
+    fams = sorted(set(extra["family"][in_train]))
+    fam_idx = np.array([fams.index(f) if f in fams else -1 for f in extra["family"]])
+    tr = np.flatnonzero(in_train)
+    return _FitRows(
+        families=fams,
+        family_index=fam_idx[tr],
+        cfg={k: (np.asarray(v)[tr] if np.ndim(v) else v) for k, v in cfg.items()},
+        extra={k: np.asarray(v)[tr] for k, v in extra.items()},
+        ttt=ttt[tr],
+    )
+
+
+def _start_and_bounds(rows: _FitRows, base: CalibratedModel, workload: Workload, space):
+    """The optimizer's starting point and box bounds, ``(x0, lo, hi)``."""
+    sub, fi, k = rows.cfg, rows.family_index, space.k
+    # start each family at twice the fraction of peak its runs achieve overall (the compute
+    # term is part of the step), so no family starts in the flat input-bound region
+    thr_meas = _div(
+        rows.extra["samples"],
+        np.maximum(rows.ttt * 60.0 - base.overhead_s, 1.0),
+    )
+    b_tr = sub["local_batch"]
+    achieved = _div(
+        thr_meas * workload.flops_per_sample * (b_tr + base.batch_half),
+        sub["n_accelerators"] * sub["peak_tflops"] * 1e12 * b_tr,
+    )
+    # the workload's own estimate of its intensity starts the fit and widens its bounds
+    ai_est = (
+        workload.flops_per_sample / workload.bytes_per_sample
+        if workload.bytes_per_sample
+        else None
+    )
+    eff0 = [float(np.clip(2.0 * np.nanmedian(achieved[fi == j]), 0.05, 0.95)) for j in range(k)]
+    ai0 = (
+        (ai_est or base.arithmetic_intensity)
+        if workload.arithmetic_intensity is None
+        else workload.arithmetic_intensity
+    )
+    ai_lo = min(5.0, ai_est / 10.0) if ai_est else 5.0
+    ai_hi = max(2000.0, ai_est * 10.0) if ai_est else 2000.0
+    x0 = np.concatenate(
+        [
+            np.log(eff0),
+            [
+                _logit(base.comm_efficiency),
+                _logit(base.overlap),
+                math.log(max(base.overhead_s, 1.0)),
+                math.log(max(base.batch_half, 1.0)),
+                _logit(base.mem_overlap),
+            ],
+            [math.log(ai0)] if space.fit_intensity else [],
+        ]
+    )
+    lo = np.concatenate(
+        [
+            np.full(k, math.log(0.01)),
+            [-4, -4, math.log(0.5), math.log(0.5), -6],
+            [math.log(ai_lo)] if space.fit_intensity else [],
+        ]
+    )
+    hi = np.concatenate(
+        [
+            np.full(k, 0.0),
+            [6, 6, math.log(600), math.log(256), 6],
+            [math.log(ai_hi)] if space.fit_intensity else [],
+        ]
+    )
+    return x0, lo, hi
+
+
+def _least_squares_fit(rows: _FitRows, start, workload: Workload, space, x0, lo, hi):
+    """Robust least squares on log time-to-train; scipy's result."""
+    from scipy.optimize import least_squares
+
+    y = np.log(rows.ttt)
+
+    def resid(theta):
+        ef, p = space.unpack(theta)
+        o = _outputs(
+            dict(rows.cfg, compute_efficiency=ef[rows.family_index]),
+            rows.extra,
+            replace(start, **p),
+            workload,
+        )
+        return np.log(o["time_to_train_min"]) - y
+
+    return least_squares(
+        resid, np.clip(x0, lo + 1e-9, hi - 1e-9), bounds=(lo, hi), loss="soft_l1", f_scale=0.1
+    )
+
+
+def _at_bound(names, x, lo, hi) -> list[str]:
+    """Parameters that ended within a thousandth of their range of a bound."""
+    span = hi - lo
+    return [nm for nm, v, a, b_, s in zip(names, x, lo, hi, span) if min(v - a, b_ - v) < 1e-3 * s]
+
+
+def _fitted_model(base, rows: _FitRows, space, sol, workload, accelerator_table):
+    """The model at the optimum (rounded as the model file stores it), and the training rows
+    per family that decided the lending."""
+    ef, p = space.unpack(sol.x)
+    fams, fi = rows.families, rows.family_index
+    rows_per_family = {f: int((fi == j).sum()) for j, f in enumerate(fams)}
+    gen_of = {f: g for f, g in zip(rows.extra["family"], rows.extra["generation"])}
+    acc = _cat.accelerator_catalog(accelerator_table)
+    lend, default = _borrowing({f: (gen_of[f], rows_per_family[f]) for f in fams}, acc)
+    rounded = {kk: (round(v, 6) if kk != "overhead_s" else round(v, 4)) for kk, v in p.items()}
+    model = replace(
+        base,
+        compute_efficiency_by_family={f: round(float(v), 6) for f, v in zip(fams, ef)},
+        borrow_by_generation=lend,
+        borrow_default=default,
+        workload=workload.name,
+        fit={},
+        **rounded,
+    )
+    return model, rows_per_family
+
+
+def _error_report(pred: pd.DataFrame, trmask: np.ndarray, test_rounds) -> dict:
+    """Errors per family on the training rows and, with ``test_rounds``, the held-out rows."""
+    report = {"train_errors": fit_errors(pred[trmask]).to_dict(orient="records")}
+    if test_rounds is not None:
+        te = pred["round"].astype(str).isin([str(r) for r in test_rounds]).to_numpy()
+        report["n_test"] = int(te.sum())
+        report["test_errors"] = fit_errors(pred[te]).to_dict(orient="records")
+        nv = te & pred["accelerator_id"].astype(str).str.startswith("nvidia").to_numpy()
+        report["test_errors_nvidia"] = fit_errors(pred[nv]).to_dict(orient="records")[-1]
+    return report
+
+
 def calibrate(
     mlperf_table,
     *,
@@ -674,18 +889,7 @@ def calibrate(
     from the training rows. ``model.fit`` holds the report: rows used and skipped, the
     optimizer's cost, parameters that ended on a bound, and the errors per family.
     """
-    from scipy.optimize import least_squares
-
-    if not isinstance(mlperf_table, pd.DataFrame):
-        raise UsageError(
-            f"mlperf_table: {type(mlperf_table).__name__} is not allowed; pass a pandas DataFrame"
-        )
-    missing = [c for c in REQUIRED_CALIBRATE_COLUMNS if c not in mlperf_table.columns]
-    if missing:
-        raise DataError(
-            f"calibration table is missing column '{missing[0]}'; required columns are: "
-            f"{', '.join(REQUIRED_CALIBRATE_COLUMNS)}"
-        )
+    _check_calibration_table(mlperf_table)
     base = CalibratedModel() if base is None else base
     workload = workload_of(mlperf_table, workload, None)
     t = mlperf_table.reset_index(drop=True)
@@ -705,131 +909,13 @@ def calibrate(
     )
     cfg, extra, note = _configs(t, start, workload, **kw)
     usable, skipped = _usable(t, cfg, extra, note, ttt)
-    in_train = usable.copy()
-    if train_rounds is not None:
-        in_train &= t["round"].astype(str).isin([str(r) for r in train_rounds]).to_numpy()
-    if not in_train.any():
-        raise DataError(
-            f"calibration table has no usable rows (of {len(t)}) in train_rounds={train_rounds!r}; "
-            "rows need an accelerator the catalog models, n_accelerators > 0 and a "
-            "time_to_train_min > 0"
-        )
-    fams = sorted(set(extra["family"][in_train]))
-    fam_idx = np.array([fams.index(f) if f in fams else -1 for f in extra["family"]])
-    tr = np.flatnonzero(in_train)
-    sub = {k: (np.asarray(v)[tr] if np.ndim(v) else v) for k, v in cfg.items()}
-    sub_extra = {k: np.asarray(v)[tr] for k, v in extra.items()}
-    fi = fam_idx[tr]
-    y = np.log(ttt[tr])
-    k = len(fams)
-    fit_intensity = workload.arithmetic_intensity is None
+    in_train = _training_mask(t, usable, train_rounds)
+    rows = _fit_rows(cfg, extra, in_train, ttt)
+    space = _ParamSpace(k=len(rows.families), fit_intensity=workload.arithmetic_intensity is None)
+    x0, lo, hi = _start_and_bounds(rows, base, workload, space)
+    sol = _least_squares_fit(rows, start, workload, space, x0, lo, hi)
+    model, rows_per_family = _fitted_model(base, rows, space, sol, workload, accelerator_table)
 
-    def sigmoid(x):
-        return 1.0 / (1.0 + math.exp(-x))
-
-    def unpack(theta):
-        ef = np.exp(theta[:k])
-        p = {
-            "comm_efficiency": min(sigmoid(theta[k]), 1.0),
-            "overlap": min(sigmoid(theta[k + 1]), 0.999),
-            "overhead_s": math.exp(theta[k + 2]),
-            "batch_half": math.exp(theta[k + 3]),
-            "mem_overlap": sigmoid(theta[k + 4]),
-        }
-        if fit_intensity:
-            p["arithmetic_intensity"] = math.exp(theta[k + 5])
-        return ef, p
-
-    def resid(theta):
-        ef, p = unpack(theta)
-        o = _outputs(dict(sub, compute_efficiency=ef[fi]), sub_extra, replace(start, **p), workload)
-        return np.log(o["time_to_train_min"]) - y
-
-    def logit(v):
-        v = min(max(v, 0.01), 0.99)
-        return math.log(v / (1 - v))
-
-    # start each family at twice the fraction of peak its runs achieve overall (the compute
-    # term is part of the step), so no family starts in the flat input-bound region
-    thr_meas = _div(
-        sub_extra["samples"],
-        np.maximum(ttt[tr] * 60.0 - base.overhead_s, 1.0),
-    )
-    b_tr = sub["local_batch"]
-    achieved = _div(
-        thr_meas * workload.flops_per_sample * (b_tr + base.batch_half),
-        sub["n_accelerators"] * sub["peak_tflops"] * 1e12 * b_tr,
-    )
-    # the workload's own estimate of its intensity starts the fit and widens its bounds
-    ai_est = (
-        workload.flops_per_sample / workload.bytes_per_sample
-        if workload.bytes_per_sample
-        else None
-    )
-    eff0 = [float(np.clip(2.0 * np.nanmedian(achieved[fi == j]), 0.05, 0.95)) for j in range(k)]
-    ai0 = (
-        (ai_est or base.arithmetic_intensity)
-        if workload.arithmetic_intensity is None
-        else workload.arithmetic_intensity
-    )
-    ai_lo = min(5.0, ai_est / 10.0) if ai_est else 5.0
-    ai_hi = max(2000.0, ai_est * 10.0) if ai_est else 2000.0
-    x0 = np.concatenate(
-        [
-            np.log(eff0),
-            [
-                logit(base.comm_efficiency),
-                logit(base.overlap),
-                math.log(max(base.overhead_s, 1.0)),
-                math.log(max(base.batch_half, 1.0)),
-                logit(base.mem_overlap),
-            ],
-            [math.log(ai0)] if fit_intensity else [],
-        ]
-    )
-    lo = np.concatenate(
-        [
-            np.full(k, math.log(0.01)),
-            [-4, -4, math.log(0.5), math.log(0.5), -6],
-            [math.log(ai_lo)] if fit_intensity else [],
-        ]
-    )
-    hi = np.concatenate(
-        [
-            np.full(k, 0.0),
-            [6, 6, math.log(600), math.log(256), 6],
-            [math.log(ai_hi)] if fit_intensity else [],
-        ]
-    )
-    sol = least_squares(
-        resid, np.clip(x0, lo + 1e-9, hi - 1e-9), bounds=(lo, hi), loss="soft_l1", f_scale=0.1
-    )
-    ef, p = unpack(sol.x)
-    names = (
-        [f"compute_efficiency_by_family[{f}]" for f in fams]
-        + ["comm_efficiency", "overlap", "overhead_s", "batch_half", "mem_overlap"]
-        + (["arithmetic_intensity"] if fit_intensity else [])
-    )
-    span = hi - lo
-    at_bound = [
-        nm for nm, x, a, b_, s in zip(names, sol.x, lo, hi, span) if min(x - a, b_ - x) < 1e-3 * s
-    ]
-    rows_per_family = {f: int((fi == j).sum()) for j, f in enumerate(fams)}
-    gen_of = {f: g for f, g in zip(sub_extra["family"], sub_extra["generation"])}
-    acc = _cat.accelerator_catalog(accelerator_table)
-    lend, default = _borrowing({f: (gen_of[f], rows_per_family[f]) for f in fams}, acc)
-    rounded = {kk: (round(v, 6) if kk != "overhead_s" else round(v, 4)) for kk, v in p.items()}
-    model = replace(
-        base,
-        compute_efficiency_by_family={f: round(float(v), 6) for f, v in zip(fams, ef)},
-        borrow_by_generation=lend,
-        borrow_default=default,
-        workload=workload.name,
-        fit={},
-        **rounded,
-    )
-
-    # report
     pred = predict(t[usable], model, workload=workload, **kw)
     report = {
         "n_rows": int(len(t)),
@@ -841,22 +927,12 @@ def calibrate(
         "test_rounds": None if test_rounds is None else [str(r) for r in test_rounds],
         "cost": float(sol.cost),
         "success": bool(sol.success),
-        "at_bound": at_bound,
+        "at_bound": _at_bound(space.names(rows.families), sol.x, lo, hi),
+        **_error_report(pred, in_train[usable], test_rounds),
     }
-    trmask = in_train[usable]
-    report["train_errors"] = fit_errors(pred[trmask]).to_dict(orient="records")
-    if test_rounds is not None:
-        te = pred["round"].astype(str).isin([str(r) for r in test_rounds]).to_numpy()
-        report["n_test"] = int(te.sum())
-        report["test_errors"] = fit_errors(pred[te]).to_dict(orient="records")
-        nv = te & pred["accelerator_id"].astype(str).str.startswith("nvidia").to_numpy()
-        report["test_errors_nvidia"] = fit_errors(pred[nv]).to_dict(orient="records")[-1]
     return replace(model, fit=report)
 
 
-# --------------------------------------------------------------------------------------
-# cross-validation and its report
-# --------------------------------------------------------------------------------------
 def cross_validate(
     mlperf_table,
     *,
