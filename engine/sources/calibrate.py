@@ -237,26 +237,15 @@ def _resolve_rows(table: pd.DataFrame, acc: pd.DataFrame):
     return ids, np.array(notes, dtype=object)
 
 
-def _configs(
-    table: pd.DataFrame,
-    model: CalibratedModel,
-    workload: Workload,
-    *,
-    accelerator_table=None,
-    interconnect_table=None,
-    host_cpu_table=None,
-    use_table_epochs: bool = True,
-):
-    """Turn a canonical table into model inputs. Returns (cfg, extra, note)."""
-    missing = [c for c in REQUIRED_PREDICT_COLUMNS if c not in table.columns]
-    if missing:
-        raise DataError(
-            f"table is missing column '{missing[0]}'; required columns are: "
-            f"{', '.join(REQUIRED_PREDICT_COLUMNS)}"
-        )
-    acc = _cat.accelerator_catalog(accelerator_table)
-    links_df = _cat.interconnect_catalog(interconnect_table)
-    cpus = _cat.host_cpu_catalog(host_cpu_table)
+def _float_column(table: pd.DataFrame, name: str, use: bool = True) -> np.ndarray:
+    """The column as floats, or NaN everywhere when the table lacks it (or ``use`` is off)."""
+    if name in table.columns and use:
+        return _to_float(table[name])
+    return np.full(len(table), np.nan)
+
+
+def _link_bandwidths(links_df: pd.DataFrame, model: CalibratedModel) -> tuple[dict, set]:
+    """Effective GB/s per link id (TCP links derated) and the links that span nodes."""
     bw = {}
     spans = set()
     for _, r in links_df.iterrows():
@@ -265,30 +254,32 @@ def _configs(
         bw[str(r["link_id"])] = float(v) * eff if v == v else math.nan
         if str(r.get("spans_nodes", "no")).strip().lower() == "yes":
             spans.add(str(r["link_id"]))
+    return bw, spans
 
-    n_rows = len(table)
-    ids, note = _resolve_rows(table, acc)
-    acc = acc.set_index("accelerator_id", drop=False)
-    known = np.array([i is not None for i in ids])
-    A = acc.loc[[i if i is not None else acc.index[0] for i in ids]]
-    peak = (
-        pd.to_numeric(A["bf16_dense_tflops"], errors="coerce")
-        .fillna(pd.to_numeric(A["fp16_dense_tflops"], errors="coerce"))
-        .to_numpy(float)
-    )
-    mem_bw = pd.to_numeric(A["mem_bw_tbps"], errors="coerce").to_numpy(float)
-    fam = A["family"].astype(str).to_numpy()
-    gen = A["generation"].astype(str).to_numpy()
-    pairs = {(f, g): model.compute_efficiency_for(f, g) for f, g in set(zip(fam, gen))}
-    eff = np.array([pairs[(f, g)][0] for f, g in zip(fam, gen)], dtype=float)
-    basis = np.array([pairs[(f, g)][1] for f, g in zip(fam, gen)], dtype=object)
+
+def _node_shape(table: pd.DataFrame):
+    """Accelerators, accelerators per node and nodes, each completed from the other two."""
     n = _to_float(table["n_accelerators"])
     g = _to_float(table["accelerators_per_node"])
     m = _to_float(table["n_nodes"])
     g = np.where(g > 0, g, _div(n, np.where(m > 0, m, np.nan)))
     m = np.where(m > 0, m, _div(n, np.where(g > 0, g, np.nan)))
+    return n, g, m
 
-    # intra-node link: a link id, "pcie" text, or the accelerator's own link
+
+@dataclass(frozen=True)
+class _IntraNode:
+    """Per row: the intra-node GB/s, the host link's GB/s, and whether the accelerator's own
+    link is a pod fabric that spans nodes."""
+
+    intra: np.ndarray
+    pcie_bw: np.ndarray
+    spanning: np.ndarray
+
+
+def _intra_node(table: pd.DataFrame, A: pd.DataFrame, bw: dict, spans: set) -> _IntraNode:
+    """The intra-node link of each row: a link id, "pcie" text, or the accelerator's own."""
+    n_rows = len(table)
     link_ids = A["intra_link_id"].astype(str).to_numpy()
     intra_default = np.array([bw.get(x, math.nan) for x in link_ids])
     hi = (
@@ -317,20 +308,23 @@ def _configs(
             intra.append(p)
         else:
             intra.append(d)
-    intra = np.array(intra, dtype=float)
+    return _IntraNode(np.array(intra, dtype=float), pcie_bw, spanning)
 
-    net = table["network"] if "network" in table.columns else pd.Series([None] * n_rows)
+
+def _inter_node(table: pd.DataFrame, bw: dict, model, link: _IntraNode, g) -> np.ndarray:
+    """Each node's GB/s to the other nodes, from the network text or the pod fabric."""
+    net = table["network"] if "network" in table.columns else pd.Series([None] * len(table))
     inter = np.array([_network_GBps(t, bw, model.tcp_efficiency) for t in net], dtype=float)
     inter = np.where(inter > 0, inter, 50.0)  # unknown: 4x100G RDMA
     # chips of a pod fabric reach other hosts' chips over the same links: a node's share of
     # the fabric is its chips' links, not the host network
-    inter = np.where(spanning, intra * np.where(g > 0, g, 1.0), inter)
+    return np.where(link.spanning, link.intra * np.where(g > 0, g, 1.0), inter)
 
-    cores = (
-        _to_float(table["cpu_cores_per_accelerator"])
-        if "cpu_cores_per_accelerator" in table.columns
-        else np.full(n_rows, np.nan)
-    )
+
+def _host_inputs(table: pd.DataFrame, A: pd.DataFrame, cpus: pd.DataFrame):
+    """CPU cores per accelerator, the host CPU's decode factor, and accelerated decoding."""
+    n_rows = len(table)
+    cores = _float_column(table, "cpu_cores_per_accelerator")
     cores = np.where(cores > 0, cores, np.nan)
     fmap = _cpu_factor_map(cpus)
     hc = table["host_cpu"] if "host_cpu" in table.columns else pd.Series([None] * n_rows)
@@ -344,12 +338,23 @@ def _configs(
         dali = np.zeros(n_rows, bool)
     # Gaudi2/Gaudi3 decode JPEGs on the accelerator's media engine whatever the framework says
     dali = dali | (A["vendor"].astype(str).str.lower() == "intel").to_numpy()
+    return cores, cpu_factor, dali
 
-    gb = (
-        _to_float(table["global_batch_size"])
-        if "global_batch_size" in table.columns
-        else np.full(n_rows, np.nan)
-    )
+
+@dataclass(frozen=True)
+class _Batches:
+    """Per row: the local and global batch, the largest local batch memory holds, and
+    whether the model state leaves no room for one sample."""
+
+    local: np.ndarray
+    global_: np.ndarray
+    max_local: np.ndarray
+    no_room: np.ndarray
+
+
+def _batches(table: pd.DataFrame, A: pd.DataFrame, workload: Workload, n) -> _Batches:
+    """Local and global batch of each row, completed from memory where the table lacks them."""
+    gb = _float_column(table, "global_batch_size")
     # a replica of a model-parallel workload spans `shards` accelerators; b is its batch
     shards = workload.shards(np.where(n > 0, n, 1.0))
     max_b = workload.max_local_batch(
@@ -362,20 +367,17 @@ def _configs(
     b = _div(gb, replicas)
     b = np.where(b > 0, b, np.minimum(256.0, max_b))
     gb = np.where(gb > 0, gb, b * replicas)
-    ep = (
-        _to_float(table["epochs"])
-        if ("epochs" in table.columns and use_table_epochs)
-        else np.full(n_rows, np.nan)
-    )
+    return _Batches(b, gb, max_b, no_room)
+
+
+def _training_length(table: pd.DataFrame, workload: Workload, gb, use_table_epochs: bool):
+    """Epochs, samples and the reference curve's epochs to converge, per row."""
+    ep = _float_column(table, "epochs", use_table_epochs)
     if workload.samples_curve:
         # samples to converge: measured where the table has them, else epochs x data set,
         # else the reference convergence points
         curve_s = workload.samples(gb)
-        meas = (
-            _to_float(table["samples_to_converge"])
-            if ("samples_to_converge" in table.columns and use_table_epochs)
-            else np.full(n_rows, np.nan)
-        )
+        meas = _float_column(table, "samples_to_converge", use_table_epochs)
         if workload.dataset_size:
             meas = np.where(meas > 0, meas, ep * float(workload.dataset_size))
         samples = np.where(meas > 0, meas, curve_s)
@@ -386,14 +388,60 @@ def _configs(
         curve = workload.epochs(gb)
         epochs = np.where(ep > 0, ep, curve)
         samples = epochs * workload.dataset_size
+    return epochs, samples, curve
+
+
+def _configs(
+    table: pd.DataFrame,
+    model: CalibratedModel,
+    workload: Workload,
+    *,
+    accelerator_table=None,
+    interconnect_table=None,
+    host_cpu_table=None,
+    use_table_epochs: bool = True,
+):
+    """Turn a canonical table into model inputs. Returns (cfg, extra, note)."""
+    missing = [c for c in REQUIRED_PREDICT_COLUMNS if c not in table.columns]
+    if missing:
+        raise DataError(
+            f"table is missing column '{missing[0]}'; required columns are: "
+            f"{', '.join(REQUIRED_PREDICT_COLUMNS)}"
+        )
+    acc = _cat.accelerator_catalog(accelerator_table)
+    links_df = _cat.interconnect_catalog(interconnect_table)
+    cpus = _cat.host_cpu_catalog(host_cpu_table)
+    bw, spans = _link_bandwidths(links_df, model)
+
+    ids, note = _resolve_rows(table, acc)
+    acc = acc.set_index("accelerator_id", drop=False)
+    known = np.array([i is not None for i in ids])
+    A = acc.loc[[i if i is not None else acc.index[0] for i in ids]]
+    peak = (
+        pd.to_numeric(A["bf16_dense_tflops"], errors="coerce")
+        .fillna(pd.to_numeric(A["fp16_dense_tflops"], errors="coerce"))
+        .to_numpy(float)
+    )
+    mem_bw = pd.to_numeric(A["mem_bw_tbps"], errors="coerce").to_numpy(float)
+    fam = A["family"].astype(str).to_numpy()
+    gen = A["generation"].astype(str).to_numpy()
+    pairs = {(f, g): model.compute_efficiency_for(f, g) for f, g in set(zip(fam, gen))}
+    eff = np.array([pairs[(f, g)][0] for f, g in zip(fam, gen)], dtype=float)
+    basis = np.array([pairs[(f, g)][1] for f, g in zip(fam, gen)], dtype=object)
+    n, g, m = _node_shape(table)
+    link = _intra_node(table, A, bw, spans)
+    inter = _inter_node(table, bw, model, link, g)
+    cores, cpu_factor, dali = _host_inputs(table, A, cpus)
+    bat = _batches(table, A, workload, n)
+    epochs, samples, curve = _training_length(table, workload, bat.global_, use_table_epochs)
 
     note = np.where(known & ~(n > 0), "n_accelerators missing or not > 0", note)
     # a measured batch beyond memory ran as micro-batches (gradient accumulation, common in
     # MLPerf submissions on small accelerators); only a model state that leaves no room for
     # one sample cannot run at all
-    note = np.where(known & (n > 0) & no_room, "model state leaves no memory for a sample",
+    note = np.where(known & (n > 0) & bat.no_room, "model state leaves no memory for a sample",
                     note)
-    micro = np.where(b > max_b, max_b, b)
+    micro = np.where(bat.local > bat.max_local, bat.max_local, bat.local)
     cfg = {
         "peak_tflops": peak,
         "compute_efficiency": eff,
@@ -401,20 +449,15 @@ def _configs(
         "n_accelerators": n,
         "accelerators_per_node": g,
         "n_nodes": m,
-        "local_batch": b,
-        "intra_GBps": intra,
+        "local_batch": bat.local,
+        "intra_GBps": link.intra,
         "inter_GBps": inter,
         "cpu_cores_per_accelerator": cores,
         "cpu_decode_factor": cpu_factor,
         "dali": dali,
-        "host_GBps": pcie_bw * HOST_COPY_EFFICIENCY,
+        "host_GBps": link.pcie_bw * HOST_COPY_EFFICIENCY,
         "micro_batch": micro,
     }
-    price = (
-        _to_float(table["price_per_accelerator_hour"])
-        if "price_per_accelerator_hour" in table.columns
-        else np.full(n_rows, np.nan)
-    )
     extra = {
         "accelerator_id": np.array(ids, dtype=object),
         "family": np.where(known, fam, None),
@@ -424,8 +467,8 @@ def _configs(
         "epochs": epochs,
         "samples": samples,
         "curve_epochs": curve,
-        "global_batch": gb,
-        "price": price,
+        "global_batch": bat.global_,
+        "price": _float_column(table, "price_per_accelerator_hour"),
         "valid": known & (n > 0) & (peak > 0) & (mem_bw > 0),
     }
     return cfg, extra, note
