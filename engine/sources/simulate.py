@@ -130,10 +130,11 @@ class _Plan:
     link_bw: dict
 
 
-def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_batch,
-             accelerator_table, price_table, host_cpu_table, interconnect_table) -> _Plan:
+def _model_and_workload(model, workload) -> tuple[CalibratedModel, Workload]:
+    """The model and workload of a sweep: as given, else each other's, else ResNet-50's."""
     if workload is not None and not isinstance(workload, Workload):
-        raise UsageError(f"workload: {type(workload).__name__} is not allowed; pass a Workload or None")
+        raise UsageError(
+            f"workload: {type(workload).__name__} is not allowed; pass a Workload or None")
     if model is not None and not isinstance(model, CalibratedModel):
         raise UsageError(
             f"model: {type(model).__name__} is not allowed; pass a CalibratedModel or None")
@@ -141,15 +142,12 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
         workload = (_workload(model.workload) if model is not None and model.workload
                     and workload_for_benchmark(model.workload) else resnet50())
     model = default_model(workload.name) if model is None else model
-    acc = _cat.accelerator_catalog(accelerator_table)
-    prices = _cat.price_catalog(price_table, accelerators=acc)
-    cpus = _cat.host_cpu_catalog(host_cpu_table)
-    links = _cat.interconnect_catalog(interconnect_table)
+    return model, workload
 
-    counts = _int_list("counts", counts, 1, 1_048_576)
-    nodes = _int_list("nodes", nodes, 1, 1_048_576)
-    local_batch = _int_list("local_batch", local_batch, 1, 1_000_000)
 
+def _modelled_accelerators(acc: pd.DataFrame, accelerators) -> pd.DataFrame:
+    """The catalog's accelerators with a peak and a memory bandwidth (only those of the list
+    ``accelerators``, when given), with their ``peak`` and ``mem_bw`` as numbers."""
     acc = acc.copy()
     acc["peak"] = pd.to_numeric(acc["bf16_dense_tflops"], errors="coerce").fillna(
         pd.to_numeric(acc["fp16_dense_tflops"], errors="coerce"))
@@ -158,8 +156,6 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
     acc = acc.reset_index(drop=True)
     modelled_ids = set(acc.loc[modelled.to_numpy(), "accelerator_id"])
     if accelerators is not None:
-        if isinstance(accelerators, str):
-            accelerators = [accelerators]
         ids = []
         for name in accelerators:
             hit = [i for i in resolve_accelerators([name], acc) if i in modelled_ids]
@@ -170,8 +166,11 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
                 )
             ids += [i for i in hit if i not in ids]
         acc = acc[acc["accelerator_id"].isin(ids)]
-    acc = acc[acc["accelerator_id"].isin(modelled_ids)]
+    return acc[acc["accelerator_id"].isin(modelled_ids)]
 
+
+def _priced(acc: pd.DataFrame, prices: pd.DataFrame, accelerators, providers):
+    """The prices of the chosen providers and the accelerators they price, ``(acc, prices)``."""
     known_prov = list(dict.fromkeys(prices["provider"].astype(str)))
     if providers is not None:
         if isinstance(providers, str):
@@ -180,7 +179,10 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
         chosen = []
         for p in providers:
             if str(p).lower() not in low:
-                raise UsageError(f"providers: unknown provider {p!r}; known providers are: {', '.join(known_prov)}")
+                raise UsageError(
+                    f"providers: unknown provider {p!r}; known providers are: "
+                    f"{', '.join(known_prov)}"
+                )
             chosen.append(low[str(p).lower()])
         prices = prices[prices["provider"].isin(chosen)]
     prices = prices[prices["accelerator_id"].isin(acc["accelerator_id"])]
@@ -190,7 +192,23 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
             f"accelerators={accelerators!r} with providers={providers!r}: no accelerator has a "
             "price from these providers; choose accelerators and providers that overlap"
         )
+    return acc, prices
 
+
+@dataclass(frozen=True)
+class _Links:
+    """The interconnect table as the sweep reads it: GB/s and protocol efficiency per link
+    id, the links that span nodes, the networks drawn, and the pod fabrics used as networks."""
+
+    bw: dict
+    eff: dict
+    spans: set
+    nets: list
+    fabric_nets: list
+
+
+def _links(links: pd.DataFrame, model: CalibratedModel, acc: pd.DataFrame) -> _Links:
+    """Read the interconnect table; every accelerator's own link needs a bandwidth."""
     link_bw = {}
     link_eff = {}
     spans = set()
@@ -203,41 +221,63 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
             spans.add(r["link_id"])
     for lid in acc["intra_link_id"]:
         if lid not in link_bw or not link_bw[lid] > 0:
-            raise UsageError(f"accelerator catalog: intra_link_id {lid!r} has no bandwidth in the interconnect table")
+            raise UsageError(
+                f"accelerator catalog: intra_link_id {lid!r} has no bandwidth in the "
+                "interconnect table"
+            )
     nets = [x for x in DEFAULT_NETWORKS if x in link_bw]
     # a pod fabric (TPU ICI) also joins the hosts: its rows name it as their network
     fabric_nets = list(dict.fromkeys(x for x in acc["intra_link_id"] if x in spans))
+    return _Links(link_bw, link_eff, spans, nets, fabric_nets)
 
-    # categories (fixed per plan so every chunk shares one dictionary)
-    provs = list(dict.fromkeys(prices["provider"].astype(str)))
-    ptypes = list(dict.fromkeys(prices["provider_type"].astype(str)))
-    intra_ids = list(dict.fromkeys(["none"] + list(acc["intra_link_id"])))
-    x86 = cpus[cpus["host_cpu"].astype(str) != "NVIDIA Grace"].reset_index(drop=True)
-    grace = cpus[cpus["host_cpu"].astype(str) == "NVIDIA Grace"]
-    grace_cores = float(grace["cores_per_socket"].iloc[0]) if len(grace) else 72.0
-    cpu_names = list(x86["host_cpu"].astype(str)) + ["NVIDIA Grace"]
-    gens = list(dict.fromkeys(acc["generation"].astype(str)))
-    fams = list(dict.fromkeys(acc["family"].astype(str)))
-    eff_basis = [model.compute_efficiency_for(f, g)
-                 for f, g in zip(acc["family"].astype(str), acc["generation"].astype(str))]
-    bases = list(dict.fromkeys(b for _e, b in eff_basis))
-    cats = {
+
+def _categories(acc, prices, cpu_names, links: _Links, eff_basis) -> dict:
+    """The categories of each categorical column (fixed per plan so every chunk shares one
+    dictionary)."""
+    return {
         "accelerator": list(acc["display_name"].astype(str)),
         "accelerator_id": list(acc["accelerator_id"].astype(str)),
-        "family": fams, "generation": gens, "host_cpu": cpu_names,
-        "interconnect": intra_ids, "network": ["none"] + nets + fabric_nets,
-        "framework": _FRAMEWORKS, "input_pipeline": ["cpu", "dali"], "provider": provs,
-        "provider_type": ptypes, "bottleneck": _BOTTLENECKS, "prediction_basis": bases,
+        "family": list(dict.fromkeys(acc["family"].astype(str))),
+        "generation": list(dict.fromkeys(acc["generation"].astype(str))),
+        "host_cpu": cpu_names,
+        "interconnect": list(dict.fromkeys(["none"] + list(acc["intra_link_id"]))),
+        "network": ["none"] + links.nets + links.fabric_nets,
+        "framework": _FRAMEWORKS, "input_pipeline": ["cpu", "dali"],
+        "provider": list(dict.fromkeys(prices["provider"].astype(str))),
+        "provider_type": list(dict.fromkeys(prices["provider_type"].astype(str))),
+        "bottleneck": _BOTTLENECKS,
+        "prediction_basis": list(dict.fromkeys(b for _e, b in eff_basis)),
     }
 
-    offers = prices.assign(_a=prices["accelerator_id"].map({a: i for i, a in enumerate(acc["accelerator_id"])}))
+
+def _offers(acc: pd.DataFrame, prices: pd.DataFrame, cats: dict) -> dict:
+    """The price offers, grouped by accelerator position: the ``_Plan`` fields
+    ``offer_start``, ``offer_count``, ``offer_provider``, ``offer_price`` and
+    ``provider_type_of``."""
+    provs, ptypes = cats["provider"], cats["provider_type"]
+    offers = prices.assign(
+        _a=prices["accelerator_id"].map({a: i for i, a in enumerate(acc["accelerator_id"])}))
     offers = offers.sort_values(["_a", "provider"], kind="stable")
     offer_count = np.bincount(offers["_a"].to_numpy(), minlength=len(acc)).astype(np.int64)
     offer_start = np.concatenate([[0], np.cumsum(offer_count)[:-1]]).astype(np.int64)
     prov_idx = {p: i for i, p in enumerate(provs)}
-    ptype_of = np.array([ptypes.index(str(prices.loc[prices["provider"] == p, "provider_type"].iloc[0]))
-                         for p in provs], dtype=np.int64)
+    ptype_of = np.array(
+        [ptypes.index(str(prices.loc[prices["provider"] == p, "provider_type"].iloc[0]))
+         for p in provs], dtype=np.int64)
+    return {
+        "offer_start": offer_start,
+        "offer_count": offer_count,
+        "offer_provider": offers["provider"].map(prov_idx).to_numpy(np.int64),
+        "offer_price": offers["usd_per_accel_hr"].to_numpy(float),
+        "provider_type_of": ptype_of,
+    }
 
+
+def _accelerator_arrays(acc, cats: dict, eff_basis, links: _Links, workload: Workload) -> dict:
+    """Per-accelerator arrays the chunks index by accelerator position."""
+    fams, gens = cats["family"], cats["generation"]
+    intra_ids, bases = cats["interconnect"], cats["prediction_basis"]
+    link_bw, spans, nets, fabric_nets = links.bw, links.spans, links.nets, links.fabric_nets
     fixed = acc["host_cpu_fixed"].astype(str).str.strip().eq("NVIDIA Grace").to_numpy()
     cpa = pd.to_numeric(acc["host_cpus_per_accel"], errors="coerce").fillna(1.0).to_numpy(float)
     fam_codes = np.array([fams.index(f) for f in acc["family"].astype(str)], dtype=np.int64)
@@ -253,8 +293,10 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
                                  for x in acc["intra_link_id"]], dtype=np.int64),
         "mem": pd.to_numeric(acc["mem_gb"], errors="coerce").to_numpy(float),
         "tdp": pd.to_numeric(acc["tdp_w"], errors="coerce").to_numpy(float),
-        "max_per_node": pd.to_numeric(acc["max_accels_per_node"], errors="coerce").fillna(8).to_numpy(np.int64),
-        "intra_code": np.array([intra_ids.index(x) for x in acc["intra_link_id"]], dtype=np.int64),
+        "max_per_node": pd.to_numeric(acc["max_accels_per_node"], errors="coerce")
+        .fillna(8).to_numpy(np.int64),
+        "intra_code": np.array([intra_ids.index(x) for x in acc["intra_link_id"]],
+                               dtype=np.int64),
         "intra_bw": np.array([link_bw[x] for x in acc["intra_link_id"]], dtype=float),
         "dali_ok": pd.to_numeric(acc["dali_supported"], errors="coerce").fillna(0).to_numpy() > 0,
         "fixed_cpu": fixed,
@@ -270,25 +312,57 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
         hif.str.contains("gen5").to_numpy(), link_bw.get("pcie_gen5_x16", 64.0),
         np.where(hif.str.contains("gen3").to_numpy(), link_bw.get("pcie_gen3_x16", 16.0),
                  link_bw.get("pcie_gen4_x16", 32.0)))
-    cpud = {
-        "cores": pd.to_numeric(x86["cores_per_socket"], errors="coerce").to_numpy(float),
-        "tdp": pd.to_numeric(x86["tdp_w"], errors="coerce").fillna(0).to_numpy(float),
-        "factor": pd.to_numeric(x86["decode_rate_factor"], errors="coerce").fillna(1.0).to_numpy(float),
-        "max_sockets": pd.to_numeric(x86["max_sockets"], errors="coerce").fillna(2).to_numpy(np.int64),
-        "grace_factor": float(pd.to_numeric(grace["decode_rate_factor"], errors="coerce").iloc[0]) if len(grace) else 1.0,
+    return accd
+
+
+def _cpu_arrays(x86: pd.DataFrame, grace: pd.DataFrame) -> dict:
+    """Per-host-CPU arrays of the x86 CPUs drawn, and Grace's decode factor."""
+    num = pd.to_numeric
+    return {
+        "cores": num(x86["cores_per_socket"], errors="coerce").to_numpy(float),
+        "tdp": num(x86["tdp_w"], errors="coerce").fillna(0).to_numpy(float),
+        "factor": num(x86["decode_rate_factor"], errors="coerce").fillna(1.0).to_numpy(float),
+        "max_sockets": num(x86["max_sockets"], errors="coerce").fillna(2).to_numpy(np.int64),
+        "grace_factor": float(num(grace["decode_rate_factor"], errors="coerce").iloc[0])
+        if len(grace) else 1.0,
     }
-    netd = {
-        "bw": np.array([0.0] + [link_bw[x] * link_eff[x] for x in nets]),
-    }
+
+
+def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_batch,
+             accelerator_table, price_table, host_cpu_table, interconnect_table) -> _Plan:
+    """Check the options and read the catalogs into the arrays every chunk draws from."""
+    model, workload = _model_and_workload(model, workload)
+    acc = _cat.accelerator_catalog(accelerator_table)
+    prices = _cat.price_catalog(price_table, accelerators=acc)
+    cpus = _cat.host_cpu_catalog(host_cpu_table)
+    links = _cat.interconnect_catalog(interconnect_table)
+
+    counts = _int_list("counts", counts, 1, 1_048_576)
+    nodes = _int_list("nodes", nodes, 1, 1_048_576)
+    local_batch = _int_list("local_batch", local_batch, 1, 1_000_000)
+
+    if isinstance(accelerators, str):
+        accelerators = [accelerators]
+    acc = _modelled_accelerators(acc, accelerators)
+    acc, prices = _priced(acc, prices, accelerators, providers)
+    lk = _links(links, model, acc)
+
+    x86 = cpus[cpus["host_cpu"].astype(str) != "NVIDIA Grace"].reset_index(drop=True)
+    grace = cpus[cpus["host_cpu"].astype(str) == "NVIDIA Grace"]
+    grace_cores = float(grace["cores_per_socket"].iloc[0]) if len(grace) else 72.0
+    cpu_names = list(x86["host_cpu"].astype(str)) + ["NVIDIA Grace"]
+    eff_basis = [model.compute_efficiency_for(f, g)
+                 for f, g in zip(acc["family"].astype(str), acc["generation"].astype(str))]
+    cats = _categories(acc, prices, cpu_names, lk, eff_basis)
     return _Plan(
-        n_acc=len(acc), acc=accd, offer_start=offer_start, offer_count=offer_count,
-        offer_provider=offers["provider"].map(prov_idx).to_numpy(np.int64),
-        offer_price=offers["usd_per_accel_hr"].to_numpy(float), provider_type_of=ptype_of,
-        cats=cats, cpu=cpud, grace_cores=grace_cores, net=netd,
+        n_acc=len(acc), acc=_accelerator_arrays(acc, cats, eff_basis, lk, workload),
+        **_offers(acc, prices, cats),
+        cats=cats, cpu=_cpu_arrays(x86, grace), grace_cores=grace_cores,
+        net={"bw": np.array([0.0] + [lk.bw[x] * lk.eff[x] for x in lk.nets])},
         counts=None if counts is None else np.array(counts, dtype=np.int64),
         nodes=None if nodes is None else np.array(nodes, dtype=np.int64),
         local_batch=None if local_batch is None else np.array(local_batch, dtype=np.int64),
-        model=model, workload=workload, link_bw=link_bw,
+        model=model, workload=workload, link_bw=lk.bw,
     )
 
 
