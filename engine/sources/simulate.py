@@ -375,23 +375,88 @@ def _pick(u, options):
     return options[np.minimum((u * len(options)).astype(np.int64), len(options) - 1)]
 
 
-def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
-    """Rows [k*L, k*L + rows) of the sweep (rows <= L); returns (DataFrame, excluded dict)."""
-    L = LOGICAL_CHUNK
-    rng = np.random.Generator(np.random.Philox(np.random.SeedSequence(seed, spawn_key=(k,))))
-    u = rng.random((10, L))[:, :rows]
-    z = np.clip(rng.standard_normal((2, L))[:, :rows], -3.0, 3.0)
-    A = plan.acc
+@dataclass(frozen=True)
+class _Layout:
+    """Per row: accelerators, nodes, accelerators per node, and the grid points the
+    chassis or the node count rule out."""
 
-    a = np.minimum((u[0] * plan.n_acc).astype(np.int64), plan.n_acc - 1)
-    offer = plan.offer_start[a] + np.minimum((u[1] * plan.offer_count[a]).astype(np.int64),
-                                             plan.offer_count[a] - 1)
-    maxpn = A["max_per_node"][a]
+    n: np.ndarray
+    m: np.ndarray
+    per_node: np.ndarray
+    bad_chassis: np.ndarray
+    bad_divide: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Host:
+    """Per row: CPU cores per accelerator, host CPU code, decode factor and host watts."""
+
+    cores_pa: np.ndarray
+    cpu_code: np.ndarray
+    cpu_factor: np.ndarray
+    host_w: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Network:
+    """Per row: network code and GB/s between nodes, and the intra-node link's code."""
+
+    net_code: np.ndarray
+    inter_bw: np.ndarray
+    intra_code: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """Per row: local and global batch, and the rows memory, the reference points or the
+    replica size rule out."""
+
+    b: np.ndarray
+    gb: np.ndarray
+    bad_mem: np.ndarray
+    bad_cap: np.ndarray
+    bad_shards: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Draw:
+    """One chunk's drawn configurations: accelerator position, price offer, framework and
+    decoder per row, and the records of the other draws."""
+
+    a: np.ndarray
+    offer: np.ndarray
+    fw: np.ndarray
+    dali: np.ndarray
+    layout: _Layout
+    host: _Host
+    network: _Network
+    batch: _Batch
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """Per row: the model's (noisy) throughput, utilization, epochs, training seconds,
+    price, power and achieved MFU, and the bottleneck code."""
+
+    thr: np.ndarray
+    util: np.ndarray
+    epochs: np.ndarray
+    train_s: np.ndarray
+    price: np.ndarray
+    power: np.ndarray
+    mfu: np.ndarray
+    bottleneck: np.ndarray
+
+
+def _draw_layout(plan: _Plan, u, a, rows: int) -> _Layout:
+    """Accelerator count and node count from the grid (the options fix either or both)."""
+    maxpn = plan.acc["max_per_node"][a]
     pref = _pick(u[3], _PER_NODE_PREF)
     bad_chassis = np.zeros(rows, bool)
     bad_divide = np.zeros(rows, bool)
     if plan.nodes is None:
-        n = _pick(u[2], plan.counts if plan.counts is not None else np.array(DEFAULT_COUNTS, np.int64))
+        counts = plan.counts if plan.counts is not None else np.array(DEFAULT_COUNTS, np.int64)
+        n = _pick(u[2], counts)
         per_node = np.gcd(n, np.minimum(pref, maxpn))
         m = n // per_node
     elif plan.counts is None:
@@ -404,18 +469,27 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
         bad_divide = n % m != 0
         per_node = np.maximum(n // m, 1)
         bad_chassis = ~bad_divide & (per_node > maxpn)
+    return _Layout(n, m, per_node, bad_chassis, bad_divide)
 
-    # host CPU: x86 model with 1 or 2 sockets, or the fixed Grace of GH200/GB200
-    C = plan.cpu
+
+def _draw_host(plan: _Plan, u, a, per_node) -> _Host:
+    """Host CPU: an x86 model with 1 or 2 sockets, or the fixed Grace of GH200/GB200."""
+    A, C = plan.acc, plan.cpu
     ci = np.minimum((u[4] * len(C["cores"])).astype(np.int64), len(C["cores"]) - 1)
     sockets = np.where(u[5] < _P_TWO_SOCKETS, np.minimum(2, C["max_sockets"][ci]), 1)
     fixed = A["fixed_cpu"][a]
     node_cores = C["cores"][ci] * sockets
-    cores_pa = np.where(fixed, plan.grace_cores * A["cpus_per_accel"][a], node_cores / per_node)
-    cpu_code = np.where(fixed, len(C["cores"]), ci)
-    cpu_factor = np.where(fixed, C["grace_factor"], C["factor"][ci])
-    host_w = np.where(fixed, 0.0, C["tdp"][ci] * sockets)
+    return _Host(
+        cores_pa=np.where(fixed, plan.grace_cores * A["cpus_per_accel"][a], node_cores / per_node),
+        cpu_code=np.where(fixed, len(C["cores"]), ci),
+        cpu_factor=np.where(fixed, C["grace_factor"], C["factor"][ci]),
+        host_w=np.where(fixed, 0.0, C["tdp"][ci] * sockets),
+    )
 
+
+def _draw_network(plan: _Plan, u, a, layout: _Layout) -> _Network:
+    """Network between nodes (none on one node, the pod fabric where there is one)."""
+    A, m, per_node = plan.acc, layout.m, layout.per_node
     n_net = len(plan.net["bw"]) - 1
     net_code = np.where(m > 1, 1 + np.minimum((u[6] * n_net).astype(np.int64), n_net - 1), 0)
     inter_bw = plan.net["bw"][net_code]
@@ -425,13 +499,14 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
         net_code = np.where(fabric, A["fabric_code"][a], net_code)
         inter_bw = np.where(fabric, A["intra_bw"][a] * per_node, inter_bw)
     intra_code = np.where(per_node > 1, A["intra_code"][a], 0)
+    return _Network(net_code, inter_bw, intra_code)
 
-    fw = np.where(A["dali_ok"][a], _pick(u[7], _FW_NVIDIA), _pick(u[7], _FW_OTHER))
-    dali = _FW_DALI[fw]
 
+def _draw_batch(plan: _Plan, u, a, n, rows: int) -> _Batch:
+    """Local batch per replica (bounded by memory and the largest global batch)."""
     wl = plan.workload
     if wl.model_parallel == 1:
-        max_b = A["max_b"][a]
+        max_b = plan.acc["max_b"][a]
         replicas = n
         bad_shards = np.zeros(rows, bool)
     else:
@@ -440,7 +515,7 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
         shards = np.minimum(n, wl.model_parallel)
         bad_shards = n % shards != 0
         replicas = n // shards
-        max_b = wl.max_local_batch(A["mem"][a], shards=shards.astype(np.float64),
+        max_b = wl.max_local_batch(plan.acc["mem"][a], shards=shards.astype(np.float64),
                                    n=n.astype(np.float64)).astype(np.int64)
     if plan.local_batch is None:
         b = np.minimum(_pick(u[8], np.array(wl.local_batches, dtype=np.int64)), max_b)
@@ -453,18 +528,28 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
         b = _pick(u[8], plan.local_batch)
         bad_mem = b > max_b
         bad_cap = np.zeros(rows, bool)
-    gb = b * replicas
+    return _Batch(b, b * replicas, bad_mem, bad_cap, bad_shards)
 
-    cfg = {
+
+def _model_inputs(plan: _Plan, d: _Draw) -> dict:
+    """The drawn rows as :func:`~gpurank.engine.sources.perfmodel.evaluate`'s ``cfg``."""
+    A, a = plan.acc, d.a
+    return {
         "peak_tflops": A["peak"][a], "compute_efficiency": A["eff"][a],
-        "mem_bw_tbps": A["mem_bw"][a], "n_accelerators": n,
-        "accelerators_per_node": per_node, "n_nodes": m, "local_batch": b,
-        "intra_GBps": A["intra_bw"][a], "inter_GBps": inter_bw,
-        "cpu_cores_per_accelerator": cores_pa, "cpu_decode_factor": cpu_factor, "dali": dali,
+        "mem_bw_tbps": A["mem_bw"][a], "n_accelerators": d.layout.n,
+        "accelerators_per_node": d.layout.per_node, "n_nodes": d.layout.m,
+        "local_batch": d.batch.b,
+        "intra_GBps": A["intra_bw"][a], "inter_GBps": d.network.inter_bw,
+        "cpu_cores_per_accelerator": d.host.cores_pa, "cpu_decode_factor": d.host.cpu_factor,
+        "dali": d.dali,
         "host_GBps": A["host_bw"][a],
     }
-    out = evaluate(cfg, plan.model, plan.workload, xp=xp)
-    mdl = plan.model
+
+
+def _outcome(plan: _Plan, d: _Draw, out: dict, z, rows: int) -> _Outcome:
+    """The model's outputs with measurement noise, and what they cost in money and power."""
+    A, a, n, gb = plan.acc, d.a, d.layout.n, d.batch.gb
+    wl, mdl = plan.workload, plan.model
     noise = 1.0 + mdl.noise_sigma * z[0]
     thr = out["throughput"] * noise
     util = np.minimum(out["utilization"] * noise, 1.0)
@@ -475,11 +560,23 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
     else:
         epochs = wl.epochs(gb) * (1.0 + mdl.epochs_noise_sigma * z[1])
         train_s = epochs * wl.dataset_size / thr + mdl.overhead_s
-    price = plan.offer_price[offer]
     tdp = A["tdp"][a]
-    power = tdp * (mdl.idle_power_frac + (1.0 - mdl.idle_power_frac) * util)
-    mfu_ach = thr * wl.flops_per_sample / (n * A["peak"][a] * 1e12)
+    return _Outcome(
+        thr=thr,
+        util=util,
+        epochs=epochs,
+        train_s=train_s,
+        price=plan.offer_price[d.offer],
+        power=tdp * (mdl.idle_power_frac + (1.0 - mdl.idle_power_frac) * util),
+        mfu=thr * wl.flops_per_sample / (n * A["peak"][a] * 1e12),
+        bottleneck=out["bottleneck"],
+    )
 
+
+def _exclusions(wl: Workload, lay: _Layout, bat: _Batch):
+    """Rows to drop, and how many for each reason (each row counted under one reason)."""
+    bad_chassis, bad_divide = lay.bad_chassis, lay.bad_divide
+    bad_mem, bad_cap, bad_shards = bat.bad_mem, bat.bad_cap, bat.bad_shards
     excl = bad_chassis | bad_divide | bad_mem | bad_shards | bad_cap
     reasons = {
         _REASONS[0]: int(bad_chassis.sum()), _REASONS[1]: int(bad_divide.sum()),
@@ -490,13 +587,20 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
                                     & ~bad_shards).sum())
     if wl.model_parallel > 1:
         reasons[_SHARD_REASON] = int((bad_shards & ~bad_chassis & ~bad_divide).sum())
-    keep = ~excl if excl.any() else slice(None)
+    return excl, reasons
+
+
+def _frame(plan: _Plan, d: _Draw, res: _Outcome, keep) -> pd.DataFrame:
+    """The kept rows as the sweep's columns (categoricals on the plan's dictionaries)."""
+    A, a, wl = plan.acc, d.a, plan.workload
+    n, m, per_node = d.layout.n, d.layout.m, d.layout.per_node
+    b, gb = d.batch.b, d.batch.gb
 
     def cat(name, codes):
         return pd.Categorical.from_codes(np.asarray(codes)[keep], categories=plan.cats[name])
 
-    prov = plan.offer_provider[offer]
-    df = pd.DataFrame({
+    prov = plan.offer_provider[d.offer]
+    return pd.DataFrame({
         "accelerator": cat("accelerator", a),
         "accelerator_id": cat("accelerator_id", a),
         "family": cat("family", A["family"][a]),
@@ -505,29 +609,60 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
         "n_accelerators": n[keep].astype(np.int64),
         "n_nodes": m[keep].astype(np.int64),
         "accelerators_per_node": per_node[keep].astype(np.int64),
-        "host_cpu": cat("host_cpu", cpu_code),
-        "cpu_cores_per_accelerator": cores_pa[keep].astype(np.float64),
-        "interconnect": cat("interconnect", intra_code),
-        "network": cat("network", net_code),
-        "framework": cat("framework", fw),
-        "input_pipeline": cat("input_pipeline", dali.astype(np.int64)),
+        "host_cpu": cat("host_cpu", d.host.cpu_code),
+        "cpu_cores_per_accelerator": d.host.cores_pa[keep].astype(np.float64),
+        "interconnect": cat("interconnect", d.network.intra_code),
+        "network": cat("network", d.network.net_code),
+        "framework": cat("framework", d.fw),
+        "input_pipeline": cat("input_pipeline", d.dali.astype(np.int64)),
         "provider": cat("provider", prov),
         "provider_type": cat("provider_type", plan.provider_type_of[prov]),
-        "price_per_accelerator_hour": price[keep],
+        "price_per_accelerator_hour": res.price[keep],
         "global_batch_size": gb[keep].astype(np.int64),
         "local_batch_size": b[keep].astype(np.int64),
-        "epochs": epochs[keep],
-        "time_to_train_min": (train_s / 60.0)[keep],
-        "throughput": (thr * wl.throughput_scale)[keep],
-        "utilization": util[keep],
-        "mfu": mfu_ach[keep],
-        "bottleneck": cat("bottleneck", out["bottleneck"]),
+        "epochs": res.epochs[keep],
+        "time_to_train_min": (res.train_s / 60.0)[keep],
+        "throughput": (res.thr * wl.throughput_scale)[keep],
+        "utilization": res.util[keep],
+        "mfu": res.mfu[keep],
+        "bottleneck": cat("bottleneck", res.bottleneck),
         "prediction_basis": cat("prediction_basis", A["basis"][a]),
-        "power_w": power[keep],
-        "cost_usd": (n * price * train_s / 3600.0)[keep],
-        "energy_kwh": ((n * power + m * host_w) * train_s / 3.6e6)[keep],
+        "power_w": res.power[keep],
+        "cost_usd": (n * res.price * res.train_s / 3600.0)[keep],
+        "energy_kwh": ((n * res.power + m * d.host.host_w) * res.train_s / 3.6e6)[keep],
     }, columns=list(COLUMNS))
-    return df, reasons
+
+
+def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
+    """Rows [k*L, k*L + rows) of the sweep (rows <= L); returns (DataFrame, excluded dict)."""
+    L = LOGICAL_CHUNK
+    # every uniform and normal of the chunk is drawn here, L per stream whatever ``rows``
+    # is, so a row's values depend only on the seed and its position
+    rng = np.random.Generator(np.random.Philox(np.random.SeedSequence(seed, spawn_key=(k,))))
+    u = rng.random((10, L))[:, :rows]
+    z = np.clip(rng.standard_normal((2, L))[:, :rows], -3.0, 3.0)
+    A = plan.acc
+
+    a = np.minimum((u[0] * plan.n_acc).astype(np.int64), plan.n_acc - 1)
+    offer = plan.offer_start[a] + np.minimum((u[1] * plan.offer_count[a]).astype(np.int64),
+                                             plan.offer_count[a] - 1)
+    layout = _draw_layout(plan, u, a, rows)
+    fw = np.where(A["dali_ok"][a], _pick(u[7], _FW_NVIDIA), _pick(u[7], _FW_OTHER))
+    d = _Draw(
+        a=a,
+        offer=offer,
+        fw=fw,
+        dali=_FW_DALI[fw],
+        layout=layout,
+        host=_draw_host(plan, u, a, layout.per_node),
+        network=_draw_network(plan, u, a, layout),
+        batch=_draw_batch(plan, u, a, layout.n, rows),
+    )
+    out = evaluate(_model_inputs(plan, d), plan.model, plan.workload, xp=xp)
+    res = _outcome(plan, d, out, z, rows)
+    excl, reasons = _exclusions(plan.workload, d.layout, d.batch)
+    keep = ~excl if excl.any() else slice(None)
+    return _frame(plan, d, res, keep), reasons
 
 
 _API_NAMES = {"n": "n", "seed": "seed", "skip": "check_size=False", "output": "path",
