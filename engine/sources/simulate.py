@@ -857,6 +857,87 @@ def _simulate(n, *, seed, check_size, names, model=None, accelerators=None, coun
     return out
 
 
+def _check_row_group_rows(row_group_rows) -> None:
+    """Refuse a row-group size that is not an integer > 0."""
+    if (isinstance(row_group_rows, bool) or not isinstance(row_group_rows, (int, np.integer))
+            or row_group_rows <= 0):
+        raise UsageError(
+            f"row_group_rows={row_group_rows!r} is not allowed; it must be an integer > 0")
+
+
+def _sweep_metadata(plan: _Plan, seed, n, exc: dict) -> dict:
+    """The Parquet key-value metadata of a sweep: seed, size, exclusions and workload."""
+    return {b"gpurank.simulate": json.dumps({
+        "seed": int(seed), "n_requested": int(n), "excluded": int(sum(exc.values())),
+        "excluded_by_reason": exc, "logical_chunk": LOGICAL_CHUNK,
+        **_workload_meta(plan.workload),
+    }).encode()}
+
+
+class _RowGroupWriter:
+    """Buffers chunks and writes them as row groups of ``rows`` rows, to one Parquet file or
+    (``partitioned``) one part file each, so memory holds at most a row group and a chunk."""
+
+    def __init__(self, target: Path, *, rows: int, partitioned: bool, compression):
+        self.target = target
+        self.rows = rows
+        self.partitioned = partitioned
+        self.compression = compression
+        self.writer = None
+        self.schema = None
+        self.rows_written = 0
+        self.groups = 0
+        self._buf: list[pd.DataFrame] = []
+        self._buffered = 0
+
+    def add(self, df: pd.DataFrame) -> None:
+        """Buffer a chunk and write every full row group."""
+        if len(df):
+            self._buf.append(df)
+            self._buffered += len(df)
+        self.flush()
+
+    def flush(self, final: bool = False) -> None:
+        """Write the buffered full row groups (and, when ``final``, the rest)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        while self._buffered >= self.rows or (final and self._buffered > 0):
+            buf = self._buf
+            df = pd.concat(buf, ignore_index=True) if len(buf) > 1 else buf[0]
+            take = min(self.rows, len(df))
+            head, rest = df.iloc[:take], df.iloc[take:]
+            table = pa.Table.from_pandas(head, preserve_index=False)
+            # every group is cast to the first one's schema: one file, or one dataset of
+            # parts, has one type per column
+            if self.schema is None:
+                self.schema = table.schema.remove_metadata()
+            table = table.cast(self.schema)
+            if self.partitioned:
+                pq.write_table(table, self.target / f"part-{self.groups:05d}.parquet",
+                               compression=self.compression, row_group_size=take)
+            else:
+                if self.writer is None:
+                    self.writer = pq.ParquetWriter(self.target, self.schema,
+                                                   compression=self.compression)
+                self.writer.write_table(table, row_group_size=take)
+            self.rows_written += take
+            self.groups += 1
+            self._buf = [rest.reset_index(drop=True)] if len(rest) else []
+            self._buffered = len(rest)
+
+    def finish_file(self, metadata: dict) -> None:
+        """Add the key-value metadata to the single file and close it."""
+        self.writer.add_key_value_metadata(metadata)
+        self.writer.close()
+        self.writer = None
+
+    def close(self) -> None:
+        """Close an open file (after an error: the staging path is discarded)."""
+        if self.writer is not None:
+            self.writer.close()
+
+
 def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, counts=None,
                         nodes=None, providers=None, local_batch=None, workload=None,
                         accelerator_table=None, price_table=None, host_cpu_table=None,
@@ -879,13 +960,9 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
     Returns a dict: ``path, rows, excluded, excluded_by_reason, seconds, row_groups, notes``
     (``notes``: leftovers of interrupted runs that were cleaned).
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     names = _CLI_NAMES if name == "--output" else _API_NAMES
     _check_n_seed(n, seed, names)
-    if isinstance(row_group_rows, bool) or not isinstance(row_group_rows, (int, np.integer)) or row_group_rows <= 0:
-        raise UsageError(f"row_group_rows={row_group_rows!r} is not allowed; it must be an integer > 0")
+    _check_row_group_rows(row_group_rows)
     if check_size:
         _check_disk(int(n), Path(path), "parquet", names)
     plan = _prepare(model=model, workload=workload, accelerators=accelerators,
@@ -894,72 +971,34 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
                     host_cpu_table=host_cpu_table, interconnect_table=interconnect_table)
     path = Path(path)
     t0 = time.perf_counter()
-    writer = None
-    schema = None
-    rows_written = 0
-    groups = 0
-    buf: list[pd.DataFrame] = []
-    buffered = 0
     excluded: dict = {}
-
-    def meta(exc):
-        return {b"gpurank.simulate": json.dumps({
-            "seed": int(seed), "n_requested": int(n), "excluded": int(sum(exc.values())),
-            "excluded_by_reason": exc, "logical_chunk": LOGICAL_CHUNK,
-            **_workload_meta(plan.workload),
-        }).encode()}
-
-    def flush(target, final=False):
-        nonlocal writer, schema, rows_written, groups, buf, buffered
-        while buffered >= row_group_rows or (final and buffered > 0):
-            df = pd.concat(buf, ignore_index=True) if len(buf) > 1 else buf[0]
-            take = min(row_group_rows, len(df))
-            head, rest = df.iloc[:take], df.iloc[take:]
-            table = pa.Table.from_pandas(head, preserve_index=False)
-            if schema is None:
-                schema = table.schema.remove_metadata()
-            table = table.cast(schema)
-            if partitioned:
-                pq.write_table(table, target / f"part-{groups:05d}.parquet",
-                               compression=compression, row_group_size=take)
-            else:
-                if writer is None:
-                    writer = pq.ParquetWriter(target, schema, compression=compression)
-                writer.write_table(table, row_group_size=take)
-            rows_written += take
-            groups += 1
-            buf = [rest.reset_index(drop=True)] if len(rest) else []
-            buffered = len(rest)
 
     # The whole output is written into a staging path beside the target and renamed into
     # place when complete; an existing target is replaced only when gpurank wrote it.
     publish = (publish_folder(path, kind="dataset", name=name, overwrite=overwrite)
                if partitioned else publish_file(path, name=name, overwrite=overwrite))
     with publish as pub:
+        out = _RowGroupWriter(pub.path, rows=row_group_rows, partitioned=partitioned,
+                              compression=compression)
         try:
             for df, excluded in _iter_chunks(plan, int(n), seed):
-                if len(df):
-                    buf.append(df)
-                    buffered += len(df)
-                flush(pub.path)
-            flush(pub.path, final=True)
-            if rows_written == 0:
+                out.add(df)
+            out.flush(final=True)
+            if out.rows_written == 0:
                 raise _no_rows_error(n, excluded)
+            meta = _sweep_metadata(plan, seed, n, excluded)
             if partitioned:
                 (pub.path / "_gpurank_simulate.json").write_text(
-                    meta(excluded)[b"gpurank.simulate"].decode())
-                pub.manifest.update(rows=rows_written, seed=int(seed))
+                    meta[b"gpurank.simulate"].decode())
+                pub.manifest.update(rows=out.rows_written, seed=int(seed))
             else:
-                writer.add_key_value_metadata(meta(excluded))
-                writer.close()
-                writer = None
+                out.finish_file(meta)
         finally:
-            if writer is not None:
-                writer.close()
+            out.close()
     return {
-        "path": str(path), "rows": rows_written, "excluded": int(sum(excluded.values())),
+        "path": str(path), "rows": out.rows_written, "excluded": int(sum(excluded.values())),
         "excluded_by_reason": dict(excluded), "seconds": time.perf_counter() - t0,
-        "row_groups": groups, "notes": list(pub.notes),
+        "row_groups": out.groups, "notes": list(pub.notes),
     }
 
 
