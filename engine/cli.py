@@ -135,25 +135,25 @@ def _common(p, *, out_default):
                         "cost_usd=0.1:0.5 (repeat, or comma-separate)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="gpurank",
-        description="Evaluate, group and rank deep-learning training configurations.",
-    )
-    parser.add_argument("--verbose", action="store_true", help="show tracebacks on errors")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
+def _add_demo(sub) -> None:
+    """The ``demo`` command and its options."""
     demo = sub.add_parser("demo", help="run the whole analysis on a built-in simulated sweep")
     demo.add_argument("--n", type=_positive_int, default=200_000,
                       help="configurations to simulate (default: 200,000)")
     _common(demo, out_default="gpurank-demo")
 
+
+def _add_analyze(sub) -> None:
+    """The ``analyze`` command and its options."""
     an = sub.add_parser("analyze", help="analyze a configuration table (Parquet or CSV)")
     an.add_argument("table", help="a .parquet file, a folder of .parquet files, or a .csv file")
     an.add_argument("--dask", default=None, metavar="local[:N]|tcp://HOST:PORT", type=_nonempty,
                     help="run on Dask: a local cluster of N worker processes, or a scheduler")
     _common(an, out_default="gpurank-out")
 
+
+def _add_mlperf(sub) -> None:
+    """The ``mlperf`` command and its options."""
     ml = sub.add_parser("mlperf", help="read MLPerf Training results into a configuration table")
     ml.add_argument("paths", nargs="+", metavar="PATH",
                     help="a training_results_vX.Y checkout, or a folder holding several")
@@ -171,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     ml.add_argument("--json", action="store_true", help="print the outcome as JSON")
     _overwrite(ml)
 
+
+def _add_study(sub) -> None:
+    """The ``study`` command and its options."""
     st = sub.add_parser("study", help="reproduce the MLPerf ResNet-50 study as a Markdown report")
     st.add_argument("paths", nargs="+", metavar="PATH", help="MLPerf Training results folders")
     st.add_argument("--published-scores", default=None, metavar="SUMMARY_CSV",
@@ -183,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     _overwrite(st)
 
+
+def _add_simulate(sub) -> None:
+    """The ``simulate`` command and its options."""
     sim = sub.add_parser("simulate", help="simulate a sweep of training configurations")
     sim.add_argument("--n", type=_positive_int, required=True, help="configurations to simulate")
     sim.add_argument("--seed", type=int, default=0)
@@ -206,6 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--json", action="store_true", help="print the outcome as JSON")
     _overwrite(sim)
 
+
+def _add_calibrate(sub) -> None:
+    """The ``calibrate`` command and its options."""
     cal = sub.add_parser("calibrate", help="fit the performance model to an MLPerf table")
     cal.add_argument("table", help="table written by gpurank mlperf")
     cal.add_argument("-o", "--output", required=True,
@@ -219,6 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--json", action="store_true", help="print the outcome as JSON")
     _overwrite(cal)
 
+
+def _add_predict(sub) -> None:
+    """The ``predict`` command and its options."""
     pred = sub.add_parser("predict", help="predict time, throughput, cost and energy of a table")
     pred.add_argument("table", help="a configuration table (Parquet or CSV)")
     pred.add_argument("--model", default=None,
@@ -229,14 +241,33 @@ def build_parser() -> argparse.ArgumentParser:
     pred.add_argument("--json", action="store_true", help="print the outcome as JSON")
     _overwrite(pred)
 
+
+def _add_report(sub) -> None:
+    """The ``report`` command and its options."""
     rp = sub.add_parser("report", help="rebuild report.html from ranking.parquet and summary.json")
     rp.add_argument("ranking", help="ranking.parquet written by analyze or demo")
     rp.add_argument("--out", default=None, help="output file (default: report.html beside it)")
     rp.add_argument("--json", action="store_true", help="print the outcome as JSON")
     _overwrite(rp)
 
+
+def _add_info(sub) -> None:
+    """The ``info`` command and its options."""
     info = sub.add_parser("info", help="versions of the backend libraries and the GPU, if any")
     info.add_argument("--json", action="store_true", help="(info always prints JSON)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``gpurank`` command line: global options, then one subcommand per command."""
+    parser = _Parser(
+        prog="gpurank",
+        description="Evaluate, group and rank deep-learning training configurations.",
+    )
+    parser.add_argument("--verbose", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_add_demo, _add_analyze, _add_mlperf, _add_study, _add_simulate,
+                _add_calibrate, _add_predict, _add_report, _add_info):
+        add(sub)
     return parser
 
 

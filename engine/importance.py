@@ -14,6 +14,8 @@ Large tables are fitted on a seeded sample, and the result says so.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -122,6 +124,112 @@ def permutation_importance(model, X, y, *, xp=np, repeats=PERMUTATION_REPEATS, s
     return drops.mean(axis=1), drops.std(axis=1)
 
 
+def _target_and_features(df, target, backend, features):
+    """The target's values (in the backend's memory) and the features, both checked."""
+    require_columns(df, [target], role="target")
+    # The target stays in the backend's memory: only counts, one value for a message and
+    # the host-drawn sample positions cross (the same draws as sampling the row ids).
+    y_all = backend.values(df, target, role="target")
+    features = tuple(features) if features is not None else default_features(df, target=target)
+    require_columns(df, features, role="feature")
+    if target in features:
+        raise DataError(f"target column '{target}' is also listed as a feature; remove it")
+    return y_all, features
+
+
+def _finite_rows(y_all, target: str, n_rows: int, xp, notes: list):
+    """Positions of the rows with a finite target; an error when too few, or constant."""
+    ok = xp.flatnonzero(xp.isfinite(y_all))
+    n_ok = int(ok.size)
+    if n_ok < n_rows:
+        notes.append(f"{n_rows - n_ok} rows without a finite '{target}' were left out")
+    if n_ok < MIN_ROWS:
+        raise DataError(
+            f"target column '{target}' has {n_ok} finite values; importance needs at "
+            f"least {MIN_ROWS}"
+        )
+    y_ok = y_all[ok]
+    if bool((y_ok == y_ok[0]).all()):
+        raise DataError(
+            f"target column '{target}' is constant (every value is {float(y_ok[0]):g}); "
+            "importance needs a target that varies"
+        )
+    return ok
+
+
+def _sample(ok, sample_rows: int, rng, xp, notes: list):
+    """The rows the forest sees: all of ``ok``, or a seeded sample of ``sample_rows``."""
+    n_ok = int(ok.size)
+    sampled = n_ok > sample_rows
+    # ok is increasing, so sorted positions give the sorted row ids that
+    # np.sort(rng.choice(ok, ...)) would (Generator.choice draws positions either way).
+    rows = ok[xp.asarray(np.sort(rng.choice(n_ok, size=sample_rows, replace=False)))] \
+        if sampled else ok
+    if sampled:
+        notes.append(f"forest fitted on a seeded sample of {sample_rows:,} of {n_ok:,} rows")
+    return rows, sampled
+
+
+def _encoded(df, rows, features, backend, notes: list):
+    """The sampled rows' feature matrix and the features kept (the varying ones)."""
+    sub = df.iloc[rows]
+    X, kept = encode_features(sub, features, backend=backend)
+    dropped = [f for f in features if f not in kept]
+    if dropped:
+        notes.append(f"constant features left out: {', '.join(dropped)}")
+    if not kept:
+        raise DataError(
+            f"no feature varies in this table (tried: {', '.join(features)}); importance "
+            "needs at least one varying configuration variable"
+        )
+    return X, kept
+
+
+@dataclass(frozen=True)
+class _Holdout:
+    """The training and held-out rows of the feature matrix and the target."""
+
+    X_train: object
+    y_train: object
+    X_test: object
+    y_test: object
+
+
+def _holdout(X, y, n: int, rng, xp) -> _Holdout:
+    """A seeded split: ``HOLDOUT_FRACTION`` of the rows (at least one) held out."""
+    order = rng.permutation(n)
+    n_test = max(1, int(round(n * HOLDOUT_FRACTION)))
+    test, train = xp.asarray(order[:n_test]), xp.asarray(order[n_test:])
+    return _Holdout(X[train], y[train], xp.ascontiguousarray(X[test]), y[test])
+
+
+def _fitted_forest(backend, split: _Holdout, *, n_estimators: int, seed: int):
+    """The backend's random forest fitted on the training rows."""
+    model = backend.random_forest(
+        n_estimators=n_estimators,
+        max_depth=MAX_DEPTH,
+        max_features=1.0,
+        min_samples_leaf=1,
+        bootstrap=True,
+        random_state=seed,
+        n_jobs=-1,
+    )
+    model.fit(split.X_train, split.y_train)
+    return model
+
+
+def _impurity(model, backend, n_kept: int, notes: list) -> np.ndarray:
+    """The forest's impurity importances on the host (NaN where the library has none)."""
+    raw_impurity = getattr(model, "feature_importances_", None)
+    if raw_impurity is None:
+        # cuML's random forest has impurity importances from 25.12 on; with an older cuML
+        # the permutation importance (computed here, on any backend) is the one reported.
+        notes.append("impurity importance not available: this cuML's random forest has no "
+                     "feature_importances_ (cuML >= 25.12 has); permutation importance only")
+        return np.full(n_kept, np.nan)
+    return np.asarray(backend.to_host(raw_impurity), dtype=np.float64)
+
+
 def feature_importance(df, *, target, backend, features=None, sample_rows=20_000, seed=0,
                        n_estimators=100) -> ImportanceResult:
     """Random-forest importance of configuration variables for ``target``.
@@ -144,80 +252,22 @@ def feature_importance(df, *, target, backend, features=None, sample_rows=20_000
     -------
     ImportanceResult
     """
-    require_columns(df, [target], role="target")
     xp = backend.xp
-    # The target stays in the backend's memory: only counts, one value for a message and
-    # the host-drawn sample positions cross (the same draws as sampling the row ids).
-    y_all = backend.values(df, target, role="target")
-    features = tuple(features) if features is not None else default_features(df, target=target)
-    require_columns(df, features, role="feature")
-    if target in features:
-        raise DataError(f"target column '{target}' is also listed as a feature; remove it")
-
-    ok = xp.flatnonzero(xp.isfinite(y_all))
-    n_ok = int(ok.size)
-    notes = []
-    if n_ok < len(df):
-        notes.append(f"{len(df) - n_ok} rows without a finite '{target}' were left out")
-    if n_ok < MIN_ROWS:
-        raise DataError(
-            f"target column '{target}' has {n_ok} finite values; importance needs at "
-            f"least {MIN_ROWS}"
-        )
-    y_ok = y_all[ok]
-    if bool((y_ok == y_ok[0]).all()):
-        raise DataError(
-            f"target column '{target}' is constant (every value is {float(y_ok[0]):g}); "
-            "importance needs a target that varies"
-        )
+    y_all, features = _target_and_features(df, target, backend, features)
+    notes: list[str] = []
+    ok = _finite_rows(y_all, target, len(df), xp, notes)
+    # one generator for the sample and then the split, so both follow from ``seed``
     rng = np.random.default_rng(seed)
-    sampled = n_ok > sample_rows
-    # ok is increasing, so sorted positions give the sorted row ids that
-    # np.sort(rng.choice(ok, ...)) would (Generator.choice draws positions either way).
-    rows = ok[xp.asarray(np.sort(rng.choice(n_ok, size=sample_rows, replace=False)))] \
-        if sampled else ok
-    if sampled:
-        notes.append(f"forest fitted on a seeded sample of {sample_rows:,} of {n_ok:,} rows")
-
-    sub = df.iloc[rows]
-    X, kept = encode_features(sub, features, backend=backend)
-    dropped = [f for f in features if f not in kept]
-    if dropped:
-        notes.append(f"constant features left out: {', '.join(dropped)}")
-    if not kept:
-        raise DataError(
-            f"no feature varies in this table (tried: {', '.join(features)}); importance "
-            "needs at least one varying configuration variable"
-        )
+    rows, sampled = _sample(ok, sample_rows, rng, xp, notes)
+    X, kept = _encoded(df, rows, features, backend, notes)
     y = _to_float32(y_all[rows], xp)
-
-    order = rng.permutation(rows.size)
-    n_test = max(1, int(round(rows.size * HOLDOUT_FRACTION)))
-    test, train = xp.asarray(order[:n_test]), xp.asarray(order[n_test:])
-    X_train, y_train = X[train], y[train]
-    X_test, y_test = xp.ascontiguousarray(X[test]), y[test]
-
-    model = backend.random_forest(
-        n_estimators=n_estimators,
-        max_depth=MAX_DEPTH,
-        max_features=1.0,
-        min_samples_leaf=1,
-        bootstrap=True,
-        random_state=seed,
-        n_jobs=-1,
+    split = _holdout(X, y, rows.size, rng, xp)
+    model = _fitted_forest(backend, split, n_estimators=n_estimators, seed=seed)
+    impurity = _impurity(model, backend, len(kept), notes)
+    perm_mean, perm_std = permutation_importance(
+        model, split.X_test, split.y_test, xp=xp, seed=seed
     )
-    model.fit(X_train, y_train)
-    raw_impurity = getattr(model, "feature_importances_", None)
-    if raw_impurity is None:
-        # cuML's random forest has impurity importances from 25.12 on; with an older cuML
-        # the permutation importance (computed here, on any backend) is the one reported.
-        impurity = np.full(len(kept), np.nan)
-        notes.append("impurity importance not available: this cuML's random forest has no "
-                     "feature_importances_ (cuML >= 25.12 has); permutation importance only")
-    else:
-        impurity = np.asarray(backend.to_host(raw_impurity), dtype=np.float64)
-    perm_mean, perm_std = permutation_importance(model, X_test, y_test, xp=xp, seed=seed)
-    r2 = _r2(xp, y_test, model.predict(X_test))
+    r2 = _r2(xp, split.y_test, model.predict(split.X_test))
 
     table = pd.DataFrame(
         {

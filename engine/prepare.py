@@ -297,6 +297,101 @@ def _array(mask, backend):
     return mask
 
 
+def _metrics_frame(df, keep, derived, reference, backend):
+    """The table with its derived metrics; speedup and efficiency are referenced to the
+    given configurations, else to the valid rows of the wanted type."""
+    n = len(df)
+    if n and reference is None and "speedup" in derived:
+        anybad = _any_bad(df, backend, n)
+        ok = ~anybad if keep is None else keep & ~anybad
+        reference = reference_table(df.loc[ok])
+    return derive_metrics(df, reference=reference)
+
+
+def _apply_constraints(frame, spec, keep, type_kept: int):
+    """Rows failing each constraint, counted among the rows of the wanted type, and the mask
+    of the rows meeting them all (None when nothing is selected or constrained)."""
+    alive = keep if keep is not None else None
+    failing, feasible = [], alive
+    for c in spec.constraints:
+        m = constraint_mask(frame, c)
+        fail = ~m if alive is None else alive & ~m
+        failing.append(int(fail.sum()))
+        feasible = m if feasible is None else feasible & m
+    counts = ConstraintCounts(tuple(spec.constraints), tuple(failing), type_kept,
+                              type_kept if feasible is None else int(feasible.sum()))
+    return counts, feasible
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """Where invalid rows are looked for: the rows of ``frame`` in ``mask`` (the feasible
+    ones), numbered from ``offset`` in messages."""
+
+    frame: object
+    mask: object
+    offset: int
+    backend: object
+
+
+def _invalid_inputs(not_numbers: dict, bad_inputs: dict, sc: _Scope, bad_any):
+    """Rows whose inputs are not numbers or outside their domain: ``{reason: (count, first
+    row, its value)}`` and the mask of those rows."""
+    frame, scope, offset, backend = sc.frame, sc.mask, sc.offset, sc.backend
+    invalid = {}
+    for reason, (mask, col, raw) in not_numbers.items():
+        m = _array(mask, backend) & scope
+        if bool(m.any()):
+            i, _ = _first(m, None, 0, backend)
+            invalid[reason] = (int(m.sum()), offset + i, repr(backend.to_host(raw.iloc[i:i + 1])
+                                                             .iloc[0]))
+            bad_any |= m
+    for reason, (mask, col) in bad_inputs.items():
+        m = _array(mask, backend) & scope
+        if bool(m.any()):
+            invalid[reason] = (int(m.sum()), *_first(m, frame[col], offset, backend))
+            bad_any |= m
+    return invalid, bad_any
+
+
+def _invalid_criteria(costs, criteria, norm: str, sc: _Scope, bad_any):
+    """Rows with a criterion missing or infinite (or, for norm 'log', not > 0) that are not
+    already invalid for their inputs: ``{reason: (count, first row, its value)}`` and the
+    mask of every invalid row."""
+    frame, scope, offset, backend = sc.frame, sc.mask, sc.offset, sc.backend
+    xp = backend.xp
+    invalid = {}
+    for j, c in enumerate(criteria):
+        col = costs[:, j]
+        for word, m in (("is missing", col != col),
+                        ("is infinite", xp.abs(col) == float("inf"))):
+            m = m & scope & ~bad_any  # a row already invalid for its inputs is not re-told
+            if not bool(m.any()):
+                continue
+            because = _because(frame, c.column, m, backend) if word == "is missing" else ""
+            invalid[f"{c.column} {word}{because}"] = (int(m.sum()),
+                                                      *_first(m, None, offset, backend))
+        bad_any |= scope & ((col != col) | (xp.abs(col) == float("inf")))
+        if norm == "log":
+            # log10 of the criterion as given: "max" columns are negated in the matrix.
+            value = -col if c.sense == "max" else col
+            m = scope & ~bad_any & (value <= 0)
+            if bool(m.any()):
+                invalid[f"{c.column} must be > 0 for norm 'log'"] = (
+                    int(m.sum()), *_first(m, frame[c.column], offset, backend))
+                bad_any |= m
+    return invalid, bad_any
+
+
+def _kept_benchmarks(frame, kept_mask, backend) -> tuple:
+    """The benchmarks of the kept rows (empty without a benchmark column)."""
+    if "benchmark" in frame.columns:
+        return _values(frame["benchmark"].loc[_series_mask(kept_mask, frame, backend)],
+                       backend)
+    return ()
+
+
+
 def prepare_rows(df, spec, criteria, *, backend, reference=None, offset=0):
     """The analyzed rows of ``df`` and their criteria matrix, with every count and reason.
 
@@ -330,63 +425,19 @@ def prepare_rows(df, spec, criteria, *, backend, reference=None, offset=0):
     type_kept = n if keep is None else int(keep.sum())
     derived, skipped = plan_metrics(df.columns)
     bad_inputs = _domain_masks(df, backend) if n else {}
-    if n and reference is None and "speedup" in derived:
-        anybad = _any_bad(df, backend, n)
-        ok = ~anybad if keep is None else keep & ~anybad
-        reference = reference_table(df.loc[ok])
-    frame = derive_metrics(df, reference=reference)
-    # Constraints, counted among the rows of the wanted type.
-    alive = keep if keep is not None else None
-    failing, feasible = [], alive
-    for c in spec.constraints:
-        m = constraint_mask(frame, c)
-        fail = ~m if alive is None else alive & ~m
-        failing.append(int(fail.sum()))
-        feasible = m if feasible is None else feasible & m
-    counts = ConstraintCounts(tuple(spec.constraints), tuple(failing), type_kept,
-                              type_kept if feasible is None else int(feasible.sum()))
+    frame = _metrics_frame(df, keep, derived, reference, backend)
+    counts, feasible = _apply_constraints(frame, spec, keep, type_kept)
     # Invalid rows among the feasible ones: inputs outside their domain, criteria missing.
     costs = criteria_matrix(frame, criteria, backend=backend)
     xp = backend.xp
     scope = _array(feasible, backend) if feasible is not None else xp.ones(n, dtype=bool)
-    invalid, bad_any = {}, xp.zeros(n, dtype=bool)
-    for reason, (mask, col, raw) in not_numbers.items():
-        m = _array(mask, backend) & scope
-        if bool(m.any()):
-            i, _ = _first(m, None, 0, backend)
-            invalid[reason] = (int(m.sum()), offset + i, repr(backend.to_host(raw.iloc[i:i + 1])
-                                                             .iloc[0]))
-            bad_any |= m
-    for reason, (mask, col) in bad_inputs.items():
-        m = _array(mask, backend) & scope
-        if bool(m.any()):
-            invalid[reason] = (int(m.sum()), *_first(m, frame[col], offset, backend))
-            bad_any |= m
-    for j, c in enumerate(criteria):
-        col = costs[:, j]
-        for word, m in (("is missing", col != col),
-                        ("is infinite", xp.abs(col) == float("inf"))):
-            m = m & scope & ~bad_any  # a row already invalid for its inputs is not re-told
-            if not bool(m.any()):
-                continue
-            because = _because(frame, c.column, m, backend) if word == "is missing" else ""
-            invalid[f"{c.column} {word}{because}"] = (int(m.sum()),
-                                                      *_first(m, None, offset, backend))
-        bad_any |= scope & ((col != col) | (xp.abs(col) == float("inf")))
-        if spec.norm == "log":
-            # log10 of the criterion as given: "max" columns are negated in the matrix.
-            value = -col if c.sense == "max" else col
-            m = scope & ~bad_any & (value <= 0)
-            if bool(m.any()):
-                invalid[f"{c.column} must be > 0 for norm 'log'"] = (
-                    int(m.sum()), *_first(m, frame[c.column], offset, backend))
-                bad_any |= m
+    sc = _Scope(frame, scope, offset, backend)
+    invalid, bad_any = _invalid_inputs(not_numbers, bad_inputs, sc, xp.zeros(n, dtype=bool))
+    by_criteria, bad_any = _invalid_criteria(costs, criteria, spec.norm, sc, bad_any)
+    invalid.update(by_criteria)
     kept_mask = scope & ~bad_any
     n_invalid = int(bad_any.sum())
-    benchmarks = ()
-    if "benchmark" in frame.columns and n:
-        benchmarks = _values(frame["benchmark"].loc[_series_mask(kept_mask, frame, backend)],
-                             backend)
+    benchmarks = _kept_benchmarks(frame, kept_mask, backend) if n else ()
     report = RowReport(n, selections, counts, invalid, n_invalid, int(kept_mask.sum()),
                        benchmarks)
     if n and not bool(kept_mask.all()):

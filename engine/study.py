@@ -597,8 +597,8 @@ FEATURE_NOTES = {
 }
 
 
-def _report(res, data, t, analysis, imp_time, prof, top, checks, filtering, *, command,
-            published_scores, seed, division, availability) -> str:
+def _md_title(command) -> list[str]:
+    """The title, what the report is, and the command that wrote it."""
     L: list[str] = []
     L += ["# The study on real MLPerf data",
           "",
@@ -616,6 +616,12 @@ def _report(res, data, t, analysis, imp_time, prof, top, checks, filtering, *, c
           command,
           "```",
           ""]  # fmt: skip
+    return L
+
+
+def _md_data(res, *, published_scores, division, availability) -> list[str]:
+    """The data section: the inputs, the score sources and what was kept."""
+    L: list[str] = []
     L += ["## Data", ""]
     if published_scores is not None:
         L.append(f"- Published scores: `{Path(published_scores).name}` (sha256 "
@@ -633,13 +639,24 @@ def _report(res, data, t, analysis, imp_time, prof, top, checks, filtering, *, c
              "(preview and research systems were not generally available at publication), "
              "GPUs only (`accelerator_type = gpu`); CPU-only systems, TPUs and other accelerators are "
              "read, flagged by `accelerator_type` and left out below.")
+    return L
+
+
+def _md_filtering(filtering, analysis) -> list[str]:
+    """The filtering steps, and the engine's notes."""
+    L: list[str] = []
     L += ["", "### Filtering", ""]
     L += _md_table(["step", "rows left out", "rows remaining"],
                    [[r.step, r.left_out, r.remaining] for r in filtering.itertuples()])
     notes = [n for n in analysis.notes if "accelerator_type" not in n]
     if notes:
         L += ["", "Engine notes: " + "; ".join(notes) + "."]
-    # rows per round
+    return L
+
+
+def _md_rows_per_round(data, t) -> list[str]:
+    """Systems, scored systems and analysed rows per round."""
+    L: list[str] = []
     rounds = sorted(set(data["round"]), key=_round_key)
     per_round = []
     for r in rounds:
@@ -649,7 +666,12 @@ def _report(res, data, t, analysis, imp_time, prof, top, checks, filtering, *, c
     L += ["", "### Rows per round", ""]
     L += _md_table(["round", "systems (deduplicated)", "with a score", "analysed"],
                    per_round + [["all", len(data), int(data["time_to_train_min"].notna().sum()), len(t)]])
-    # accelerators analysed
+    return L
+
+
+def _md_accelerators(data, t) -> list[str]:
+    """The accelerators analysed, and the scored ones left out as not GPUs."""
+    L: list[str] = []
     L += ["", "### Accelerators analysed", ""]
     acc = (t.groupby(["generation_rank", "generation", "accelerator"], dropna=False)
            .agg(rows=("accelerator", "size"), n_min=("n_accelerators", "min"), n_max=("n_accelerators", "max"),
@@ -664,7 +686,12 @@ def _report(res, data, t, analysis, imp_time, prof, top, checks, filtering, *, c
                  non_gpu.assign(a=non_gpu["accelerator"].where(non_gpu["accelerator_type"] != "cpu", ""))
                  .groupby("a").size().sort_index().items()]
         L += ["", f"Left out as not GPUs (scored, closed, available): {len(non_gpu)} rows: " + ", ".join(parts) + "."]
-    # reference
+    return L
+
+
+def _md_reference(t) -> list[str]:
+    """How speedup and efficiency are referenced, and each model's reference."""
+    L: list[str] = []
     L += ["", "### Speedup and efficiency reference", "",
           "Speedup and scaling efficiency are computed by the engine (`gpurank.engine.metrics`) per "
           "accelerator model, against the model's configuration with the fewest GPUs (the fastest of "
@@ -680,8 +707,12 @@ def _report(res, data, t, analysis, imp_time, prof, top, checks, filtering, *, c
         refs.append([name, _i(nmin), _f(r["time_to_train_min"]), f"{r['round']} {r['submitter']}/{r['system']}",
                      len(g)])
     L += _md_table(["accelerator", "reference GPUs", "reference time (min)", "reference system", "rows"], refs)
+    return L
 
-    # importance
+
+def _md_importance(analysis, imp_time) -> list[str]:
+    """Step 1: the random-forest importance tables."""
+    L: list[str] = []
     imp = analysis.importance
     L += ["", "## Step 1: what drives performance (random-forest importance)", "",
           f"Target `throughput_per_accelerator` (images/s per GPU); {imp.n_rows} rows, {_n_trees(analysis)} "
@@ -695,8 +726,12 @@ def _report(res, data, t, analysis, imp_time, prof, top, checks, filtering, *, c
         L += _imp_table(imp_time.table)
     L += ["", "Features:", ""]
     L += [f"- `{f}`: {FEATURE_NOTES[f]}" for f in STUDY_FEATURES]
+    return L
 
-    # clusters
+
+def _md_clusters(analysis, prof) -> list[str]:
+    """Step 2: the clusters and their profiles."""
+    L: list[str] = []
     cl = analysis.clusters
     sil = cl.silhouette
     best_k = max(sil, key=lambda k: (np.nan_to_num(sil[k], nan=-2), -k)) if sil else None
@@ -713,8 +748,12 @@ def _report(res, data, t, analysis, imp_time, prof, top, checks, filtering, *, c
           _c(r.median_n_nodes), _f(r.median_cpu_cores_per_accelerator), _f(r.median_time_to_train_min),
           _f(r.median_throughput_per_accelerator), _f(r.median_scaling_efficiency), r.dominant_generation,
           r.accelerators] for r in prof.itertuples()])  # fmt: skip
+    return L
 
-    # ranking
+
+def _md_ranking(analysis, top) -> list[str]:
+    """Step 3: the top configurations."""
+    L: list[str] = []
     rk = analysis.ranking
     L += ["", "## Step 3: top configurations", "",
           f"Criteria `{STUDY_CRITERIA}` with equal weights; Pareto front of {rk.front_size} rows; ranked by "
@@ -726,8 +765,12 @@ def _report(res, data, t, analysis, imp_time, prof, top, checks, filtering, *, c
           _i(r["n_nodes"]), _f(r["time_to_train_min"]), _f(r["throughput_per_accelerator"]),
           _f(r["scaling_efficiency"]), int(r["cluster"]), int(r["pareto_rank"]), _f(r["topsis_score"])]
          for _, r in top.iterrows()])  # fmt: skip
+    return L
 
-    # findings
+
+def _md_findings(checks) -> list[str]:
+    """The study's findings with their verdicts and evidence."""
+    L: list[str] = []
     L += ["", "## The study's findings, checked", ""]
     L += _md_table(["finding", "verdict"], [[f"({c.key}) {c.finding}", f"**{c.verdict}**"] for c in checks])
     for c in checks:
@@ -735,6 +778,24 @@ def _report(res, data, t, analysis, imp_time, prof, top, checks, filtering, *, c
         L += list(c.lines)
     L += ["", "Verdicts: SUPPORTED when every listed condition holds, NOT SUPPORTED when none does, "
           "PARTLY otherwise.", ""]
+    return L
+
+
+def _report(res, data, t, analysis, imp_time, prof, top, checks, filtering, *, command,
+            published_scores, seed, division, availability) -> str:
+    """The study report: its sections in order, as Markdown."""
+    L: list[str] = []
+    L += _md_title(command)
+    L += _md_data(res, published_scores=published_scores, division=division,
+                   availability=availability)
+    L += _md_filtering(filtering, analysis)
+    L += _md_rows_per_round(data, t)
+    L += _md_accelerators(data, t)
+    L += _md_reference(t)
+    L += _md_importance(analysis, imp_time)
+    L += _md_clusters(analysis, prof)
+    L += _md_ranking(analysis, top)
+    L += _md_findings(checks)
     return "\n".join(L)
 
 

@@ -159,47 +159,49 @@ def break_even(t: pd.DataFrame, threshold: float = BREAK_EVEN_EFFICIENCY) -> pd.
     return pd.DataFrame(rows)
 
 
-def _section(bench: str, data: pd.DataFrame, steps, n_read: int, *, seed: int, backend: str
-             ) -> WorkloadSection:
-    unit = _unit(bench)
-    per = unit.replace("/s", "/s per GPU")
+def _md_intro(bench: str, unit: str) -> list[str]:
+    """The section's title: the benchmark's model and data set, unit and target."""
     info = benchmark_info(bench)
     wl = workload_for_benchmark(bench)
     title = f"## {bench}"
     what = ", ".join(x for x in (info.model if info else "", info.dataset if info else "") if x)
-    L = [title, "", f"{what or 'No description in mlperf_benchmarks.csv'}; throughput in "
-                    f"{unit}; time to train to the closed-division target"
-                    + (f" ({info.quality_metric})" if info else "") + "."
-         + (f" Simulator workload: `{wl}`." if wl else ""), ""]
+    return [title, "", f"{what or 'No description in mlperf_benchmarks.csv'}; throughput in "
+            f"{unit}; time to train to the closed-division target"
+            + (f" ({info.quality_metric})" if info else "") + "."
+            + (f" Simulator workload: `{wl}`." if wl else ""), ""]
+
+
+def _filtering(steps, n_read: int) -> pd.DataFrame:
+    """Rows left out and remaining after each filtering step."""
     filtering, remaining = [], n_read
     for step, k in steps:
         remaining -= k
         filtering.append({"step": step, "left_out": k, "remaining": remaining})
-    filtering = pd.DataFrame(filtering)
-    kept = data[data["study_status"] == "analysed"].reset_index(drop=True)
+    return pd.DataFrame(filtering)
+
+
+def _md_rows(data: pd.DataFrame, kept: pd.DataFrame, filtering, n_read: int) -> list[str]:
+    """The rows read, per filtering step left out, and analysed."""
     rounds = sorted(set(data["round"]), key=_round_key)
-    L.append(f"Rows: {n_read} read ({', '.join(rounds)}); "
-             + "; ".join(f"{r.step}: {r.left_out}" for r in filtering.itertuples() if r.left_out)
-             + f"; **{len(kept)} GPU configurations analysed**.")
-    if len(kept) < MIN_ROWS or kept["n_accelerators"].nunique() < 2:
-        L += ["", f"Too few GPU configurations for the analysis (it needs {MIN_ROWS} with at "
-                  "least two GPU counts); no findings are checked.", ""]
-        return WorkloadSection(bench, unit, filtering, None, (), pd.DataFrame(), tuple(L))
-    eng = Engine(backend=backend)
-    analysis = eng.analyze(kept, criteria=STUDY_CRITERIA, features=STUDY_FEATURES,
-                           clusters=STUDY_CLUSTERS, top=_TOP, seed=seed, accelerator_type="gpu",
-                           drop_invalid=True)
-    t = analysis.table
-    if analysis.importance is None or analysis.clusters is None:  # pragma: no cover
-        raise DataError(f"{bench}: the analysis of {len(t)} rows gave no importance or clusters")
+    return [f"Rows: {n_read} read ({', '.join(rounds)}); "
+            + "; ".join(f"{r.step}: {r.left_out}" for r in filtering.itertuples() if r.left_out)
+            + f"; **{len(kept)} GPU configurations analysed**."]
+
+
+def _profiles_with_generation(analysis, t: pd.DataFrame) -> pd.DataFrame:
+    """The cluster profiles with each cluster's most common generation and its share."""
     prof = analysis.clusters.profiles.copy()
     dom = []
     for c in prof["cluster"]:
         g = t.loc[t["cluster"] == c, "generation"].value_counts()
         dom.append(f"{g.index[0]} ({g.iloc[0] / g.sum():.0%})" if len(g) else "")
     prof["dominant_generation"] = dom
-    short = unit.replace("images/s", "img/s")
-    checks = (_check_a(t, prof, short), _check_b(t, short), _check_c(t))
+    return prof
+
+
+def _md_accelerators(t: pd.DataFrame, per: str) -> list[str]:
+    """The accelerators analysed: rows, GPU counts, median time and throughput per GPU."""
+    L: list[str] = []
     acc = (t.groupby(["generation_rank", "generation", "accelerator"], dropna=False)
            .agg(rows=("accelerator", "size"), n_min=("n_accelerators", "min"),
                 n_max=("n_accelerators", "max"), ttt=("time_to_train_min", "median"),
@@ -211,14 +213,24 @@ def _section(bench: str, data: pd.DataFrame, steps, n_read: int, *, seed: int, b
                     f"median {per}"],
                    [[r.generation, r.accelerator, r.rows, _span(r.n_min, r.n_max), _f(r.ttt),
                      _f(r.pg)] for r in acc.itertuples()])
-    imp = analysis.importance
+    return L
+
+
+def _md_importance(imp, per: str) -> list[str]:
+    """Step 1: the importance table."""
+    L: list[str] = []
     L += ["", f"**Step 1, importance** for `throughput_per_accelerator` ({per}; {imp.n_rows} "
               f"rows, held-out R^2 {_f(imp.holdout_r2, 2)}; permutation importance, then "
               "impurity):", ""]
     L += _md_table(["feature", "permutation (mean)", "permutation (std)", "impurity"],
                    [[f"`{r.feature}`", _imp(r.permutation), _imp(r.permutation_std),
                      _imp(r.impurity)] for r in imp.table.itertuples()])
-    cl = analysis.clusters
+    return L
+
+
+def _md_clusters(cl, prof: pd.DataFrame, per: str) -> list[str]:
+    """Step 2: the clusters' profiles."""
+    L: list[str] = []
     L += ["", f"**Step 2, {cl.k} clusters** (KMeans on {', '.join(f'`{f}`' for f in cl.features)}; "
               f"silhouette {_f(cl.silhouette.get(cl.k, float('nan')), 2)}):", ""]
     L += _md_table(["cluster", "label", "rows", "GPUs (median, IQR)", "median time (min)", per,
@@ -228,6 +240,12 @@ def _section(bench: str, data: pd.DataFrame, steps, n_read: int, *, seed: int, b
                      _f(r.median_time_to_train_min), _f(r.median_throughput_per_accelerator),
                      _f(r.median_scaling_efficiency), r.dominant_generation]
                     for r in prof.itertuples()])
+    return L
+
+
+def _md_top(analysis, per: str) -> list[str]:
+    """Step 3: the top configurations."""
+    L: list[str] = []
     top = analysis.top()
     L += ["", f"**Step 3, top {len(top)}** (criteria `{STUDY_CRITERIA}`, equal weights; Pareto "
               f"front of {analysis.ranking.front_size} rows; TOPSIS):", ""]
@@ -237,13 +255,24 @@ def _section(bench: str, data: pd.DataFrame, steps, n_read: int, *, seed: int, b
                      _i(r["n_accelerators"]), _f(r["time_to_train_min"]),
                      _f(r["throughput_per_accelerator"]), _f(r["scaling_efficiency"]),
                      _f(r["topsis_score"])] for _, r in top.iterrows()])
+    return L
+
+
+def _md_findings(checks) -> list[str]:
+    """The ResNet-50 study's findings checked on this workload, with their evidence."""
+    L: list[str] = []
     L += ["", "**The ResNet-50 study's findings, checked on this workload:**", ""]
     L += _md_table(["finding", "verdict"], [[f"({c.key}) {c.finding}", f"**{c.verdict}**"]
                                             for c in checks])
     for c in checks:
         L += ["", f"({c.key}) **{c.verdict}**:", ""]
         L += list(c.lines)
-    be = break_even(t)
+    return L
+
+
+def _md_break_even(be: pd.DataFrame) -> list[str]:
+    """The break-even point of each accelerator model."""
+    L: list[str] = []
     L += ["", f"**Break-even point** per accelerator model: the largest configuration whose "
               f"scaling efficiency stays at or above {BREAK_EVEN_EFFICIENCY:.2f} (against the "
               "model's fewest-GPU configuration), beside that reference and the fastest "
@@ -257,9 +286,51 @@ def _section(bench: str, data: pd.DataFrame, steps, n_read: int, *, seed: int, b
                      _f(r.break_even_efficiency), r.break_even_system or "n/a",
                      _i(r.fastest_n), _f(r.fastest_time), _f(r.fastest_efficiency), r.beyond]
                     for r in be.itertuples()])
+    return L
+
+
+def _md_notes(analysis) -> list[str]:
+    """The engine's notes (those on the accelerator type filter left out)."""
+    L: list[str] = []
     notes = [n for n in analysis.notes if "accelerator_type" not in n]
     if notes:
         L += ["", "Engine notes: " + "; ".join(notes) + "."]
+    return L
+
+
+def _section(bench: str, data: pd.DataFrame, steps, n_read: int, *, seed: int, backend: str
+             ) -> WorkloadSection:
+    """One benchmark's section: its rows, the three steps, the findings checked and the
+    break-even points."""
+    unit = _unit(bench)
+    per = unit.replace("/s", "/s per GPU")
+    L = _md_intro(bench, unit)
+    filtering = _filtering(steps, n_read)
+    kept = data[data["study_status"] == "analysed"].reset_index(drop=True)
+    L += _md_rows(data, kept, filtering, n_read)
+    if len(kept) < MIN_ROWS or kept["n_accelerators"].nunique() < 2:
+        L += ["", f"Too few GPU configurations for the analysis (it needs {MIN_ROWS} with at "
+                  "least two GPU counts); no findings are checked.", ""]
+        return WorkloadSection(bench, unit, filtering, None, (), pd.DataFrame(), tuple(L))
+    eng = Engine(backend=backend)
+    analysis = eng.analyze(kept, criteria=STUDY_CRITERIA, features=STUDY_FEATURES,
+                           clusters=STUDY_CLUSTERS, top=_TOP, seed=seed, accelerator_type="gpu",
+                           drop_invalid=True)
+    t = analysis.table
+    if analysis.importance is None or analysis.clusters is None:  # pragma: no cover
+        raise DataError(f"{bench}: the analysis of {len(t)} rows gave no importance or clusters")
+    prof = _profiles_with_generation(analysis, t)
+    short = unit.replace("images/s", "img/s")
+    checks = (_check_a(t, prof, short), _check_b(t, short), _check_c(t))
+    imp = analysis.importance
+    L += _md_accelerators(t, per)
+    L += _md_importance(imp, per)
+    L += _md_clusters(analysis.clusters, prof, per)
+    L += _md_top(analysis, per)
+    L += _md_findings(checks)
+    be = break_even(t)
+    L += _md_break_even(be)
+    L += _md_notes(analysis)
     L.append("")
     return WorkloadSection(bench, unit, filtering, t, checks, be, tuple(L),
                            importance=imp.table, profiles=prof, notes=tuple(analysis.notes))

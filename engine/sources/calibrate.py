@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -237,26 +237,15 @@ def _resolve_rows(table: pd.DataFrame, acc: pd.DataFrame):
     return ids, np.array(notes, dtype=object)
 
 
-def _configs(
-    table: pd.DataFrame,
-    model: CalibratedModel,
-    workload: Workload,
-    *,
-    accelerator_table=None,
-    interconnect_table=None,
-    host_cpu_table=None,
-    use_table_epochs: bool = True,
-):
-    """Turn a canonical table into model inputs. Returns (cfg, extra, note)."""
-    missing = [c for c in REQUIRED_PREDICT_COLUMNS if c not in table.columns]
-    if missing:
-        raise DataError(
-            f"table is missing column '{missing[0]}'; required columns are: "
-            f"{', '.join(REQUIRED_PREDICT_COLUMNS)}"
-        )
-    acc = _cat.accelerator_catalog(accelerator_table)
-    links_df = _cat.interconnect_catalog(interconnect_table)
-    cpus = _cat.host_cpu_catalog(host_cpu_table)
+def _float_column(table: pd.DataFrame, name: str, use: bool = True) -> np.ndarray:
+    """The column as floats, or NaN everywhere when the table lacks it (or ``use`` is off)."""
+    if name in table.columns and use:
+        return _to_float(table[name])
+    return np.full(len(table), np.nan)
+
+
+def _link_bandwidths(links_df: pd.DataFrame, model: CalibratedModel) -> tuple[dict, set]:
+    """Effective GB/s per link id (TCP links derated) and the links that span nodes."""
     bw = {}
     spans = set()
     for _, r in links_df.iterrows():
@@ -265,30 +254,32 @@ def _configs(
         bw[str(r["link_id"])] = float(v) * eff if v == v else math.nan
         if str(r.get("spans_nodes", "no")).strip().lower() == "yes":
             spans.add(str(r["link_id"]))
+    return bw, spans
 
-    n_rows = len(table)
-    ids, note = _resolve_rows(table, acc)
-    acc = acc.set_index("accelerator_id", drop=False)
-    known = np.array([i is not None for i in ids])
-    A = acc.loc[[i if i is not None else acc.index[0] for i in ids]]
-    peak = (
-        pd.to_numeric(A["bf16_dense_tflops"], errors="coerce")
-        .fillna(pd.to_numeric(A["fp16_dense_tflops"], errors="coerce"))
-        .to_numpy(float)
-    )
-    mem_bw = pd.to_numeric(A["mem_bw_tbps"], errors="coerce").to_numpy(float)
-    fam = A["family"].astype(str).to_numpy()
-    gen = A["generation"].astype(str).to_numpy()
-    pairs = {(f, g): model.compute_efficiency_for(f, g) for f, g in set(zip(fam, gen))}
-    eff = np.array([pairs[(f, g)][0] for f, g in zip(fam, gen)], dtype=float)
-    basis = np.array([pairs[(f, g)][1] for f, g in zip(fam, gen)], dtype=object)
+
+def _node_shape(table: pd.DataFrame):
+    """Accelerators, accelerators per node and nodes, each completed from the other two."""
     n = _to_float(table["n_accelerators"])
     g = _to_float(table["accelerators_per_node"])
     m = _to_float(table["n_nodes"])
     g = np.where(g > 0, g, _div(n, np.where(m > 0, m, np.nan)))
     m = np.where(m > 0, m, _div(n, np.where(g > 0, g, np.nan)))
+    return n, g, m
 
-    # intra-node link: a link id, "pcie" text, or the accelerator's own link
+
+@dataclass(frozen=True)
+class _IntraNode:
+    """Per row: the intra-node GB/s, the host link's GB/s, and whether the accelerator's own
+    link is a pod fabric that spans nodes."""
+
+    intra: np.ndarray
+    pcie_bw: np.ndarray
+    spanning: np.ndarray
+
+
+def _intra_node(table: pd.DataFrame, A: pd.DataFrame, bw: dict, spans: set) -> _IntraNode:
+    """The intra-node link of each row: a link id, "pcie" text, or the accelerator's own."""
+    n_rows = len(table)
     link_ids = A["intra_link_id"].astype(str).to_numpy()
     intra_default = np.array([bw.get(x, math.nan) for x in link_ids])
     hi = (
@@ -317,20 +308,23 @@ def _configs(
             intra.append(p)
         else:
             intra.append(d)
-    intra = np.array(intra, dtype=float)
+    return _IntraNode(np.array(intra, dtype=float), pcie_bw, spanning)
 
-    net = table["network"] if "network" in table.columns else pd.Series([None] * n_rows)
+
+def _inter_node(table: pd.DataFrame, bw: dict, model, link: _IntraNode, g) -> np.ndarray:
+    """Each node's GB/s to the other nodes, from the network text or the pod fabric."""
+    net = table["network"] if "network" in table.columns else pd.Series([None] * len(table))
     inter = np.array([_network_GBps(t, bw, model.tcp_efficiency) for t in net], dtype=float)
     inter = np.where(inter > 0, inter, 50.0)  # unknown: 4x100G RDMA
     # chips of a pod fabric reach other hosts' chips over the same links: a node's share of
     # the fabric is its chips' links, not the host network
-    inter = np.where(spanning, intra * np.where(g > 0, g, 1.0), inter)
+    return np.where(link.spanning, link.intra * np.where(g > 0, g, 1.0), inter)
 
-    cores = (
-        _to_float(table["cpu_cores_per_accelerator"])
-        if "cpu_cores_per_accelerator" in table.columns
-        else np.full(n_rows, np.nan)
-    )
+
+def _host_inputs(table: pd.DataFrame, A: pd.DataFrame, cpus: pd.DataFrame):
+    """CPU cores per accelerator, the host CPU's decode factor, and accelerated decoding."""
+    n_rows = len(table)
+    cores = _float_column(table, "cpu_cores_per_accelerator")
     cores = np.where(cores > 0, cores, np.nan)
     fmap = _cpu_factor_map(cpus)
     hc = table["host_cpu"] if "host_cpu" in table.columns else pd.Series([None] * n_rows)
@@ -344,12 +338,23 @@ def _configs(
         dali = np.zeros(n_rows, bool)
     # Gaudi2/Gaudi3 decode JPEGs on the accelerator's media engine whatever the framework says
     dali = dali | (A["vendor"].astype(str).str.lower() == "intel").to_numpy()
+    return cores, cpu_factor, dali
 
-    gb = (
-        _to_float(table["global_batch_size"])
-        if "global_batch_size" in table.columns
-        else np.full(n_rows, np.nan)
-    )
+
+@dataclass(frozen=True)
+class _Batches:
+    """Per row: the local and global batch, the largest local batch memory holds, and
+    whether the model state leaves no room for one sample."""
+
+    local: np.ndarray
+    global_: np.ndarray
+    max_local: np.ndarray
+    no_room: np.ndarray
+
+
+def _batches(table: pd.DataFrame, A: pd.DataFrame, workload: Workload, n) -> _Batches:
+    """Local and global batch of each row, completed from memory where the table lacks them."""
+    gb = _float_column(table, "global_batch_size")
     # a replica of a model-parallel workload spans `shards` accelerators; b is its batch
     shards = workload.shards(np.where(n > 0, n, 1.0))
     max_b = workload.max_local_batch(
@@ -362,20 +367,17 @@ def _configs(
     b = _div(gb, replicas)
     b = np.where(b > 0, b, np.minimum(256.0, max_b))
     gb = np.where(gb > 0, gb, b * replicas)
-    ep = (
-        _to_float(table["epochs"])
-        if ("epochs" in table.columns and use_table_epochs)
-        else np.full(n_rows, np.nan)
-    )
+    return _Batches(b, gb, max_b, no_room)
+
+
+def _training_length(table: pd.DataFrame, workload: Workload, gb, use_table_epochs: bool):
+    """Epochs, samples and the reference curve's epochs to converge, per row."""
+    ep = _float_column(table, "epochs", use_table_epochs)
     if workload.samples_curve:
         # samples to converge: measured where the table has them, else epochs x data set,
         # else the reference convergence points
         curve_s = workload.samples(gb)
-        meas = (
-            _to_float(table["samples_to_converge"])
-            if ("samples_to_converge" in table.columns and use_table_epochs)
-            else np.full(n_rows, np.nan)
-        )
+        meas = _float_column(table, "samples_to_converge", use_table_epochs)
         if workload.dataset_size:
             meas = np.where(meas > 0, meas, ep * float(workload.dataset_size))
         samples = np.where(meas > 0, meas, curve_s)
@@ -386,14 +388,60 @@ def _configs(
         curve = workload.epochs(gb)
         epochs = np.where(ep > 0, ep, curve)
         samples = epochs * workload.dataset_size
+    return epochs, samples, curve
+
+
+def _configs(
+    table: pd.DataFrame,
+    model: CalibratedModel,
+    workload: Workload,
+    *,
+    accelerator_table=None,
+    interconnect_table=None,
+    host_cpu_table=None,
+    use_table_epochs: bool = True,
+):
+    """Turn a canonical table into model inputs. Returns (cfg, extra, note)."""
+    missing = [c for c in REQUIRED_PREDICT_COLUMNS if c not in table.columns]
+    if missing:
+        raise DataError(
+            f"table is missing column '{missing[0]}'; required columns are: "
+            f"{', '.join(REQUIRED_PREDICT_COLUMNS)}"
+        )
+    acc = _cat.accelerator_catalog(accelerator_table)
+    links_df = _cat.interconnect_catalog(interconnect_table)
+    cpus = _cat.host_cpu_catalog(host_cpu_table)
+    bw, spans = _link_bandwidths(links_df, model)
+
+    ids, note = _resolve_rows(table, acc)
+    acc = acc.set_index("accelerator_id", drop=False)
+    known = np.array([i is not None for i in ids])
+    A = acc.loc[[i if i is not None else acc.index[0] for i in ids]]
+    peak = (
+        pd.to_numeric(A["bf16_dense_tflops"], errors="coerce")
+        .fillna(pd.to_numeric(A["fp16_dense_tflops"], errors="coerce"))
+        .to_numpy(float)
+    )
+    mem_bw = pd.to_numeric(A["mem_bw_tbps"], errors="coerce").to_numpy(float)
+    fam = A["family"].astype(str).to_numpy()
+    gen = A["generation"].astype(str).to_numpy()
+    pairs = {(f, g): model.compute_efficiency_for(f, g) for f, g in set(zip(fam, gen))}
+    eff = np.array([pairs[(f, g)][0] for f, g in zip(fam, gen)], dtype=float)
+    basis = np.array([pairs[(f, g)][1] for f, g in zip(fam, gen)], dtype=object)
+    n, g, m = _node_shape(table)
+    link = _intra_node(table, A, bw, spans)
+    inter = _inter_node(table, bw, model, link, g)
+    cores, cpu_factor, dali = _host_inputs(table, A, cpus)
+    bat = _batches(table, A, workload, n)
+    epochs, samples, curve = _training_length(table, workload, bat.global_, use_table_epochs)
 
     note = np.where(known & ~(n > 0), "n_accelerators missing or not > 0", note)
     # a measured batch beyond memory ran as micro-batches (gradient accumulation, common in
     # MLPerf submissions on small accelerators); only a model state that leaves no room for
     # one sample cannot run at all
-    note = np.where(known & (n > 0) & no_room, "model state leaves no memory for a sample",
+    note = np.where(known & (n > 0) & bat.no_room, "model state leaves no memory for a sample",
                     note)
-    micro = np.where(b > max_b, max_b, b)
+    micro = np.where(bat.local > bat.max_local, bat.max_local, bat.local)
     cfg = {
         "peak_tflops": peak,
         "compute_efficiency": eff,
@@ -401,20 +449,15 @@ def _configs(
         "n_accelerators": n,
         "accelerators_per_node": g,
         "n_nodes": m,
-        "local_batch": b,
-        "intra_GBps": intra,
+        "local_batch": bat.local,
+        "intra_GBps": link.intra,
         "inter_GBps": inter,
         "cpu_cores_per_accelerator": cores,
         "cpu_decode_factor": cpu_factor,
         "dali": dali,
-        "host_GBps": pcie_bw * HOST_COPY_EFFICIENCY,
+        "host_GBps": link.pcie_bw * HOST_COPY_EFFICIENCY,
         "micro_batch": micro,
     }
-    price = (
-        _to_float(table["price_per_accelerator_hour"])
-        if "price_per_accelerator_hour" in table.columns
-        else np.full(n_rows, np.nan)
-    )
     extra = {
         "accelerator_id": np.array(ids, dtype=object),
         "family": np.where(known, fam, None),
@@ -424,8 +467,8 @@ def _configs(
         "epochs": epochs,
         "samples": samples,
         "curve_epochs": curve,
-        "global_batch": gb,
-        "price": price,
+        "global_batch": bat.global_,
+        "price": _float_column(table, "price_per_accelerator_hour"),
         "valid": known & (n > 0) & (peak > 0) & (mem_bw > 0),
     }
     return cfg, extra, note
@@ -637,6 +680,221 @@ def _borrowing(train_families: dict, acc: pd.DataFrame) -> tuple[dict, str]:
     return dict(sorted(lend.items())), default
 
 
+def _sigmoid(x):
+    """The logistic function (maps an unbounded coordinate into (0, 1))."""
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def _logit(v):
+    """The inverse of :func:`_sigmoid`, clipped so a start on the edge stays movable."""
+    v = min(max(v, 0.01), 0.99)
+    return math.log(v / (1 - v))
+
+
+@dataclass(frozen=True)
+class _FitRows:
+    """The training rows as the residuals read them: configurations and measured times."""
+
+    families: list
+    family_index: np.ndarray
+    cfg: dict
+    extra: dict
+    ttt: np.ndarray
+
+
+@dataclass(frozen=True)
+class _ParamSpace:
+    """The optimizer's coordinates: a log efficiency per family, the shared parameters
+    (logit or log, so every bound is a box), then the log intensity when it is fitted."""
+
+    k: int
+    fit_intensity: bool
+
+    def unpack(self, theta):
+        """Efficiencies per family and the shared parameters at ``theta``."""
+        k = self.k
+        ef = np.exp(theta[:k])
+        p = {
+            "comm_efficiency": min(_sigmoid(theta[k]), 1.0),
+            "overlap": min(_sigmoid(theta[k + 1]), 0.999),
+            "overhead_s": math.exp(theta[k + 2]),
+            "batch_half": math.exp(theta[k + 3]),
+            "mem_overlap": _sigmoid(theta[k + 4]),
+        }
+        if self.fit_intensity:
+            p["arithmetic_intensity"] = math.exp(theta[k + 5])
+        return ef, p
+
+    def names(self, families) -> list[str]:
+        """The model's name for each coordinate."""
+        return (
+            [f"compute_efficiency_by_family[{f}]" for f in families]
+            + ["comm_efficiency", "overlap", "overhead_s", "batch_half", "mem_overlap"]
+            + (["arithmetic_intensity"] if self.fit_intensity else [])
+        )
+
+
+def _check_calibration_table(mlperf_table) -> None:
+    """Refuse anything but a DataFrame holding the required columns."""
+    if not isinstance(mlperf_table, pd.DataFrame):
+        raise UsageError(
+            f"mlperf_table: {type(mlperf_table).__name__} is not allowed; pass a pandas DataFrame"
+        )
+    missing = [c for c in REQUIRED_CALIBRATE_COLUMNS if c not in mlperf_table.columns]
+    if missing:
+        raise DataError(
+            f"calibration table is missing column '{missing[0]}'; required columns are: "
+            f"{', '.join(REQUIRED_CALIBRATE_COLUMNS)}"
+        )
+
+
+def _training_mask(t: pd.DataFrame, usable: np.ndarray, train_rounds) -> np.ndarray:
+    """The usable rows of the training rounds; an error when there are none."""
+    in_train = usable.copy()
+    if train_rounds is not None:
+        in_train &= t["round"].astype(str).isin([str(r) for r in train_rounds]).to_numpy()
+    if not in_train.any():
+        raise DataError(
+            f"calibration table has no usable rows (of {len(t)}) in train_rounds={train_rounds!r}; "
+            "rows need an accelerator the catalog models, n_accelerators > 0 and a "
+            "time_to_train_min > 0"
+        )
+    return in_train
+
+
+def _fit_rows(cfg, extra, in_train: np.ndarray, ttt: np.ndarray) -> _FitRows:
+    """The training rows' slices of the configurations, with each row's family index."""
+    fams = sorted(set(extra["family"][in_train]))
+    fam_idx = np.array([fams.index(f) if f in fams else -1 for f in extra["family"]])
+    tr = np.flatnonzero(in_train)
+    return _FitRows(
+        families=fams,
+        family_index=fam_idx[tr],
+        cfg={k: (np.asarray(v)[tr] if np.ndim(v) else v) for k, v in cfg.items()},
+        extra={k: np.asarray(v)[tr] for k, v in extra.items()},
+        ttt=ttt[tr],
+    )
+
+
+def _start_and_bounds(rows: _FitRows, base: CalibratedModel, workload: Workload, space):
+    """The optimizer's starting point and box bounds, ``(x0, lo, hi)``."""
+    sub, fi, k = rows.cfg, rows.family_index, space.k
+    # start each family at twice the fraction of peak its runs achieve overall (the compute
+    # term is part of the step), so no family starts in the flat input-bound region
+    thr_meas = _div(
+        rows.extra["samples"],
+        np.maximum(rows.ttt * 60.0 - base.overhead_s, 1.0),
+    )
+    b_tr = sub["local_batch"]
+    achieved = _div(
+        thr_meas * workload.flops_per_sample * (b_tr + base.batch_half),
+        sub["n_accelerators"] * sub["peak_tflops"] * 1e12 * b_tr,
+    )
+    # the workload's own estimate of its intensity starts the fit and widens its bounds
+    ai_est = (
+        workload.flops_per_sample / workload.bytes_per_sample
+        if workload.bytes_per_sample
+        else None
+    )
+    eff0 = [float(np.clip(2.0 * np.nanmedian(achieved[fi == j]), 0.05, 0.95)) for j in range(k)]
+    ai0 = (
+        (ai_est or base.arithmetic_intensity)
+        if workload.arithmetic_intensity is None
+        else workload.arithmetic_intensity
+    )
+    ai_lo = min(5.0, ai_est / 10.0) if ai_est else 5.0
+    ai_hi = max(2000.0, ai_est * 10.0) if ai_est else 2000.0
+    x0 = np.concatenate(
+        [
+            np.log(eff0),
+            [
+                _logit(base.comm_efficiency),
+                _logit(base.overlap),
+                math.log(max(base.overhead_s, 1.0)),
+                math.log(max(base.batch_half, 1.0)),
+                _logit(base.mem_overlap),
+            ],
+            [math.log(ai0)] if space.fit_intensity else [],
+        ]
+    )
+    lo = np.concatenate(
+        [
+            np.full(k, math.log(0.01)),
+            [-4, -4, math.log(0.5), math.log(0.5), -6],
+            [math.log(ai_lo)] if space.fit_intensity else [],
+        ]
+    )
+    hi = np.concatenate(
+        [
+            np.full(k, 0.0),
+            [6, 6, math.log(600), math.log(256), 6],
+            [math.log(ai_hi)] if space.fit_intensity else [],
+        ]
+    )
+    return x0, lo, hi
+
+
+def _least_squares_fit(rows: _FitRows, start, workload: Workload, space, x0, lo, hi):
+    """Robust least squares on log time-to-train; scipy's result."""
+    from scipy.optimize import least_squares
+
+    y = np.log(rows.ttt)
+
+    def resid(theta):
+        ef, p = space.unpack(theta)
+        o = _outputs(
+            dict(rows.cfg, compute_efficiency=ef[rows.family_index]),
+            rows.extra,
+            replace(start, **p),
+            workload,
+        )
+        return np.log(o["time_to_train_min"]) - y
+
+    return least_squares(
+        resid, np.clip(x0, lo + 1e-9, hi - 1e-9), bounds=(lo, hi), loss="soft_l1", f_scale=0.1
+    )
+
+
+def _at_bound(names, x, lo, hi) -> list[str]:
+    """Parameters that ended within a thousandth of their range of a bound."""
+    span = hi - lo
+    return [nm for nm, v, a, b_, s in zip(names, x, lo, hi, span) if min(v - a, b_ - v) < 1e-3 * s]
+
+
+def _fitted_model(base, rows: _FitRows, space, sol, workload, accelerator_table):
+    """The model at the optimum (rounded as the model file stores it), and the training rows
+    per family that decided the lending."""
+    ef, p = space.unpack(sol.x)
+    fams, fi = rows.families, rows.family_index
+    rows_per_family = {f: int((fi == j).sum()) for j, f in enumerate(fams)}
+    gen_of = {f: g for f, g in zip(rows.extra["family"], rows.extra["generation"])}
+    acc = _cat.accelerator_catalog(accelerator_table)
+    lend, default = _borrowing({f: (gen_of[f], rows_per_family[f]) for f in fams}, acc)
+    rounded = {kk: (round(v, 6) if kk != "overhead_s" else round(v, 4)) for kk, v in p.items()}
+    model = replace(
+        base,
+        compute_efficiency_by_family={f: round(float(v), 6) for f, v in zip(fams, ef)},
+        borrow_by_generation=lend,
+        borrow_default=default,
+        workload=workload.name,
+        fit={},
+        **rounded,
+    )
+    return model, rows_per_family
+
+
+def _error_report(pred: pd.DataFrame, trmask: np.ndarray, test_rounds) -> dict:
+    """Errors per family on the training rows and, with ``test_rounds``, the held-out rows."""
+    report = {"train_errors": fit_errors(pred[trmask]).to_dict(orient="records")}
+    if test_rounds is not None:
+        te = pred["round"].astype(str).isin([str(r) for r in test_rounds]).to_numpy()
+        report["n_test"] = int(te.sum())
+        report["test_errors"] = fit_errors(pred[te]).to_dict(orient="records")
+        nv = te & pred["accelerator_id"].astype(str).str.startswith("nvidia").to_numpy()
+        report["test_errors_nvidia"] = fit_errors(pred[nv]).to_dict(orient="records")[-1]
+    return report
+
+
 def calibrate(
     mlperf_table,
     *,
@@ -674,18 +932,7 @@ def calibrate(
     from the training rows. ``model.fit`` holds the report: rows used and skipped, the
     optimizer's cost, parameters that ended on a bound, and the errors per family.
     """
-    from scipy.optimize import least_squares
-
-    if not isinstance(mlperf_table, pd.DataFrame):
-        raise UsageError(
-            f"mlperf_table: {type(mlperf_table).__name__} is not allowed; pass a pandas DataFrame"
-        )
-    missing = [c for c in REQUIRED_CALIBRATE_COLUMNS if c not in mlperf_table.columns]
-    if missing:
-        raise DataError(
-            f"calibration table is missing column '{missing[0]}'; required columns are: "
-            f"{', '.join(REQUIRED_CALIBRATE_COLUMNS)}"
-        )
+    _check_calibration_table(mlperf_table)
     base = CalibratedModel() if base is None else base
     workload = workload_of(mlperf_table, workload, None)
     t = mlperf_table.reset_index(drop=True)
@@ -705,131 +952,13 @@ def calibrate(
     )
     cfg, extra, note = _configs(t, start, workload, **kw)
     usable, skipped = _usable(t, cfg, extra, note, ttt)
-    in_train = usable.copy()
-    if train_rounds is not None:
-        in_train &= t["round"].astype(str).isin([str(r) for r in train_rounds]).to_numpy()
-    if not in_train.any():
-        raise DataError(
-            f"calibration table has no usable rows (of {len(t)}) in train_rounds={train_rounds!r}; "
-            "rows need an accelerator the catalog models, n_accelerators > 0 and a "
-            "time_to_train_min > 0"
-        )
-    fams = sorted(set(extra["family"][in_train]))
-    fam_idx = np.array([fams.index(f) if f in fams else -1 for f in extra["family"]])
-    tr = np.flatnonzero(in_train)
-    sub = {k: (np.asarray(v)[tr] if np.ndim(v) else v) for k, v in cfg.items()}
-    sub_extra = {k: np.asarray(v)[tr] for k, v in extra.items()}
-    fi = fam_idx[tr]
-    y = np.log(ttt[tr])
-    k = len(fams)
-    fit_intensity = workload.arithmetic_intensity is None
+    in_train = _training_mask(t, usable, train_rounds)
+    rows = _fit_rows(cfg, extra, in_train, ttt)
+    space = _ParamSpace(k=len(rows.families), fit_intensity=workload.arithmetic_intensity is None)
+    x0, lo, hi = _start_and_bounds(rows, base, workload, space)
+    sol = _least_squares_fit(rows, start, workload, space, x0, lo, hi)
+    model, rows_per_family = _fitted_model(base, rows, space, sol, workload, accelerator_table)
 
-    def sigmoid(x):
-        return 1.0 / (1.0 + math.exp(-x))
-
-    def unpack(theta):
-        ef = np.exp(theta[:k])
-        p = {
-            "comm_efficiency": min(sigmoid(theta[k]), 1.0),
-            "overlap": min(sigmoid(theta[k + 1]), 0.999),
-            "overhead_s": math.exp(theta[k + 2]),
-            "batch_half": math.exp(theta[k + 3]),
-            "mem_overlap": sigmoid(theta[k + 4]),
-        }
-        if fit_intensity:
-            p["arithmetic_intensity"] = math.exp(theta[k + 5])
-        return ef, p
-
-    def resid(theta):
-        ef, p = unpack(theta)
-        o = _outputs(dict(sub, compute_efficiency=ef[fi]), sub_extra, replace(start, **p), workload)
-        return np.log(o["time_to_train_min"]) - y
-
-    def logit(v):
-        v = min(max(v, 0.01), 0.99)
-        return math.log(v / (1 - v))
-
-    # start each family at twice the fraction of peak its runs achieve overall (the compute
-    # term is part of the step), so no family starts in the flat input-bound region
-    thr_meas = _div(
-        sub_extra["samples"],
-        np.maximum(ttt[tr] * 60.0 - base.overhead_s, 1.0),
-    )
-    b_tr = sub["local_batch"]
-    achieved = _div(
-        thr_meas * workload.flops_per_sample * (b_tr + base.batch_half),
-        sub["n_accelerators"] * sub["peak_tflops"] * 1e12 * b_tr,
-    )
-    # the workload's own estimate of its intensity starts the fit and widens its bounds
-    ai_est = (
-        workload.flops_per_sample / workload.bytes_per_sample
-        if workload.bytes_per_sample
-        else None
-    )
-    eff0 = [float(np.clip(2.0 * np.nanmedian(achieved[fi == j]), 0.05, 0.95)) for j in range(k)]
-    ai0 = (
-        (ai_est or base.arithmetic_intensity)
-        if workload.arithmetic_intensity is None
-        else workload.arithmetic_intensity
-    )
-    ai_lo = min(5.0, ai_est / 10.0) if ai_est else 5.0
-    ai_hi = max(2000.0, ai_est * 10.0) if ai_est else 2000.0
-    x0 = np.concatenate(
-        [
-            np.log(eff0),
-            [
-                logit(base.comm_efficiency),
-                logit(base.overlap),
-                math.log(max(base.overhead_s, 1.0)),
-                math.log(max(base.batch_half, 1.0)),
-                logit(base.mem_overlap),
-            ],
-            [math.log(ai0)] if fit_intensity else [],
-        ]
-    )
-    lo = np.concatenate(
-        [
-            np.full(k, math.log(0.01)),
-            [-4, -4, math.log(0.5), math.log(0.5), -6],
-            [math.log(ai_lo)] if fit_intensity else [],
-        ]
-    )
-    hi = np.concatenate(
-        [
-            np.full(k, 0.0),
-            [6, 6, math.log(600), math.log(256), 6],
-            [math.log(ai_hi)] if fit_intensity else [],
-        ]
-    )
-    sol = least_squares(
-        resid, np.clip(x0, lo + 1e-9, hi - 1e-9), bounds=(lo, hi), loss="soft_l1", f_scale=0.1
-    )
-    ef, p = unpack(sol.x)
-    names = (
-        [f"compute_efficiency_by_family[{f}]" for f in fams]
-        + ["comm_efficiency", "overlap", "overhead_s", "batch_half", "mem_overlap"]
-        + (["arithmetic_intensity"] if fit_intensity else [])
-    )
-    span = hi - lo
-    at_bound = [
-        nm for nm, x, a, b_, s in zip(names, sol.x, lo, hi, span) if min(x - a, b_ - x) < 1e-3 * s
-    ]
-    rows_per_family = {f: int((fi == j).sum()) for j, f in enumerate(fams)}
-    gen_of = {f: g for f, g in zip(sub_extra["family"], sub_extra["generation"])}
-    acc = _cat.accelerator_catalog(accelerator_table)
-    lend, default = _borrowing({f: (gen_of[f], rows_per_family[f]) for f in fams}, acc)
-    rounded = {kk: (round(v, 6) if kk != "overhead_s" else round(v, 4)) for kk, v in p.items()}
-    model = replace(
-        base,
-        compute_efficiency_by_family={f: round(float(v), 6) for f, v in zip(fams, ef)},
-        borrow_by_generation=lend,
-        borrow_default=default,
-        workload=workload.name,
-        fit={},
-        **rounded,
-    )
-
-    # report
     pred = predict(t[usable], model, workload=workload, **kw)
     report = {
         "n_rows": int(len(t)),
@@ -841,22 +970,12 @@ def calibrate(
         "test_rounds": None if test_rounds is None else [str(r) for r in test_rounds],
         "cost": float(sol.cost),
         "success": bool(sol.success),
-        "at_bound": at_bound,
+        "at_bound": _at_bound(space.names(rows.families), sol.x, lo, hi),
+        **_error_report(pred, in_train[usable], test_rounds),
     }
-    trmask = in_train[usable]
-    report["train_errors"] = fit_errors(pred[trmask]).to_dict(orient="records")
-    if test_rounds is not None:
-        te = pred["round"].astype(str).isin([str(r) for r in test_rounds]).to_numpy()
-        report["n_test"] = int(te.sum())
-        report["test_errors"] = fit_errors(pred[te]).to_dict(orient="records")
-        nv = te & pred["accelerator_id"].astype(str).str.startswith("nvidia").to_numpy()
-        report["test_errors_nvidia"] = fit_errors(pred[nv]).to_dict(orient="records")[-1]
     return replace(model, fit=report)
 
 
-# --------------------------------------------------------------------------------------
-# cross-validation and its report
-# --------------------------------------------------------------------------------------
 def cross_validate(
     mlperf_table,
     *,

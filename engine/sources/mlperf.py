@@ -391,9 +391,8 @@ def _read_scaling(path: Path, warn: _Warnings) -> float:
         return 1.0
 
 
-def _system_row(ref: _SystemRef, warn: _Warnings) -> tuple[dict, tuple]:
-    row: dict = {"round": ref.round, "submitter": ref.submitter, "system": ref.system}
-    reasons: list[str] = []
+def _description_fields(ref: _SystemRef, warn: _Warnings) -> dict:
+    """The system description's fields ({} when it is missing or unreadable)."""
     fields = None
     if ref.desc_path is None:
         where = (ref.bench_dir.parent if ref.bench_dir else Path(ref.submitter))
@@ -405,6 +404,11 @@ def _system_row(ref: _SystemRef, warn: _Warnings) -> tuple[dict, tuple]:
     fields = fields or {}
     for problem in fields.get("desc_problems", ()):
         warn.add(ref.desc_path, problem)
+    return fields
+
+
+def _hardware_columns(ref: _SystemRef, fields: dict, warn: _Warnings) -> dict:
+    """The row's hardware columns: the accelerator resolved, counts, host and network."""
     apn = fields.get("accelerators_per_node")
     nodes = fields.get("number_of_nodes")
     acc_raw = fields.get("accelerator_raw", "")
@@ -431,29 +435,31 @@ def _system_row(ref: _SystemRef, warn: _Warnings) -> tuple[dict, tuple]:
         atype = ""
     else:
         atype = "tpu" if "tpu" in name.lower() else "other"
-    row["_resolved"] = res if n_acc != 0 else None
-    row.update(
-        division=fields.get("division", ""),
-        availability=fields.get("availability", ""),
-        system_name=fields.get("system_name", ""),
-        accelerator=name if n_acc != 0 else "",
-        accelerator_raw=acc_raw,
-        accelerator_type=atype,
-        n_accelerators=n_acc,
-        n_nodes=nodes,
-        accelerators_per_node=apn,
-        host_cpu=fields.get("host_cpu", ""),
-        host_processors_per_node=fields.get("host_processors_per_node"),
-        host_cores_per_processor=fields.get("host_processor_core_count"),
-        interconnect=fields.get("interconnect", ""),
-        network=fields.get("network", ""),
-        framework=fields.get("framework", ""),
-        system_desc_format=fields.get("desc_format", ""),
-    )
     cores_node = fields.get("host_cores_per_node")
-    row["cpu_cores_per_accelerator"] = cores_node / apn if cores_node and apn else np.nan
+    return {
+        "_resolved": res if n_acc != 0 else None,
+        "division": fields.get("division", ""),
+        "availability": fields.get("availability", ""),
+        "system_name": fields.get("system_name", ""),
+        "accelerator": name if n_acc != 0 else "",
+        "accelerator_raw": acc_raw,
+        "accelerator_type": atype,
+        "n_accelerators": n_acc,
+        "n_nodes": nodes,
+        "accelerators_per_node": apn,
+        "host_cpu": fields.get("host_cpu", ""),
+        "host_processors_per_node": fields.get("host_processors_per_node"),
+        "host_cores_per_processor": fields.get("host_processor_core_count"),
+        "interconnect": fields.get("interconnect", ""),
+        "network": fields.get("network", ""),
+        "framework": fields.get("framework", ""),
+        "system_desc_format": fields.get("desc_format", ""),
+        "cpu_cores_per_accelerator": cores_node / apn if cores_node and apn else np.nan,
+    }
 
-    # runs
+
+def _read_runs(ref: _SystemRef, warn: _Warnings) -> tuple[list[RunLog], float]:
+    """The system's result logs, parsed in natural order, and its scaling factor."""
     runs: list[RunLog] = []
     scale = 1.0
     if ref.bench_dir is not None:
@@ -463,6 +469,43 @@ def _system_row(ref: _SystemRef, warn: _Warnings) -> tuple[dict, tuple]:
             for prob in r.problems:
                 warn.add(r.path, prob)
         scale = _read_scaling(ref.bench_dir / "scaling.json", warn)
+    return runs, scale
+
+
+def _score(bench: str, runs: list[RunLog], valid: list[RunLog], rule, dropped: int):
+    """The benchmark's score of the runs by its scoring rule, or None and why not."""
+    if not runs:
+        return None, "no result logs"
+    if rule is None:
+        version = mlperf_logging_version()
+        return None, (
+            f"no scoring rule known for benchmark {excerpt(bench)} (mlperf-logging "
+            f"{version} lists {len(known_benchmarks())} training benchmarks)" if version else
+            f"no scoring rule known for benchmark {excerpt(bench)} (mlperf-logging is not "
+            "installed)")
+    return score_runs([r.minutes for r in valid], len(runs), rule.required_runs, dropped)
+
+
+def _global_batch(ref: _SystemRef, runs: list[RunLog], valid: list[RunLog], warn: _Warnings):
+    """The global batch most (valid) runs logged; a warning when they disagree."""
+    gbs_values = [r.global_batch_size for r in (valid or runs) if r.global_batch_size is not None]
+    gbs = None
+    if gbs_values:
+        counts = Counter(gbs_values)
+        gbs = counts.most_common(1)[0][0]
+        if len(counts) > 1:
+            warn.add(ref.bench_dir, f"runs disagree on global_batch_size ({';'.join(map(str, sorted(counts)))}); using {gbs}")
+    return gbs
+
+
+def _system_row(ref: _SystemRef, warn: _Warnings) -> tuple[dict, tuple]:
+    """One system's row (description, runs and score) and its runs' timing key."""
+    row: dict = {"round": ref.round, "submitter": ref.submitter, "system": ref.system}
+    reasons: list[str] = []
+    fields = _description_fields(ref, warn)
+    row.update(_hardware_columns(ref, fields, warn))
+
+    runs, scale = _read_runs(ref, warn)
     bench = _benchmark_name(ref, runs, warn)
     row["benchmark"] = bench
     row["workload"] = (workload_for_benchmark(bench) or "") if bench else ""
@@ -471,18 +514,7 @@ def _system_row(ref: _SystemRef, warn: _Warnings) -> tuple[dict, tuple]:
     valid = [r for r in runs if r.valid and r.minutes is not None]
     n_failed = len(runs) - len(valid)
     dropped = rule.dropped_each_end if rule is not None else 1
-    if not runs:
-        score, why = None, "no result logs"
-    elif rule is None:
-        version = mlperf_logging_version()
-        score, why = None, (
-            f"no scoring rule known for benchmark {excerpt(bench)} (mlperf-logging "
-            f"{version} lists {len(known_benchmarks())} training benchmarks)" if version else
-            f"no scoring rule known for benchmark {excerpt(bench)} (mlperf-logging is not "
-            "installed)")
-    else:
-        score, why = score_runs([r.minutes for r in valid], len(runs), rule.required_runs,
-                                dropped)
+    score, why = _score(bench, runs, valid, rule, dropped)
     if score is None:
         reasons.append(why)
     row["n_runs_required"] = rule.required_runs if rule is not None else None
@@ -492,13 +524,7 @@ def _system_row(ref: _SystemRef, warn: _Warnings) -> tuple[dict, tuple]:
     row["n_runs_valid"] = len(valid)
     row["run_minutes_min"] = min((r.minutes for r in valid), default=np.nan)
     row["run_minutes_max"] = max((r.minutes for r in valid), default=np.nan)
-    gbs_values = [r.global_batch_size for r in (valid or runs) if r.global_batch_size is not None]
-    gbs = None
-    if gbs_values:
-        counts = Counter(gbs_values)
-        gbs = counts.most_common(1)[0][0]
-        if len(counts) > 1:
-            warn.add(ref.bench_dir, f"runs disagree on global_batch_size ({';'.join(map(str, sorted(counts)))}); using {gbs}")
+    gbs = _global_batch(ref, runs, valid, warn)
     row["global_batch_size"] = gbs
     _convergence_facts(row, runs, valid, info, gbs, n_failed, dropped)
     fmts = Counter(r.log_format for r in runs if r.log_format)
@@ -774,6 +800,101 @@ def _check_benchmark(benchmark) -> str:
     return benchmark
 
 
+def _as_paths(paths) -> list[Path]:
+    """One path or several, as a non-empty list of Paths."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise UsageError("read_mlperf needs at least one PATH")
+    return paths
+
+
+def _discover(paths: list[Path], select: str, warn: _Warnings) -> list[_SystemRef]:
+    """Every system (and benchmark folder) under the paths, once each, in reading order."""
+    refs: list[_SystemRef] = []
+    seen: set[tuple[str, str, str]] = set()
+    for p in paths:
+        if not p.exists():
+            raise UsageError(f"MLPerf results path {str(p)!r} does not exist")
+        if not p.is_dir():
+            raise UsageError(f"MLPerf results path {str(p)!r} is not a folder")
+        roots = _find_round_roots(p)
+        if not roots:
+            warn.add(p, "no MLPerf results layout found (<round>/<submitter>/results or systems)")
+        for root, only in roots:
+            for ref in _systems_in_round(root, only, select, warn):
+                key = (ref.round, ref.submitter, ref.system, ref.bench_folder)
+                if key in seen:
+                    warn.add(ref.bench_dir or ref.desc_path or root, f"system {'/'.join(key)} found twice; first kept")
+                    continue
+                seen.add(key)
+                refs.append(ref)
+    refs.sort(key=_ref_order)
+    return refs
+
+
+def _published_inputs(published_scores, published_runs, select: str):
+    """The published scores and run timings, checked against the benchmark read;
+    ``(published, runs_timing, published_runs)``, the last defaulting to the summary's
+    runs.csv."""
+    published = runs_timing = None
+    if published_scores is not None:
+        published = read_published_scores(published_scores)
+        _check_published_benchmarks(published, select, "--published-scores", published_scores)
+        if published_runs is None and (Path(published_scores).parent / "runs.csv").is_file():
+            published_runs = Path(published_scores).parent / "runs.csv"
+    if published_runs is not None:
+        runs_timing = _published_timings(published_runs)
+        _check_published_benchmarks(runs_timing, select, "published runs", published_runs)
+    return published, runs_timing, published_runs
+
+
+def _mark_duplicate(row: dict, ref: _SystemRef, timing: tuple, first_by_timing: dict) -> None:
+    """Flag a row whose runs repeat an earlier row's runs, naming the first one."""
+    row["is_duplicate"] = False
+    row["duplicate_of"] = ""
+    if timing:
+        ident = f"{ref.round}/{ref.submitter}/{ref.system}"
+        # runs repeat runs of the same benchmark only; the row's benchmark says which
+        tkey = (row["benchmark"], timing)
+        if tkey in first_by_timing:
+            row["is_duplicate"] = True
+            row["duplicate_of"] = first_by_timing[tkey]
+        else:
+            first_by_timing[tkey] = ident
+
+
+def _system_rows(refs, published, runs_timing, warn: _Warnings) -> list[dict]:
+    """A row per system: read from its logs, filled from the published scores where the logs
+    give none, and flagged when its runs repeat an earlier system's."""
+    rows: list[dict] = []
+    first_by_timing: dict[tuple, str] = {}
+    for ref in refs:
+        row, timing = _system_row(ref, warn)
+        key = _published_key(published, ref, row["benchmark"])
+        if (published is not None and row["score_source"] != "logs" and key in published
+                and published[key]["time_to_train_min"] is not None):
+            _fill_published(row, published[key])
+        rkey = _published_key(runs_timing, ref, row["benchmark"])
+        if runs_timing is not None and rkey in runs_timing:
+            timing = runs_timing[rkey]
+        _mark_duplicate(row, ref, timing, first_by_timing)
+        rows.append(row)
+    return rows
+
+
+def _drop_duplicates(df: pd.DataFrame) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """The table without its duplicated systems, and their ids."""
+    dup = df["is_duplicate"].to_numpy()
+    dropped = tuple(
+        f"{r}/{s}/{y} (same runs as {d})"
+        for r, s, y, d in zip(df["round"][dup], df["submitter"][dup], df["system"][dup], df["duplicate_of"][dup])
+    )
+    return df[~dup].reset_index(drop=True), dropped
+
+
+
 def read_mlperf(paths, *, benchmark: str = "resnet", strict: bool = False, dedupe: bool = False,
                 published_scores=None, published_runs=None) -> MlperfReadResult:
     """Read MLPerf Training results into one row per (round, submitter, system).
@@ -812,77 +933,21 @@ def read_mlperf(paths, *, benchmark: str = "resnet", strict: bool = False, dedup
         ``runs.csv`` beside the summary is used when there is one.
     """
     select = _check_benchmark(benchmark)
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    paths = [Path(p) for p in paths]
-    if not paths:
-        raise UsageError("read_mlperf needs at least one PATH")
+    paths = _as_paths(paths)
     warn = _Warnings(strict)
-    refs: list[_SystemRef] = []
-    seen: set[tuple[str, str, str]] = set()
-    for p in paths:
-        if not p.exists():
-            raise UsageError(f"MLPerf results path {str(p)!r} does not exist")
-        if not p.is_dir():
-            raise UsageError(f"MLPerf results path {str(p)!r} is not a folder")
-        roots = _find_round_roots(p)
-        if not roots:
-            warn.add(p, "no MLPerf results layout found (<round>/<submitter>/results or systems)")
-        for root, only in roots:
-            for ref in _systems_in_round(root, only, select, warn):
-                key = (ref.round, ref.submitter, ref.system, ref.bench_folder)
-                if key in seen:
-                    warn.add(ref.bench_dir or ref.desc_path or root, f"system {'/'.join(key)} found twice; first kept")
-                    continue
-                seen.add(key)
-                refs.append(ref)
-    refs.sort(key=_ref_order)
-    published = runs_timing = None
-    if published_scores is not None:
-        published = read_published_scores(published_scores)
-        _check_published_benchmarks(published, select, "--published-scores", published_scores)
-        if published_runs is None and (Path(published_scores).parent / "runs.csv").is_file():
-            published_runs = Path(published_scores).parent / "runs.csv"
-    if published_runs is not None:
-        runs_timing = _published_timings(published_runs)
-        _check_published_benchmarks(runs_timing, select, "published runs", published_runs)
+    refs = _discover(paths, select, warn)
+    published, runs_timing, published_runs = _published_inputs(
+        published_scores, published_runs, select)
     if published is not None and published.has_benchmark:
         refs = _add_published_benchmarks(refs, published, select)
-    rows: list[dict] = []
-    first_by_timing: dict[tuple, str] = {}
-    for ref in refs:
-        row, timing = _system_row(ref, warn)
-        key = _published_key(published, ref, row["benchmark"])
-        if (published is not None and row["score_source"] != "logs" and key in published
-                and published[key]["time_to_train_min"] is not None):
-            _fill_published(row, published[key])
-        rkey = _published_key(runs_timing, ref, row["benchmark"])
-        if runs_timing is not None and rkey in runs_timing:
-            timing = runs_timing[rkey]
-        row["is_duplicate"] = False
-        row["duplicate_of"] = ""
-        if timing:
-            ident = f"{ref.round}/{ref.submitter}/{ref.system}"
-            # runs repeat runs of the same benchmark only; the row's benchmark says which
-            tkey = (row["benchmark"], timing)
-            if tkey in first_by_timing:
-                row["is_duplicate"] = True
-                row["duplicate_of"] = first_by_timing[tkey]
-            else:
-                first_by_timing[tkey] = ident
-        rows.append(row)
+    rows = _system_rows(refs, published, runs_timing, warn)
     resolved = [r.pop("_resolved", None) for r in rows]
     df = _build_table(rows)
     df = _add_catalog(df, resolved)
     df = df[MLPERF_COLUMNS]
     dropped: tuple[str, ...] = ()
     if dedupe and len(df):
-        dup = df["is_duplicate"].to_numpy()
-        dropped = tuple(
-            f"{r}/{s}/{y} (same runs as {d})"
-            for r, s, y, d in zip(df["round"][dup], df["submitter"][dup], df["system"][dup], df["duplicate_of"][dup])
-        )
-        df = df[~dup].reset_index(drop=True)
+        df, dropped = _drop_duplicates(df)
     return MlperfReadResult(df, tuple(warn.items), dropped, select,
                             published_scores=str(published_scores) if published_scores is not None else "",
                             published_runs=str(published_runs) if published_runs is not None else "")

@@ -313,7 +313,9 @@ def _as_int(v) -> int | None:
     return None
 
 
-def _summarize(run: RunLog, events) -> None:
+def _timed_region(run: RunLog, events) -> int:
+    """Set the run's start, stop and status; the index of the first run_stop (the events
+    after it are ignored), or the number of events when there is none."""
     fmt = run.log_format
     first_stop = None
     for idx, ev in enumerate(events):
@@ -331,14 +333,19 @@ def _summarize(run: RunLog, events) -> None:
         run.stop_ms = events[first_stop][1]
         stop_meta = events[first_stop][3]
         run.status = str(stop_meta.get("status", "")) if fmt in ("mllog", "mll") else ""
+    return end
 
-    # facts read anywhere before run_stop (or the whole log when it has none)
+
+def _read_facts(run: RunLog, timed) -> tuple:
+    """Set the facts read anywhere before run_stop (or in the whole log when it has none);
+    returns ``(samples per epoch, eval target, last accuracy)`` for the steps after."""
+    fmt = run.log_format
     gbs = None
     samples = None
     target = None
     last_acc = None
     last_epoch = None
-    for key, _t, value, meta in events[:end]:
+    for key, _t, value, meta in timed:
         if key == "submission_benchmark" and not run.benchmark and isinstance(value, str):
             run.benchmark = value.strip()
         elif key == "max_sequence_length" and run.max_sequence_length is None:
@@ -359,7 +366,8 @@ def _summarize(run: RunLog, events) -> None:
                 pass
         elif key == "eval_accuracy":
             if fmt in ("mllog", "mll"):
-                acc = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+                number = isinstance(value, (int, float)) and not isinstance(value, bool)
+                acc = value if number else None
                 ep = meta.get("epoch_num")
             else:
                 acc, ep = _accuracy_from_loose(meta.get("raw"), value)
@@ -375,8 +383,13 @@ def _summarize(run: RunLog, events) -> None:
             run.epochs = float(last_epoch) + (1.0 if fmt == "mlp05" else 0.0)
         except (TypeError, ValueError):
             run.epochs = None
+    return samples, target, last_acc
 
-    # validity
+
+def _judge_validity(run: RunLog, target, last_acc) -> None:
+    """Set ``valid`` or the reason the run is not: both ends logged, and a successful status
+    (mllog) or a final accuracy at the target (older formats)."""
+    fmt = run.log_format
     if run.start_ms is None and run.stop_ms is None:
         run.invalid_reason = "no run_start and no run_stop"
         run.problems.append("no run_start and no run_stop")
@@ -398,49 +411,55 @@ def _summarize(run: RunLog, events) -> None:
         else:
             run.invalid_reason = f"final eval_accuracy {last_acc} below target {tgt}"
 
-    # evaluation time inside the timed region (run_start..run_stop), for the training rate
-    # of benchmarks that do not time whole epochs
-    if run.start_ms is not None and run.stop_ms is not None:
-        open_t = None
-        for key, t, _v, _meta in events[:end]:
-            if key == "eval_start":
-                # an evaluation started while one is open (asynchronous evaluation) is not
-                # timed on its own: the open one runs to the next eval_stop
-                open_t = t if open_t is None else open_t
-            elif key == "eval_stop" and open_t is not None:
-                if open_t >= run.start_ms and t <= run.stop_ms and t >= open_t:
-                    run.eval_ms += t - open_t
-                    run.has_eval_intervals = True
-                open_t = None
 
-    # steady-state training throughput (excludes evaluation)
-    spe = samples or IMAGENET_TRAIN_SAMPLES
-    # epochs pair by epoch_num; logs whose stop is numbered one higher than its start
-    # (MosaicML composer) have no pairs and fall through to the block rule, as in the reference
+def _time_evaluations(run: RunLog, timed) -> None:
+    """Add the evaluation time inside the timed region (run_start..run_stop), for the
+    training rate of benchmarks that do not time whole epochs."""
+    if run.start_ms is None or run.stop_ms is None:
+        return
+    open_t = None
+    for key, t, _v, _meta in timed:
+        if key == "eval_start":
+            # an evaluation started while one is open (asynchronous evaluation) is not
+            # timed on its own: the open one runs to the next eval_stop
+            open_t = t if open_t is None else open_t
+        elif key == "eval_stop" and open_t is not None:
+            if open_t >= run.start_ms and t <= run.stop_ms and t >= open_t:
+                run.eval_ms += t - open_t
+                run.has_eval_intervals = True
+            open_t = None
+
+
+def _epoch_rates(timed, spe) -> list[float]:
+    """Samples/s of each epoch with a start and a stop of the same epoch_num."""
+    # logs whose stop is numbered one higher than its start (MosaicML composer) have no
+    # pairs and fall through to the block rule, as in the reference
     starts: dict = {}
     rates: list[float] = []
-    for key, t, _v, meta in events[:end]:
+    for key, t, _v, meta in timed:
         if key == "epoch_start":
             starts[meta.get("epoch_num")] = t
         elif key == "epoch_stop":
             t0 = starts.pop(meta.get("epoch_num"), None)
             if t0 is not None and t > t0:
                 rates.append(spe / ((t - t0) / 1000.0))
-    if rates:
-        run.train_rate = statistics.median(rates)
-        run.train_rate_source = "epoch_start/epoch_stop"
-        return
+    return rates
+
+
+def _block_rates(timed, spe) -> list[float]:
+    """Samples/s of each block (epoch_count epochs), its evaluation time taken out."""
     evals: list[tuple[float, float]] = []
     open_eval = None
-    for key, t, _v, _meta in events[:end]:
+    for key, t, _v, _meta in timed:
         if key == "eval_start":
             open_eval = t
         elif key == "eval_stop" and open_eval is not None:
             evals.append((open_eval, t))
             open_eval = None
     # a block_stop closes the latest open block_start (SIAT numbers them differently)
+    rates: list[float] = []
     open_block = None
-    for key, t, _v, meta in events[:end]:
+    for key, t, _v, meta in timed:
         if key == "block_start":
             open_block = (t, meta.get("epoch_count"))
         elif key == "block_stop" and open_block is not None:
@@ -453,6 +472,24 @@ def _summarize(run: RunLog, events) -> None:
             dur = (t - t0 - ev_ms) / 1000.0
             if dur > 0:
                 rates.append(count * spe / dur)
+    return rates
+
+
+def _summarize(run: RunLog, events) -> None:
+    """Fill the run's summary fields from its parsed events."""
+    timed = events[:_timed_region(run, events)]
+    samples, target, last_acc = _read_facts(run, timed)
+    _judge_validity(run, target, last_acc)
+    _time_evaluations(run, timed)
+
+    # steady-state training throughput (excludes evaluation)
+    spe = samples or IMAGENET_TRAIN_SAMPLES
+    rates = _epoch_rates(timed, spe)
+    if rates:
+        run.train_rate = statistics.median(rates)
+        run.train_rate_source = "epoch_start/epoch_stop"
+        return
+    rates = _block_rates(timed, spe)
     if rates:
         run.train_rate = statistics.median(rates)
         run.train_rate_source = "block_start/block_stop minus eval"

@@ -559,27 +559,43 @@ def _load_default_model() -> "CalibratedModel":
 DEFAULT_MODEL = _load_default_model()
 
 
-def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> dict:
-    """Evaluate the model for arrays of configurations (no noise).
+#: The ``cfg`` inputs of :func:`evaluate` that set the broadcast shape.
+_SHAPED_INPUTS = (
+    "peak_tflops",
+    "compute_efficiency",
+    "mem_bw_tbps",
+    "n_accelerators",
+    "accelerators_per_node",
+    "n_nodes",
+    "local_batch",
+    "intra_GBps",
+    "inter_GBps",
+    "cpu_cores_per_accelerator",
+    "cpu_decode_factor",
+    "dali",
+)
 
-    ``cfg`` keys (arrays broadcastable to one length):
-      peak_tflops, compute_efficiency, mem_bw_tbps, n_accelerators, accelerators_per_node,
-      n_nodes, local_batch (per replica: per accelerator for a data-parallel workload),
-      intra_GBps (per accelerator, per direction), inter_GBps (per node, per direction,
-      protocol efficiency already applied), cpu_cores_per_accelerator (nan = no limit),
-      cpu_decode_factor, dali (bool); optional host_GBps (host-to-accelerator link per
-      accelerator, ``DEFAULT_HOST_GBPS`` when absent) and micro_batch (the batch one pass
-      runs when the replica's batch is accumulated over several; ``local_batch`` when
-      absent)
 
-    Returns a dict of arrays: t_compute, t_memory, t_device, t_comm, t_input, t_step,
-    throughput (samples/s, all accelerators), utilization (device busy time / step time),
-    bottleneck code (0 compute, 1 communication, 2 input, 3 memory).
+@dataclass(frozen=True)
+class _Inputs:
+    """The per-row inputs of :func:`evaluate`, broadcast to one shape, with safe values (1)
+    where a row is invalid (``ok`` false) so no step divides by zero or meets a NaN."""
 
-    The arithmetic is ``+ - * / minimum maximum where`` only, on rows whose inputs are
-    valid; rows with a non-positive count, batch, peak or bandwidth give NaN without a
-    floating-point warning.
-    """
+    peak: object
+    eff_c: object
+    bw: object
+    n: object
+    g: object
+    m: object
+    b: object
+    dali: object
+    ok: object
+    one: object
+    shape: tuple
+
+
+def _safe_inputs(cfg: dict, model: CalibratedModel, xp) -> _Inputs:
+    """The core inputs as float arrays of one shape, valid rows flagged in ``ok``."""
     f64 = np.float64
     peak = xp.asarray(cfg["peak_tflops"], dtype=f64) * 1e12
     eff_c = xp.asarray(cfg["compute_efficiency"], dtype=f64)
@@ -589,25 +605,7 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
     m = xp.asarray(cfg["n_nodes"], dtype=f64)
     b = xp.asarray(cfg["local_batch"], dtype=f64)
     dali = xp.asarray(cfg["dali"], dtype=bool)
-    shape = np.broadcast_shapes(
-        *(
-            np.shape(cfg[k])
-            for k in (
-                "peak_tflops",
-                "compute_efficiency",
-                "mem_bw_tbps",
-                "n_accelerators",
-                "accelerators_per_node",
-                "n_nodes",
-                "local_batch",
-                "intra_GBps",
-                "inter_GBps",
-                "cpu_cores_per_accelerator",
-                "cpu_decode_factor",
-                "dali",
-            )
-        )
-    )
+    shape = np.broadcast_shapes(*(np.shape(cfg[k]) for k in _SHAPED_INPUTS))
     # Rows with an impossible input get NaN; the others are computed with safe denominators,
     # so no division by zero or NaN arithmetic happens (and no RuntimeWarning is raised).
     ok = (peak > 0) & (eff_c > 0) & (bw > 0) & (n > 0) & (g > 0) & (m > 0) & (b > 0)
@@ -619,35 +617,43 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
         return xp.where(ok, xp.broadcast_to(x, shape), one)
 
     peak, eff_c, bw, n, g, m, b = (safe(x) for x in (peak, eff_c, bw, n, g, m, b))
-    F = workload.flops_per_sample
-    # b is the batch of one replica; a replica of a model-parallel workload spans ``shards``
-    # accelerators, each doing 1/shards of its work and holding 1/shards of its state
-    shards = workload.shards(n, xp)
-    b_acc = b / shards
+    return _Inputs(peak, eff_c, bw, n, g, m, b, dali, ok, one, shape)
 
+
+def _device_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards, xp):
+    """Compute, memory and device (roofline) time of one step, ``(t_compute, t_memory,
+    t_device)``."""
+    f64 = np.float64
+    F = workload.flops_per_sample
     # compute: the batch at a fraction b / (b + batch_half) of the achieved tensor rate; a
     # batch beyond memory runs as micro-batches (gradient accumulation), whose size sets it
-    bm = xp.broadcast_to(xp.asarray(cfg["micro_batch"], dtype=f64), shape) if (
-        "micro_batch" in cfg) else b
-    bm = xp.where(ok & (bm > 0), bm, b) if "micro_batch" in cfg else b
-    t_compute = b_acc * F / (peak * eff_c) * ((bm + model.batch_half) / bm)
+    bm = xp.broadcast_to(xp.asarray(cfg["micro_batch"], dtype=f64), v.shape) if (
+        "micro_batch" in cfg) else v.b
+    bm = xp.where(v.ok & (bm > 0), bm, v.b) if "micro_batch" in cfg else v.b
+    t_compute = b_acc * F / (v.peak * v.eff_c) * ((bm + model.batch_half) / bm)
     # memory: activations per sample (F / intensity bytes) plus one pass over the weights,
     # gradients and optimizer state per step, at the achieved memory bandwidth
     intensity = model.intensity_for(workload)
     t_memory = (b_acc * (F / intensity)
-                + workload.dense_params * workload.state_bytes_per_param / shards) / bw
+                + workload.dense_params * workload.state_bytes_per_param / shards) / v.bw
     # roofline: the longer term plus the part of the shorter one that does not overlap it
     longer = xp.maximum(t_compute, t_memory)
     shorter = xp.minimum(t_compute, t_memory)
     t_device = (longer + (1.0 - model.mem_overlap) * shorter) * xp.where(
-        dali, 1.0 + model.dali_gpu_overhead, 1.0
+        v.dali, 1.0 + model.dali_gpu_overhead, 1.0
     )
+    return t_compute, t_memory, t_device
 
-    # gradient all-reduce
+
+def _allreduce_time(v: _Inputs, cfg: dict, model, workload: Workload, shards, xp):
+    """Time of the gradient all-reduce, and the valid rows whose needed link has no
+    bandwidth, ``(t_comm, bad_link)``."""
+    f64 = np.float64
+    n, g, m, ok, one = v.n, v.g, v.m, v.ok, v.one
     s = workload.synced_params * workload.grad_bytes_per_param / shards  # per accelerator
     ce = model.comm_efficiency
-    intra = xp.broadcast_to(xp.asarray(cfg["intra_GBps"], dtype=f64), shape) * 1e9 * ce
-    inter = xp.broadcast_to(xp.asarray(cfg["inter_GBps"], dtype=f64), shape) * 1e9 * ce
+    intra = xp.broadcast_to(xp.asarray(cfg["intra_GBps"], dtype=f64), v.shape) * 1e9 * ce
+    inter = xp.broadcast_to(xp.asarray(cfg["inter_GBps"], dtype=f64), v.shape) * 1e9 * ce
     intra_ok = ok & (g > 1) & (intra > 0)
     inter_ok = ok & (m > 1) & (inter > 0)
     intra_s = xp.where(intra_ok, intra, one)
@@ -672,39 +678,76 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
         + model.latency_intra_s * 2.0 * (g - 1.0)
         + model.latency_inter_s * steps_inter
     )
-    hidden = xp.minimum(model.overlap * t_comm, (2.0 / 3.0) * t_device)  # backward = 2/3
-    t_gpu = t_device + t_comm - hidden
+    return t_comm, bad_link
 
+
+def _input_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, xp):
+    """Time the host needs to decode and copy one step's batch."""
+    f64 = np.float64
     # input pipeline: host cores decode JPEGs (or feed the GPU decoder with DALI)
-    cores = xp.broadcast_to(xp.asarray(cfg["cpu_cores_per_accelerator"], dtype=f64), shape)
-    factor = xp.broadcast_to(xp.asarray(cfg["cpu_decode_factor"], dtype=f64), shape)
-    per_core = xp.where(dali, model.dali_decode_rate, model.cpu_decode_rate)
+    cores = xp.broadcast_to(xp.asarray(cfg["cpu_cores_per_accelerator"], dtype=f64), v.shape)
+    factor = xp.broadcast_to(xp.asarray(cfg["cpu_decode_factor"], dtype=f64), v.shape)
+    per_core = xp.where(v.dali, model.dali_decode_rate, model.cpu_decode_rate)
     in_rate = cores * factor * per_core
     limited = (cores > 0) & (in_rate > 0)  # nan or 0 cores: no limit known
     if workload.decode_cost > 0:
         in_rate_s = xp.where(limited, in_rate, 1.0) / workload.decode_cost
-        t_input = xp.where(limited, b / in_rate_s, 0.0)
+        t_input = xp.where(limited, v.b / in_rate_s, 0.0)
     else:
-        t_input = xp.zeros(shape, dtype=f64)
+        t_input = xp.zeros(v.shape, dtype=f64)
     if workload.input_bytes_per_sample > 0:
         # the accelerator's share of the batch crosses its host link (PCIe, NVLink-C2C)
         host = xp.broadcast_to(
-            xp.asarray(cfg.get("host_GBps", DEFAULT_HOST_GBPS), dtype=f64), shape) * 1e9
+            xp.asarray(cfg.get("host_GBps", DEFAULT_HOST_GBPS), dtype=f64), v.shape) * 1e9
         host_ok = host > 0
         t_copy = xp.where(host_ok, b_acc * workload.input_bytes_per_sample
                           / xp.where(host_ok, host, 1.0), 0.0)
         t_input = xp.maximum(t_input, t_copy)
+    return t_input
+
+
+def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> dict:
+    """Evaluate the model for arrays of configurations (no noise).
+
+    ``cfg`` keys (arrays broadcastable to one length):
+      peak_tflops, compute_efficiency, mem_bw_tbps, n_accelerators, accelerators_per_node,
+      n_nodes, local_batch (per replica: per accelerator for a data-parallel workload),
+      intra_GBps (per accelerator, per direction), inter_GBps (per node, per direction,
+      protocol efficiency already applied), cpu_cores_per_accelerator (nan = no limit),
+      cpu_decode_factor, dali (bool); optional host_GBps (host-to-accelerator link per
+      accelerator, ``DEFAULT_HOST_GBPS`` when absent) and micro_batch (the batch one pass
+      runs when the replica's batch is accumulated over several; ``local_batch`` when
+      absent)
+
+    Returns a dict of arrays: t_compute, t_memory, t_device, t_comm, t_input, t_step,
+    throughput (samples/s, all accelerators), utilization (device busy time / step time),
+    bottleneck code (0 compute, 1 communication, 2 input, 3 memory).
+
+    The arithmetic is ``+ - * / minimum maximum where`` only, on rows whose inputs are
+    valid; rows with a non-positive count, batch, peak or bandwidth give NaN without a
+    floating-point warning.
+    """
+    v = _safe_inputs(cfg, model, xp)
+    # b is the batch of one replica; a replica of a model-parallel workload spans ``shards``
+    # accelerators, each doing 1/shards of its work and holding 1/shards of its state
+    shards = workload.shards(v.n, xp)
+    b_acc = v.b / shards
+    t_compute, t_memory, t_device = _device_time(v, cfg, model, workload, b_acc, shards, xp)
+    t_comm, bad_link = _allreduce_time(v, cfg, model, workload, shards, xp)
+    hidden = xp.minimum(model.overlap * t_comm, (2.0 / 3.0) * t_device)  # backward = 2/3
+    t_gpu = t_device + t_comm - hidden
+    t_input = _input_time(v, cfg, model, workload, b_acc, xp)
 
     t_step = xp.maximum(t_gpu, t_input)
-    throughput = n * b_acc / t_step
+    throughput = v.n * b_acc / t_step
     utilization = t_device / t_step
     bottleneck = xp.where(
         t_input > t_gpu,
         2,
         xp.where(t_comm - hidden > 0.25 * t_device, 1, xp.where(t_memory > t_compute, 3, 0)),
     )
-    nan = xp.full(shape, np.nan)
-    valid = ok & ~bad_link
+    nan = xp.full(v.shape, np.nan)
+    valid = v.ok & ~bad_link
 
     def out(x):
         return xp.where(valid, x, nan)

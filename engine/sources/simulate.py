@@ -130,10 +130,11 @@ class _Plan:
     link_bw: dict
 
 
-def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_batch,
-             accelerator_table, price_table, host_cpu_table, interconnect_table) -> _Plan:
+def _model_and_workload(model, workload) -> tuple[CalibratedModel, Workload]:
+    """The model and workload of a sweep: as given, else each other's, else ResNet-50's."""
     if workload is not None and not isinstance(workload, Workload):
-        raise UsageError(f"workload: {type(workload).__name__} is not allowed; pass a Workload or None")
+        raise UsageError(
+            f"workload: {type(workload).__name__} is not allowed; pass a Workload or None")
     if model is not None and not isinstance(model, CalibratedModel):
         raise UsageError(
             f"model: {type(model).__name__} is not allowed; pass a CalibratedModel or None")
@@ -141,15 +142,12 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
         workload = (_workload(model.workload) if model is not None and model.workload
                     and workload_for_benchmark(model.workload) else resnet50())
     model = default_model(workload.name) if model is None else model
-    acc = _cat.accelerator_catalog(accelerator_table)
-    prices = _cat.price_catalog(price_table, accelerators=acc)
-    cpus = _cat.host_cpu_catalog(host_cpu_table)
-    links = _cat.interconnect_catalog(interconnect_table)
+    return model, workload
 
-    counts = _int_list("counts", counts, 1, 1_048_576)
-    nodes = _int_list("nodes", nodes, 1, 1_048_576)
-    local_batch = _int_list("local_batch", local_batch, 1, 1_000_000)
 
+def _modelled_accelerators(acc: pd.DataFrame, accelerators) -> pd.DataFrame:
+    """The catalog's accelerators with a peak and a memory bandwidth (only those of the list
+    ``accelerators``, when given), with their ``peak`` and ``mem_bw`` as numbers."""
     acc = acc.copy()
     acc["peak"] = pd.to_numeric(acc["bf16_dense_tflops"], errors="coerce").fillna(
         pd.to_numeric(acc["fp16_dense_tflops"], errors="coerce"))
@@ -158,8 +156,6 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
     acc = acc.reset_index(drop=True)
     modelled_ids = set(acc.loc[modelled.to_numpy(), "accelerator_id"])
     if accelerators is not None:
-        if isinstance(accelerators, str):
-            accelerators = [accelerators]
         ids = []
         for name in accelerators:
             hit = [i for i in resolve_accelerators([name], acc) if i in modelled_ids]
@@ -170,8 +166,11 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
                 )
             ids += [i for i in hit if i not in ids]
         acc = acc[acc["accelerator_id"].isin(ids)]
-    acc = acc[acc["accelerator_id"].isin(modelled_ids)]
+    return acc[acc["accelerator_id"].isin(modelled_ids)]
 
+
+def _priced(acc: pd.DataFrame, prices: pd.DataFrame, accelerators, providers):
+    """The prices of the chosen providers and the accelerators they price, ``(acc, prices)``."""
     known_prov = list(dict.fromkeys(prices["provider"].astype(str)))
     if providers is not None:
         if isinstance(providers, str):
@@ -180,7 +179,10 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
         chosen = []
         for p in providers:
             if str(p).lower() not in low:
-                raise UsageError(f"providers: unknown provider {p!r}; known providers are: {', '.join(known_prov)}")
+                raise UsageError(
+                    f"providers: unknown provider {p!r}; known providers are: "
+                    f"{', '.join(known_prov)}"
+                )
             chosen.append(low[str(p).lower()])
         prices = prices[prices["provider"].isin(chosen)]
     prices = prices[prices["accelerator_id"].isin(acc["accelerator_id"])]
@@ -190,7 +192,23 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
             f"accelerators={accelerators!r} with providers={providers!r}: no accelerator has a "
             "price from these providers; choose accelerators and providers that overlap"
         )
+    return acc, prices
 
+
+@dataclass(frozen=True)
+class _Links:
+    """The interconnect table as the sweep reads it: GB/s and protocol efficiency per link
+    id, the links that span nodes, the networks drawn, and the pod fabrics used as networks."""
+
+    bw: dict
+    eff: dict
+    spans: set
+    nets: list
+    fabric_nets: list
+
+
+def _links(links: pd.DataFrame, model: CalibratedModel, acc: pd.DataFrame) -> _Links:
+    """Read the interconnect table; every accelerator's own link needs a bandwidth."""
     link_bw = {}
     link_eff = {}
     spans = set()
@@ -203,41 +221,63 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
             spans.add(r["link_id"])
     for lid in acc["intra_link_id"]:
         if lid not in link_bw or not link_bw[lid] > 0:
-            raise UsageError(f"accelerator catalog: intra_link_id {lid!r} has no bandwidth in the interconnect table")
+            raise UsageError(
+                f"accelerator catalog: intra_link_id {lid!r} has no bandwidth in the "
+                "interconnect table"
+            )
     nets = [x for x in DEFAULT_NETWORKS if x in link_bw]
     # a pod fabric (TPU ICI) also joins the hosts: its rows name it as their network
     fabric_nets = list(dict.fromkeys(x for x in acc["intra_link_id"] if x in spans))
+    return _Links(link_bw, link_eff, spans, nets, fabric_nets)
 
-    # categories (fixed per plan so every chunk shares one dictionary)
-    provs = list(dict.fromkeys(prices["provider"].astype(str)))
-    ptypes = list(dict.fromkeys(prices["provider_type"].astype(str)))
-    intra_ids = list(dict.fromkeys(["none"] + list(acc["intra_link_id"])))
-    x86 = cpus[cpus["host_cpu"].astype(str) != "NVIDIA Grace"].reset_index(drop=True)
-    grace = cpus[cpus["host_cpu"].astype(str) == "NVIDIA Grace"]
-    grace_cores = float(grace["cores_per_socket"].iloc[0]) if len(grace) else 72.0
-    cpu_names = list(x86["host_cpu"].astype(str)) + ["NVIDIA Grace"]
-    gens = list(dict.fromkeys(acc["generation"].astype(str)))
-    fams = list(dict.fromkeys(acc["family"].astype(str)))
-    eff_basis = [model.compute_efficiency_for(f, g)
-                 for f, g in zip(acc["family"].astype(str), acc["generation"].astype(str))]
-    bases = list(dict.fromkeys(b for _e, b in eff_basis))
-    cats = {
+
+def _categories(acc, prices, cpu_names, links: _Links, eff_basis) -> dict:
+    """The categories of each categorical column (fixed per plan so every chunk shares one
+    dictionary)."""
+    return {
         "accelerator": list(acc["display_name"].astype(str)),
         "accelerator_id": list(acc["accelerator_id"].astype(str)),
-        "family": fams, "generation": gens, "host_cpu": cpu_names,
-        "interconnect": intra_ids, "network": ["none"] + nets + fabric_nets,
-        "framework": _FRAMEWORKS, "input_pipeline": ["cpu", "dali"], "provider": provs,
-        "provider_type": ptypes, "bottleneck": _BOTTLENECKS, "prediction_basis": bases,
+        "family": list(dict.fromkeys(acc["family"].astype(str))),
+        "generation": list(dict.fromkeys(acc["generation"].astype(str))),
+        "host_cpu": cpu_names,
+        "interconnect": list(dict.fromkeys(["none"] + list(acc["intra_link_id"]))),
+        "network": ["none"] + links.nets + links.fabric_nets,
+        "framework": _FRAMEWORKS, "input_pipeline": ["cpu", "dali"],
+        "provider": list(dict.fromkeys(prices["provider"].astype(str))),
+        "provider_type": list(dict.fromkeys(prices["provider_type"].astype(str))),
+        "bottleneck": _BOTTLENECKS,
+        "prediction_basis": list(dict.fromkeys(b for _e, b in eff_basis)),
     }
 
-    offers = prices.assign(_a=prices["accelerator_id"].map({a: i for i, a in enumerate(acc["accelerator_id"])}))
+
+def _offers(acc: pd.DataFrame, prices: pd.DataFrame, cats: dict) -> dict:
+    """The price offers, grouped by accelerator position: the ``_Plan`` fields
+    ``offer_start``, ``offer_count``, ``offer_provider``, ``offer_price`` and
+    ``provider_type_of``."""
+    provs, ptypes = cats["provider"], cats["provider_type"]
+    offers = prices.assign(
+        _a=prices["accelerator_id"].map({a: i for i, a in enumerate(acc["accelerator_id"])}))
     offers = offers.sort_values(["_a", "provider"], kind="stable")
     offer_count = np.bincount(offers["_a"].to_numpy(), minlength=len(acc)).astype(np.int64)
     offer_start = np.concatenate([[0], np.cumsum(offer_count)[:-1]]).astype(np.int64)
     prov_idx = {p: i for i, p in enumerate(provs)}
-    ptype_of = np.array([ptypes.index(str(prices.loc[prices["provider"] == p, "provider_type"].iloc[0]))
-                         for p in provs], dtype=np.int64)
+    ptype_of = np.array(
+        [ptypes.index(str(prices.loc[prices["provider"] == p, "provider_type"].iloc[0]))
+         for p in provs], dtype=np.int64)
+    return {
+        "offer_start": offer_start,
+        "offer_count": offer_count,
+        "offer_provider": offers["provider"].map(prov_idx).to_numpy(np.int64),
+        "offer_price": offers["usd_per_accel_hr"].to_numpy(float),
+        "provider_type_of": ptype_of,
+    }
 
+
+def _accelerator_arrays(acc, cats: dict, eff_basis, links: _Links, workload: Workload) -> dict:
+    """Per-accelerator arrays the chunks index by accelerator position."""
+    fams, gens = cats["family"], cats["generation"]
+    intra_ids, bases = cats["interconnect"], cats["prediction_basis"]
+    link_bw, spans, nets, fabric_nets = links.bw, links.spans, links.nets, links.fabric_nets
     fixed = acc["host_cpu_fixed"].astype(str).str.strip().eq("NVIDIA Grace").to_numpy()
     cpa = pd.to_numeric(acc["host_cpus_per_accel"], errors="coerce").fillna(1.0).to_numpy(float)
     fam_codes = np.array([fams.index(f) for f in acc["family"].astype(str)], dtype=np.int64)
@@ -253,8 +293,10 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
                                  for x in acc["intra_link_id"]], dtype=np.int64),
         "mem": pd.to_numeric(acc["mem_gb"], errors="coerce").to_numpy(float),
         "tdp": pd.to_numeric(acc["tdp_w"], errors="coerce").to_numpy(float),
-        "max_per_node": pd.to_numeric(acc["max_accels_per_node"], errors="coerce").fillna(8).to_numpy(np.int64),
-        "intra_code": np.array([intra_ids.index(x) for x in acc["intra_link_id"]], dtype=np.int64),
+        "max_per_node": pd.to_numeric(acc["max_accels_per_node"], errors="coerce")
+        .fillna(8).to_numpy(np.int64),
+        "intra_code": np.array([intra_ids.index(x) for x in acc["intra_link_id"]],
+                               dtype=np.int64),
         "intra_bw": np.array([link_bw[x] for x in acc["intra_link_id"]], dtype=float),
         "dali_ok": pd.to_numeric(acc["dali_supported"], errors="coerce").fillna(0).to_numpy() > 0,
         "fixed_cpu": fixed,
@@ -270,25 +312,57 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
         hif.str.contains("gen5").to_numpy(), link_bw.get("pcie_gen5_x16", 64.0),
         np.where(hif.str.contains("gen3").to_numpy(), link_bw.get("pcie_gen3_x16", 16.0),
                  link_bw.get("pcie_gen4_x16", 32.0)))
-    cpud = {
-        "cores": pd.to_numeric(x86["cores_per_socket"], errors="coerce").to_numpy(float),
-        "tdp": pd.to_numeric(x86["tdp_w"], errors="coerce").fillna(0).to_numpy(float),
-        "factor": pd.to_numeric(x86["decode_rate_factor"], errors="coerce").fillna(1.0).to_numpy(float),
-        "max_sockets": pd.to_numeric(x86["max_sockets"], errors="coerce").fillna(2).to_numpy(np.int64),
-        "grace_factor": float(pd.to_numeric(grace["decode_rate_factor"], errors="coerce").iloc[0]) if len(grace) else 1.0,
+    return accd
+
+
+def _cpu_arrays(x86: pd.DataFrame, grace: pd.DataFrame) -> dict:
+    """Per-host-CPU arrays of the x86 CPUs drawn, and Grace's decode factor."""
+    num = pd.to_numeric
+    return {
+        "cores": num(x86["cores_per_socket"], errors="coerce").to_numpy(float),
+        "tdp": num(x86["tdp_w"], errors="coerce").fillna(0).to_numpy(float),
+        "factor": num(x86["decode_rate_factor"], errors="coerce").fillna(1.0).to_numpy(float),
+        "max_sockets": num(x86["max_sockets"], errors="coerce").fillna(2).to_numpy(np.int64),
+        "grace_factor": float(num(grace["decode_rate_factor"], errors="coerce").iloc[0])
+        if len(grace) else 1.0,
     }
-    netd = {
-        "bw": np.array([0.0] + [link_bw[x] * link_eff[x] for x in nets]),
-    }
+
+
+def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_batch,
+             accelerator_table, price_table, host_cpu_table, interconnect_table) -> _Plan:
+    """Check the options and read the catalogs into the arrays every chunk draws from."""
+    model, workload = _model_and_workload(model, workload)
+    acc = _cat.accelerator_catalog(accelerator_table)
+    prices = _cat.price_catalog(price_table, accelerators=acc)
+    cpus = _cat.host_cpu_catalog(host_cpu_table)
+    links = _cat.interconnect_catalog(interconnect_table)
+
+    counts = _int_list("counts", counts, 1, 1_048_576)
+    nodes = _int_list("nodes", nodes, 1, 1_048_576)
+    local_batch = _int_list("local_batch", local_batch, 1, 1_000_000)
+
+    if isinstance(accelerators, str):
+        accelerators = [accelerators]
+    acc = _modelled_accelerators(acc, accelerators)
+    acc, prices = _priced(acc, prices, accelerators, providers)
+    lk = _links(links, model, acc)
+
+    x86 = cpus[cpus["host_cpu"].astype(str) != "NVIDIA Grace"].reset_index(drop=True)
+    grace = cpus[cpus["host_cpu"].astype(str) == "NVIDIA Grace"]
+    grace_cores = float(grace["cores_per_socket"].iloc[0]) if len(grace) else 72.0
+    cpu_names = list(x86["host_cpu"].astype(str)) + ["NVIDIA Grace"]
+    eff_basis = [model.compute_efficiency_for(f, g)
+                 for f, g in zip(acc["family"].astype(str), acc["generation"].astype(str))]
+    cats = _categories(acc, prices, cpu_names, lk, eff_basis)
     return _Plan(
-        n_acc=len(acc), acc=accd, offer_start=offer_start, offer_count=offer_count,
-        offer_provider=offers["provider"].map(prov_idx).to_numpy(np.int64),
-        offer_price=offers["usd_per_accel_hr"].to_numpy(float), provider_type_of=ptype_of,
-        cats=cats, cpu=cpud, grace_cores=grace_cores, net=netd,
+        n_acc=len(acc), acc=_accelerator_arrays(acc, cats, eff_basis, lk, workload),
+        **_offers(acc, prices, cats),
+        cats=cats, cpu=_cpu_arrays(x86, grace), grace_cores=grace_cores,
+        net={"bw": np.array([0.0] + [lk.bw[x] * lk.eff[x] for x in lk.nets])},
         counts=None if counts is None else np.array(counts, dtype=np.int64),
         nodes=None if nodes is None else np.array(nodes, dtype=np.int64),
         local_batch=None if local_batch is None else np.array(local_batch, dtype=np.int64),
-        model=model, workload=workload, link_bw=link_bw,
+        model=model, workload=workload, link_bw=lk.bw,
     )
 
 
@@ -301,23 +375,88 @@ def _pick(u, options):
     return options[np.minimum((u * len(options)).astype(np.int64), len(options) - 1)]
 
 
-def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
-    """Rows [k*L, k*L + rows) of the sweep (rows <= L); returns (DataFrame, excluded dict)."""
-    L = LOGICAL_CHUNK
-    rng = np.random.Generator(np.random.Philox(np.random.SeedSequence(seed, spawn_key=(k,))))
-    u = rng.random((10, L))[:, :rows]
-    z = np.clip(rng.standard_normal((2, L))[:, :rows], -3.0, 3.0)
-    A = plan.acc
+@dataclass(frozen=True)
+class _Layout:
+    """Per row: accelerators, nodes, accelerators per node, and the grid points the
+    chassis or the node count rule out."""
 
-    a = np.minimum((u[0] * plan.n_acc).astype(np.int64), plan.n_acc - 1)
-    offer = plan.offer_start[a] + np.minimum((u[1] * plan.offer_count[a]).astype(np.int64),
-                                             plan.offer_count[a] - 1)
-    maxpn = A["max_per_node"][a]
+    n: np.ndarray
+    m: np.ndarray
+    per_node: np.ndarray
+    bad_chassis: np.ndarray
+    bad_divide: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Host:
+    """Per row: CPU cores per accelerator, host CPU code, decode factor and host watts."""
+
+    cores_pa: np.ndarray
+    cpu_code: np.ndarray
+    cpu_factor: np.ndarray
+    host_w: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Network:
+    """Per row: network code and GB/s between nodes, and the intra-node link's code."""
+
+    net_code: np.ndarray
+    inter_bw: np.ndarray
+    intra_code: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """Per row: local and global batch, and the rows memory, the reference points or the
+    replica size rule out."""
+
+    b: np.ndarray
+    gb: np.ndarray
+    bad_mem: np.ndarray
+    bad_cap: np.ndarray
+    bad_shards: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Draw:
+    """One chunk's drawn configurations: accelerator position, price offer, framework and
+    decoder per row, and the records of the other draws."""
+
+    a: np.ndarray
+    offer: np.ndarray
+    fw: np.ndarray
+    dali: np.ndarray
+    layout: _Layout
+    host: _Host
+    network: _Network
+    batch: _Batch
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """Per row: the model's (noisy) throughput, utilization, epochs, training seconds,
+    price, power and achieved MFU, and the bottleneck code."""
+
+    thr: np.ndarray
+    util: np.ndarray
+    epochs: np.ndarray
+    train_s: np.ndarray
+    price: np.ndarray
+    power: np.ndarray
+    mfu: np.ndarray
+    bottleneck: np.ndarray
+
+
+def _draw_layout(plan: _Plan, u, a, rows: int) -> _Layout:
+    """Accelerator count and node count from the grid (the options fix either or both)."""
+    maxpn = plan.acc["max_per_node"][a]
     pref = _pick(u[3], _PER_NODE_PREF)
     bad_chassis = np.zeros(rows, bool)
     bad_divide = np.zeros(rows, bool)
     if plan.nodes is None:
-        n = _pick(u[2], plan.counts if plan.counts is not None else np.array(DEFAULT_COUNTS, np.int64))
+        counts = plan.counts if plan.counts is not None else np.array(DEFAULT_COUNTS, np.int64)
+        n = _pick(u[2], counts)
         per_node = np.gcd(n, np.minimum(pref, maxpn))
         m = n // per_node
     elif plan.counts is None:
@@ -330,18 +469,27 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
         bad_divide = n % m != 0
         per_node = np.maximum(n // m, 1)
         bad_chassis = ~bad_divide & (per_node > maxpn)
+    return _Layout(n, m, per_node, bad_chassis, bad_divide)
 
-    # host CPU: x86 model with 1 or 2 sockets, or the fixed Grace of GH200/GB200
-    C = plan.cpu
+
+def _draw_host(plan: _Plan, u, a, per_node) -> _Host:
+    """Host CPU: an x86 model with 1 or 2 sockets, or the fixed Grace of GH200/GB200."""
+    A, C = plan.acc, plan.cpu
     ci = np.minimum((u[4] * len(C["cores"])).astype(np.int64), len(C["cores"]) - 1)
     sockets = np.where(u[5] < _P_TWO_SOCKETS, np.minimum(2, C["max_sockets"][ci]), 1)
     fixed = A["fixed_cpu"][a]
     node_cores = C["cores"][ci] * sockets
-    cores_pa = np.where(fixed, plan.grace_cores * A["cpus_per_accel"][a], node_cores / per_node)
-    cpu_code = np.where(fixed, len(C["cores"]), ci)
-    cpu_factor = np.where(fixed, C["grace_factor"], C["factor"][ci])
-    host_w = np.where(fixed, 0.0, C["tdp"][ci] * sockets)
+    return _Host(
+        cores_pa=np.where(fixed, plan.grace_cores * A["cpus_per_accel"][a], node_cores / per_node),
+        cpu_code=np.where(fixed, len(C["cores"]), ci),
+        cpu_factor=np.where(fixed, C["grace_factor"], C["factor"][ci]),
+        host_w=np.where(fixed, 0.0, C["tdp"][ci] * sockets),
+    )
 
+
+def _draw_network(plan: _Plan, u, a, layout: _Layout) -> _Network:
+    """Network between nodes (none on one node, the pod fabric where there is one)."""
+    A, m, per_node = plan.acc, layout.m, layout.per_node
     n_net = len(plan.net["bw"]) - 1
     net_code = np.where(m > 1, 1 + np.minimum((u[6] * n_net).astype(np.int64), n_net - 1), 0)
     inter_bw = plan.net["bw"][net_code]
@@ -351,13 +499,14 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
         net_code = np.where(fabric, A["fabric_code"][a], net_code)
         inter_bw = np.where(fabric, A["intra_bw"][a] * per_node, inter_bw)
     intra_code = np.where(per_node > 1, A["intra_code"][a], 0)
+    return _Network(net_code, inter_bw, intra_code)
 
-    fw = np.where(A["dali_ok"][a], _pick(u[7], _FW_NVIDIA), _pick(u[7], _FW_OTHER))
-    dali = _FW_DALI[fw]
 
+def _draw_batch(plan: _Plan, u, a, n, rows: int) -> _Batch:
+    """Local batch per replica (bounded by memory and the largest global batch)."""
     wl = plan.workload
     if wl.model_parallel == 1:
-        max_b = A["max_b"][a]
+        max_b = plan.acc["max_b"][a]
         replicas = n
         bad_shards = np.zeros(rows, bool)
     else:
@@ -366,7 +515,7 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
         shards = np.minimum(n, wl.model_parallel)
         bad_shards = n % shards != 0
         replicas = n // shards
-        max_b = wl.max_local_batch(A["mem"][a], shards=shards.astype(np.float64),
+        max_b = wl.max_local_batch(plan.acc["mem"][a], shards=shards.astype(np.float64),
                                    n=n.astype(np.float64)).astype(np.int64)
     if plan.local_batch is None:
         b = np.minimum(_pick(u[8], np.array(wl.local_batches, dtype=np.int64)), max_b)
@@ -379,18 +528,28 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
         b = _pick(u[8], plan.local_batch)
         bad_mem = b > max_b
         bad_cap = np.zeros(rows, bool)
-    gb = b * replicas
+    return _Batch(b, b * replicas, bad_mem, bad_cap, bad_shards)
 
-    cfg = {
+
+def _model_inputs(plan: _Plan, d: _Draw) -> dict:
+    """The drawn rows as :func:`~gpurank.engine.sources.perfmodel.evaluate`'s ``cfg``."""
+    A, a = plan.acc, d.a
+    return {
         "peak_tflops": A["peak"][a], "compute_efficiency": A["eff"][a],
-        "mem_bw_tbps": A["mem_bw"][a], "n_accelerators": n,
-        "accelerators_per_node": per_node, "n_nodes": m, "local_batch": b,
-        "intra_GBps": A["intra_bw"][a], "inter_GBps": inter_bw,
-        "cpu_cores_per_accelerator": cores_pa, "cpu_decode_factor": cpu_factor, "dali": dali,
+        "mem_bw_tbps": A["mem_bw"][a], "n_accelerators": d.layout.n,
+        "accelerators_per_node": d.layout.per_node, "n_nodes": d.layout.m,
+        "local_batch": d.batch.b,
+        "intra_GBps": A["intra_bw"][a], "inter_GBps": d.network.inter_bw,
+        "cpu_cores_per_accelerator": d.host.cores_pa, "cpu_decode_factor": d.host.cpu_factor,
+        "dali": d.dali,
         "host_GBps": A["host_bw"][a],
     }
-    out = evaluate(cfg, plan.model, plan.workload, xp=xp)
-    mdl = plan.model
+
+
+def _outcome(plan: _Plan, d: _Draw, out: dict, z, rows: int) -> _Outcome:
+    """The model's outputs with measurement noise, and what they cost in money and power."""
+    A, a, n, gb = plan.acc, d.a, d.layout.n, d.batch.gb
+    wl, mdl = plan.workload, plan.model
     noise = 1.0 + mdl.noise_sigma * z[0]
     thr = out["throughput"] * noise
     util = np.minimum(out["utilization"] * noise, 1.0)
@@ -401,11 +560,23 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
     else:
         epochs = wl.epochs(gb) * (1.0 + mdl.epochs_noise_sigma * z[1])
         train_s = epochs * wl.dataset_size / thr + mdl.overhead_s
-    price = plan.offer_price[offer]
     tdp = A["tdp"][a]
-    power = tdp * (mdl.idle_power_frac + (1.0 - mdl.idle_power_frac) * util)
-    mfu_ach = thr * wl.flops_per_sample / (n * A["peak"][a] * 1e12)
+    return _Outcome(
+        thr=thr,
+        util=util,
+        epochs=epochs,
+        train_s=train_s,
+        price=plan.offer_price[d.offer],
+        power=tdp * (mdl.idle_power_frac + (1.0 - mdl.idle_power_frac) * util),
+        mfu=thr * wl.flops_per_sample / (n * A["peak"][a] * 1e12),
+        bottleneck=out["bottleneck"],
+    )
 
+
+def _exclusions(wl: Workload, lay: _Layout, bat: _Batch):
+    """Rows to drop, and how many for each reason (each row counted under one reason)."""
+    bad_chassis, bad_divide = lay.bad_chassis, lay.bad_divide
+    bad_mem, bad_cap, bad_shards = bat.bad_mem, bat.bad_cap, bat.bad_shards
     excl = bad_chassis | bad_divide | bad_mem | bad_shards | bad_cap
     reasons = {
         _REASONS[0]: int(bad_chassis.sum()), _REASONS[1]: int(bad_divide.sum()),
@@ -416,13 +587,20 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
                                     & ~bad_shards).sum())
     if wl.model_parallel > 1:
         reasons[_SHARD_REASON] = int((bad_shards & ~bad_chassis & ~bad_divide).sum())
-    keep = ~excl if excl.any() else slice(None)
+    return excl, reasons
+
+
+def _frame(plan: _Plan, d: _Draw, res: _Outcome, keep) -> pd.DataFrame:
+    """The kept rows as the sweep's columns (categoricals on the plan's dictionaries)."""
+    A, a, wl = plan.acc, d.a, plan.workload
+    n, m, per_node = d.layout.n, d.layout.m, d.layout.per_node
+    b, gb = d.batch.b, d.batch.gb
 
     def cat(name, codes):
         return pd.Categorical.from_codes(np.asarray(codes)[keep], categories=plan.cats[name])
 
-    prov = plan.offer_provider[offer]
-    df = pd.DataFrame({
+    prov = plan.offer_provider[d.offer]
+    return pd.DataFrame({
         "accelerator": cat("accelerator", a),
         "accelerator_id": cat("accelerator_id", a),
         "family": cat("family", A["family"][a]),
@@ -431,29 +609,60 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
         "n_accelerators": n[keep].astype(np.int64),
         "n_nodes": m[keep].astype(np.int64),
         "accelerators_per_node": per_node[keep].astype(np.int64),
-        "host_cpu": cat("host_cpu", cpu_code),
-        "cpu_cores_per_accelerator": cores_pa[keep].astype(np.float64),
-        "interconnect": cat("interconnect", intra_code),
-        "network": cat("network", net_code),
-        "framework": cat("framework", fw),
-        "input_pipeline": cat("input_pipeline", dali.astype(np.int64)),
+        "host_cpu": cat("host_cpu", d.host.cpu_code),
+        "cpu_cores_per_accelerator": d.host.cores_pa[keep].astype(np.float64),
+        "interconnect": cat("interconnect", d.network.intra_code),
+        "network": cat("network", d.network.net_code),
+        "framework": cat("framework", d.fw),
+        "input_pipeline": cat("input_pipeline", d.dali.astype(np.int64)),
         "provider": cat("provider", prov),
         "provider_type": cat("provider_type", plan.provider_type_of[prov]),
-        "price_per_accelerator_hour": price[keep],
+        "price_per_accelerator_hour": res.price[keep],
         "global_batch_size": gb[keep].astype(np.int64),
         "local_batch_size": b[keep].astype(np.int64),
-        "epochs": epochs[keep],
-        "time_to_train_min": (train_s / 60.0)[keep],
-        "throughput": (thr * wl.throughput_scale)[keep],
-        "utilization": util[keep],
-        "mfu": mfu_ach[keep],
-        "bottleneck": cat("bottleneck", out["bottleneck"]),
+        "epochs": res.epochs[keep],
+        "time_to_train_min": (res.train_s / 60.0)[keep],
+        "throughput": (res.thr * wl.throughput_scale)[keep],
+        "utilization": res.util[keep],
+        "mfu": res.mfu[keep],
+        "bottleneck": cat("bottleneck", res.bottleneck),
         "prediction_basis": cat("prediction_basis", A["basis"][a]),
-        "power_w": power[keep],
-        "cost_usd": (n * price * train_s / 3600.0)[keep],
-        "energy_kwh": ((n * power + m * host_w) * train_s / 3.6e6)[keep],
+        "power_w": res.power[keep],
+        "cost_usd": (n * res.price * res.train_s / 3600.0)[keep],
+        "energy_kwh": ((n * res.power + m * d.host.host_w) * res.train_s / 3.6e6)[keep],
     }, columns=list(COLUMNS))
-    return df, reasons
+
+
+def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
+    """Rows [k*L, k*L + rows) of the sweep (rows <= L); returns (DataFrame, excluded dict)."""
+    L = LOGICAL_CHUNK
+    # every uniform and normal of the chunk is drawn here, L per stream whatever ``rows``
+    # is, so a row's values depend only on the seed and its position
+    rng = np.random.Generator(np.random.Philox(np.random.SeedSequence(seed, spawn_key=(k,))))
+    u = rng.random((10, L))[:, :rows]
+    z = np.clip(rng.standard_normal((2, L))[:, :rows], -3.0, 3.0)
+    A = plan.acc
+
+    a = np.minimum((u[0] * plan.n_acc).astype(np.int64), plan.n_acc - 1)
+    offer = plan.offer_start[a] + np.minimum((u[1] * plan.offer_count[a]).astype(np.int64),
+                                             plan.offer_count[a] - 1)
+    layout = _draw_layout(plan, u, a, rows)
+    fw = np.where(A["dali_ok"][a], _pick(u[7], _FW_NVIDIA), _pick(u[7], _FW_OTHER))
+    d = _Draw(
+        a=a,
+        offer=offer,
+        fw=fw,
+        dali=_FW_DALI[fw],
+        layout=layout,
+        host=_draw_host(plan, u, a, layout.per_node),
+        network=_draw_network(plan, u, a, layout),
+        batch=_draw_batch(plan, u, a, layout.n, rows),
+    )
+    out = evaluate(_model_inputs(plan, d), plan.model, plan.workload, xp=xp)
+    res = _outcome(plan, d, out, z, rows)
+    excl, reasons = _exclusions(plan.workload, d.layout, d.batch)
+    keep = ~excl if excl.any() else slice(None)
+    return _frame(plan, d, res, keep), reasons
 
 
 _API_NAMES = {"n": "n", "seed": "seed", "skip": "check_size=False", "output": "path",
@@ -648,6 +857,87 @@ def _simulate(n, *, seed, check_size, names, model=None, accelerators=None, coun
     return out
 
 
+def _check_row_group_rows(row_group_rows) -> None:
+    """Refuse a row-group size that is not an integer > 0."""
+    if (isinstance(row_group_rows, bool) or not isinstance(row_group_rows, (int, np.integer))
+            or row_group_rows <= 0):
+        raise UsageError(
+            f"row_group_rows={row_group_rows!r} is not allowed; it must be an integer > 0")
+
+
+def _sweep_metadata(plan: _Plan, seed, n, exc: dict) -> dict:
+    """The Parquet key-value metadata of a sweep: seed, size, exclusions and workload."""
+    return {b"gpurank.simulate": json.dumps({
+        "seed": int(seed), "n_requested": int(n), "excluded": int(sum(exc.values())),
+        "excluded_by_reason": exc, "logical_chunk": LOGICAL_CHUNK,
+        **_workload_meta(plan.workload),
+    }).encode()}
+
+
+class _RowGroupWriter:
+    """Buffers chunks and writes them as row groups of ``rows`` rows, to one Parquet file or
+    (``partitioned``) one part file each, so memory holds at most a row group and a chunk."""
+
+    def __init__(self, target: Path, *, rows: int, partitioned: bool, compression):
+        self.target = target
+        self.rows = rows
+        self.partitioned = partitioned
+        self.compression = compression
+        self.writer = None
+        self.schema = None
+        self.rows_written = 0
+        self.groups = 0
+        self._buf: list[pd.DataFrame] = []
+        self._buffered = 0
+
+    def add(self, df: pd.DataFrame) -> None:
+        """Buffer a chunk and write every full row group."""
+        if len(df):
+            self._buf.append(df)
+            self._buffered += len(df)
+        self.flush()
+
+    def flush(self, final: bool = False) -> None:
+        """Write the buffered full row groups (and, when ``final``, the rest)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        while self._buffered >= self.rows or (final and self._buffered > 0):
+            buf = self._buf
+            df = pd.concat(buf, ignore_index=True) if len(buf) > 1 else buf[0]
+            take = min(self.rows, len(df))
+            head, rest = df.iloc[:take], df.iloc[take:]
+            table = pa.Table.from_pandas(head, preserve_index=False)
+            # every group is cast to the first one's schema: one file, or one dataset of
+            # parts, has one type per column
+            if self.schema is None:
+                self.schema = table.schema.remove_metadata()
+            table = table.cast(self.schema)
+            if self.partitioned:
+                pq.write_table(table, self.target / f"part-{self.groups:05d}.parquet",
+                               compression=self.compression, row_group_size=take)
+            else:
+                if self.writer is None:
+                    self.writer = pq.ParquetWriter(self.target, self.schema,
+                                                   compression=self.compression)
+                self.writer.write_table(table, row_group_size=take)
+            self.rows_written += take
+            self.groups += 1
+            self._buf = [rest.reset_index(drop=True)] if len(rest) else []
+            self._buffered = len(rest)
+
+    def finish_file(self, metadata: dict) -> None:
+        """Add the key-value metadata to the single file and close it."""
+        self.writer.add_key_value_metadata(metadata)
+        self.writer.close()
+        self.writer = None
+
+    def close(self) -> None:
+        """Close an open file (after an error: the staging path is discarded)."""
+        if self.writer is not None:
+            self.writer.close()
+
+
 def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, counts=None,
                         nodes=None, providers=None, local_batch=None, workload=None,
                         accelerator_table=None, price_table=None, host_cpu_table=None,
@@ -670,13 +960,9 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
     Returns a dict: ``path, rows, excluded, excluded_by_reason, seconds, row_groups, notes``
     (``notes``: leftovers of interrupted runs that were cleaned).
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     names = _CLI_NAMES if name == "--output" else _API_NAMES
     _check_n_seed(n, seed, names)
-    if isinstance(row_group_rows, bool) or not isinstance(row_group_rows, (int, np.integer)) or row_group_rows <= 0:
-        raise UsageError(f"row_group_rows={row_group_rows!r} is not allowed; it must be an integer > 0")
+    _check_row_group_rows(row_group_rows)
     if check_size:
         _check_disk(int(n), Path(path), "parquet", names)
     plan = _prepare(model=model, workload=workload, accelerators=accelerators,
@@ -685,72 +971,34 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
                     host_cpu_table=host_cpu_table, interconnect_table=interconnect_table)
     path = Path(path)
     t0 = time.perf_counter()
-    writer = None
-    schema = None
-    rows_written = 0
-    groups = 0
-    buf: list[pd.DataFrame] = []
-    buffered = 0
     excluded: dict = {}
-
-    def meta(exc):
-        return {b"gpurank.simulate": json.dumps({
-            "seed": int(seed), "n_requested": int(n), "excluded": int(sum(exc.values())),
-            "excluded_by_reason": exc, "logical_chunk": LOGICAL_CHUNK,
-            **_workload_meta(plan.workload),
-        }).encode()}
-
-    def flush(target, final=False):
-        nonlocal writer, schema, rows_written, groups, buf, buffered
-        while buffered >= row_group_rows or (final and buffered > 0):
-            df = pd.concat(buf, ignore_index=True) if len(buf) > 1 else buf[0]
-            take = min(row_group_rows, len(df))
-            head, rest = df.iloc[:take], df.iloc[take:]
-            table = pa.Table.from_pandas(head, preserve_index=False)
-            if schema is None:
-                schema = table.schema.remove_metadata()
-            table = table.cast(schema)
-            if partitioned:
-                pq.write_table(table, target / f"part-{groups:05d}.parquet",
-                               compression=compression, row_group_size=take)
-            else:
-                if writer is None:
-                    writer = pq.ParquetWriter(target, schema, compression=compression)
-                writer.write_table(table, row_group_size=take)
-            rows_written += take
-            groups += 1
-            buf = [rest.reset_index(drop=True)] if len(rest) else []
-            buffered = len(rest)
 
     # The whole output is written into a staging path beside the target and renamed into
     # place when complete; an existing target is replaced only when gpurank wrote it.
     publish = (publish_folder(path, kind="dataset", name=name, overwrite=overwrite)
                if partitioned else publish_file(path, name=name, overwrite=overwrite))
     with publish as pub:
+        out = _RowGroupWriter(pub.path, rows=row_group_rows, partitioned=partitioned,
+                              compression=compression)
         try:
             for df, excluded in _iter_chunks(plan, int(n), seed):
-                if len(df):
-                    buf.append(df)
-                    buffered += len(df)
-                flush(pub.path)
-            flush(pub.path, final=True)
-            if rows_written == 0:
+                out.add(df)
+            out.flush(final=True)
+            if out.rows_written == 0:
                 raise _no_rows_error(n, excluded)
+            meta = _sweep_metadata(plan, seed, n, excluded)
             if partitioned:
                 (pub.path / "_gpurank_simulate.json").write_text(
-                    meta(excluded)[b"gpurank.simulate"].decode())
-                pub.manifest.update(rows=rows_written, seed=int(seed))
+                    meta[b"gpurank.simulate"].decode())
+                pub.manifest.update(rows=out.rows_written, seed=int(seed))
             else:
-                writer.add_key_value_metadata(meta(excluded))
-                writer.close()
-                writer = None
+                out.finish_file(meta)
         finally:
-            if writer is not None:
-                writer.close()
+            out.close()
     return {
-        "path": str(path), "rows": rows_written, "excluded": int(sum(excluded.values())),
+        "path": str(path), "rows": out.rows_written, "excluded": int(sum(excluded.values())),
         "excluded_by_reason": dict(excluded), "seconds": time.perf_counter() - t0,
-        "row_groups": groups, "notes": list(pub.notes),
+        "row_groups": out.groups, "notes": list(pub.notes),
     }
 
 
