@@ -18,7 +18,10 @@ from numba import cuda
 from . import _tiles, schedule
 from ._launch import TILE, blocks, device_array, gather_kernel, iota_kernel, kernel, to_device
 
-__all__ = ["TreeLayout", "rows_in", "tree_layout", "walk"]
+MAX_TILE = 128  # the largest tile (threads per block) the walk kernels' shared arrays hold
+
+__all__ = ["MAX_TILE", "TreeLayout", "record_work", "rows_in", "scheduled_layout", "tree_layout",
+           "walk", "work_counters"]
 
 walk = _tiles.compile_walk(cuda.jit(device=True, inline=True))
 rows_in = cuda.jit(device=True, inline=True)(_tiles.rows_in)
@@ -129,6 +132,31 @@ def sort_rows(d):
         src, dst = dst, src
         width *= 2
     return src
+
+
+def scheduled_layout(d, name):
+    """The tile of ``schedule.<name>`` rows (checked against :data:`MAX_TILE`) and the
+    :class:`TreeLayout` of the validated device matrix ``d`` (n >= 1) for it."""
+    tile = int(getattr(schedule, name))
+    if not 1 <= tile <= MAX_TILE:
+        raise ValueError(f"{name} must be in [1, {MAX_TILE}]; got {tile}")
+    return tile, tree_layout(d, tile)
+
+
+def work_counters(n, work):
+    """Per-sorted-row pair-test and corner counters of a walk kernel: n each when the caller
+    records the work (``work`` a dict), empty otherwise."""
+    k = n if work is not None else 0
+    return device_array(k, np.int64), device_array(k, np.int64)
+
+
+def record_work(work, lay, tests, corners, **results):
+    """Copy the layout's order, the counters and the sorted-order ``results`` into ``work``
+    (the schedule tests compare them with the host mirror); nothing when ``work`` is None."""
+    if work is not None:
+        work.update(order=lay.order.copy_to_host(), tests=tests.copy_to_host(),
+                    corners=corners.copy_to_host(),
+                    **{k: v.copy_to_host() for k, v in results.items()})
 
 
 def tree_layout(d, tile):

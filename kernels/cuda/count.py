@@ -22,7 +22,7 @@ import numpy as np
 from numba import cuda
 
 from .._validate import check_cap
-from . import _tiles, schedule
+from . import _tiles
 from ._launch import (
     MAX_CRITERIA,
     TILE,
@@ -32,7 +32,7 @@ from ._launch import (
     matrix_and_result,
     scatter_i64_kernel,
 )
-from ._tree import rows_in, tree_layout, walk
+from ._tree import MAX_TILE, record_work, rows_in, scheduled_layout, walk, work_counters
 
 __all__ = [
     "dominated_count",
@@ -41,7 +41,6 @@ __all__ = [
     "domination_count_device",
 ]
 
-MAX_TILE = 128  # the largest tile (threads per block) the shared arrays hold
 
 _DONE, _FULL, _LEAF = _tiles.DONE, _tiles.FULL, _tiles.LEAF
 
@@ -148,21 +147,14 @@ def count_device(costs, cap, reverse, work=None):
     n = d.shape[0]
     if n == 0:
         return out
-    tile = int(schedule.COUNT_TILE)
-    if not 1 <= tile <= MAX_TILE:
-        raise ValueError(f"COUNT_TILE must be in [1, {MAX_TILE}]; got {tile}")
-    lay = tree_layout(d, tile)
+    tile, lay = scheduled_layout(d, "COUNT_TILE")
     out_s = device_array(n, np.int64)
-    k = n if work is not None else 0
-    tests = device_array(k, np.int64)
-    corners = device_array(k, np.int64)
+    tests, corners = work_counters(n, work)
     tree_count_kernel[lay.ntiles, tile](lay.cs, lay.lo, lay.hi, lay.npow,
                                          n if cap is None else cap, reverse, out_s, tests,
                                          corners, device_array(1, np.int32))
     scatter_i64_kernel[blocks(n), TILE](lay.order, out_s, out)
-    if work is not None:
-        work.update(order=lay.order.copy_to_host(), tests=tests.copy_to_host(),
-                    corners=corners.copy_to_host(), counts=out_s.copy_to_host())
+    record_work(work, lay, tests, corners, counts=out_s)
     return out
 
 

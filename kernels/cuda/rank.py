@@ -30,7 +30,7 @@ import numpy as np
 from numba import cuda
 
 from .._validate import check_depth
-from . import _tiles, schedule
+from . import _tiles
 from ._launch import (
     MAX_CRITERIA,
     TILE,
@@ -41,11 +41,10 @@ from ._launch import (
     matrix_and_result,
     scatter_i32_kernel,
 )
-from ._tree import rows_in, tree_layout, walk
+from ._tree import MAX_TILE, record_work, rows_in, scheduled_layout, walk, work_counters
 
 __all__ = ["pareto_rank", "pareto_rank_device"]
 
-MAX_TILE = 128  # the largest tile (threads of the block) the shared arrays hold
 _NO_DEPTH = 2**31 - 1
 
 _DONE, _FULL, _LEAF = _tiles.DONE, _tiles.FULL, _tiles.LEAF
@@ -178,24 +177,17 @@ def rank_device(costs, depth=None, work=None):
     n = d.shape[0]
     if n == 0:
         return rank
-    tile = int(schedule.RANK_TILE)
-    if not 1 <= tile <= MAX_TILE:
-        raise ValueError(f"RANK_TILE must be in [1, {MAX_TILE}]; got {tile}")
-    lay = tree_layout(d, tile)
+    tile, lay = scheduled_layout(d, "RANK_TILE")
     rank_s = device_array(n, np.int32)
     nodemax = device_array(2 * lay.npow, np.int32)
     fill_kernel[blocks(2 * lay.npow), TILE](nodemax, np.int32(-1))
-    k = n if work is not None else 0
-    tests = device_array(k, np.int64)
-    corners = device_array(k, np.int64)
+    tests, corners = work_counters(n, work)
     dep = _NO_DEPTH if depth is None else int(depth)
     for t in range(lay.ntiles):
         tree_rank_kernel[1, tile](lay.cs, lay.lo, lay.hi, lay.npow, t, dep, rank_s, nodemax,
                                   tests, corners)
     scatter_i32_kernel[blocks(n), TILE](lay.order, rank_s, rank)
-    if work is not None:
-        work.update(order=lay.order.copy_to_host(), tests=tests.copy_to_host(),
-                    corners=corners.copy_to_host(), ranks=rank_s.copy_to_host())
+    record_work(work, lay, tests, corners, ranks=rank_s)
     return rank
 
 
