@@ -12,6 +12,7 @@ branches without a device (see :mod:`gpurank.engine.strict_device`).
 from __future__ import annotations
 
 import importlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import ModuleType
 
@@ -72,6 +73,21 @@ class Backend:
     def on_device(self) -> bool:
         """True when arrays live in GPU memory (CuPy, or the stand-in's), False for NumPy."""
         return self.xp is not np
+
+    def together(self, *calls):
+        """The results of the zero-argument ``calls``, in order.
+
+        On the CPU each call runs on a thread of its own when the compiled kernels may run
+        concurrently (they release the GIL, and Numba's threading layer must be thread
+        safe): a serial kernel then overlaps a parallel one instead of leaving a core idle.
+        On a device the calls run one after another (they share the stream and the
+        device's memory).
+        """
+        if self.name != "cpu" or len(calls) < 2 or not _cpu_concurrent():
+            return [call() for call in calls]
+        with ThreadPoolExecutor(len(calls)) as pool:
+            futures = [pool.submit(call) for call in calls]
+            return [f.result() for f in futures]
 
     def check_supported(self, op: str, m: int) -> None:
         """Raise :class:`UnsupportedOnGPU` when this backend's kernels cannot run ``op`` on
@@ -222,6 +238,12 @@ def _cpu_silhouette(X, labels, *, sample_size, seed):
         return float("nan")
     return float(silhouette_score(np.asarray(X), labels, sample_size=sample_size,
                                   random_state=seed))
+
+
+def _cpu_concurrent() -> bool:
+    from gpurank.kernels.cpu._jit import concurrent_calls_safe
+
+    return concurrent_calls_safe()
 
 
 def _cpu_backend(requested: str, reason: str = "") -> Backend:

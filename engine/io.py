@@ -108,6 +108,10 @@ def _check_text(df: pd.DataFrame, p: Path) -> pd.DataFrame:
     return df
 
 
+#: Rows per Parquet row group (pyarrow's default), written one at a time.
+ROW_GROUP = 1 << 20
+
+
 def write_table(df, path, *, metadata=None, overwrite=False, name="path") -> Path:
     """Write ``df`` to Parquet atomically.
 
@@ -128,12 +132,19 @@ def write_table(df, path, *, metadata=None, overwrite=False, name="path") -> Pat
 
     if not isinstance(df, pd.DataFrame):
         raise UsageError(f"write_table expects a pandas DataFrame; got {type(df).__name__}")
-    table = pa.Table.from_pandas(df, preserve_index=False)
-    meta = dict(table.schema.metadata or {})
+    schema = pa.Schema.from_pandas(df, preserve_index=False)
+    meta = dict(schema.metadata or {})
     meta[b"gpurank"] = json.dumps(metadata or {}, default=str).encode()
-    table = table.replace_schema_metadata(meta)
+    schema = schema.with_metadata(meta)
     with publish_file(path, name=name, overwrite=overwrite) as pub:
-        pq.write_table(table, pub.path)
+        # One row group at a time: the Arrow copy of a slice, never of the whole table
+        # (10M rows would be held twice at the peak of the analysis).
+        with pq.ParquetWriter(pub.path, schema) as writer:
+            for start in range(0, max(len(df), 1), ROW_GROUP):
+                part = df.iloc[start : start + ROW_GROUP]
+                writer.write_table(pa.Table.from_pandas(part, schema=schema,
+                                                        preserve_index=False),
+                                   row_group_size=ROW_GROUP)
     return Path(path)
 
 

@@ -50,8 +50,10 @@ def check_criteria_values(costs, criteria) -> None:
 
 def final_rank(topsis_score, pareto_rank) -> np.ndarray:
     """Rank 1 = best: by TOPSIS score (descending), ties by Pareto rank, then row order."""
+    from gpurank.kernels.cpu.select import rank_order
+
     n = topsis_score.shape[0]
-    order = np.lexsort((np.arange(n), pareto_rank, -topsis_score))
+    order = rank_order(topsis_score, pareto_rank)
     rank = np.empty(n, dtype=np.int64)
     rank[order] = np.arange(1, n + 1)
     return rank
@@ -125,8 +127,11 @@ def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, ran
                                 f"'{c.column}' has values <= 0: use norm 'vector' or 'minmax'")
     backend.check_supported("rank", len(criteria))
     k = backend.kernels
-    pareto = np.asarray(host(_pareto_ranks(k, costs, rank_depth, backend)), dtype=np.int32)
-    dom = np.asarray(host(k.domination_count(costs, cap=count_cap)), dtype=np.int64)
+    # Independent: on the CPU the serial sort of the fronts overlaps the parallel counts.
+    pareto, dom = backend.together(lambda: _pareto_ranks(k, costs, rank_depth, backend),
+                                   lambda: k.domination_count(costs, cap=count_cap))
+    pareto = np.asarray(host(pareto), dtype=np.int32)
+    dom = np.asarray(host(dom), dtype=np.int64)
     benefit = np.zeros(len(criteria), dtype=bool)
     matrix, kernel_norm = topsis_input(costs, criteria, norm, backend=backend)
     score = np.asarray(

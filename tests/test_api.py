@@ -68,12 +68,13 @@ def test_failed_write_leaves_no_partial_file(tmp_path, result, monkeypatch):
     Engine(backend="cpu").write(result, out)
     before = (out / "ranking.parquet").read_bytes()
 
-    def broken(table, where, **kw):
-        with open(where, "wb") as fh:
-            fh.write(b"PAR1 half")
+    real = pq.ParquetWriter.write_table
+
+    def broken(self, table, *args, **kw):  # a row group reaches the file, then the disk fills
+        real(self, table, *args, **kw)
         raise OSError("disk full")
 
-    monkeypatch.setattr(pq, "write_table", broken)
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", broken)
     with pytest.raises(OSError, match="disk full"):
         Engine(backend="cpu").write(result, out)
     assert (out / "ranking.parquet").read_bytes() == before
@@ -152,3 +153,25 @@ def test_accelerator_type_filter_keeps_matching_rows_with_a_note():
     with pytest.raises(DataError, match="accelerator_type 'ipu' matches no row; the table has: "
                                         "gpu, tpu"):
         analyze(df, backend="cpu", accelerator_type="ipu")
+
+
+def test_write_table_in_row_groups_reads_back_equal(tmp_path, monkeypatch):
+    """The table is written one row group at a time (its Arrow copy is one slice): the
+    file reads back equal, with its metadata, whatever the slices hold (a category or a
+    missing text seen in one slice only)."""
+    import pyarrow.parquet as pq
+    from gpurank.engine import io
+
+    monkeypatch.setattr(io, "ROW_GROUP", 7)
+    df = pd.DataFrame({
+        "a": np.arange(20),
+        "b": pd.Categorical(list("xyz") * 6 + ["x", "q"]),
+        "c": ["s"] * 19 + [None],
+        "d": np.linspace(0.0, 1.0, 20),
+    })
+    path = io.write_table(df, tmp_path / "t.parquet", metadata={"run": 3})
+    pd.testing.assert_frame_equal(pd.read_parquet(path), df)
+    assert io.read_metadata(path) == {"run": 3}
+    assert pq.ParquetFile(path).num_row_groups == 3
+    empty = io.write_table(df.iloc[:0], tmp_path / "e.parquet")
+    assert pd.read_parquet(empty).shape == (0, 4)

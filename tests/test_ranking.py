@@ -92,3 +92,40 @@ def test_one_row_is_ranked():
     r = rank_configurations(_df().iloc[:1], parse_criteria("time:min,cost:min"), backend=CPU)
     assert r.pareto_rank.tolist() == [0] and r.rank.tolist() == [1]
     assert r.domination_count.tolist() == [0]
+
+
+def test_backend_runs_independent_calls_together_and_keeps_their_order():
+    """On the CPU the rank step's kernels run on threads of their own when Numba's
+    threading layer allows it; results come back in call order and errors propagate."""
+    import threading
+
+    from gpurank.engine.backend import resolve_backend
+    from gpurank.kernels.cpu._jit import concurrent_calls_safe
+
+    cpu = resolve_backend("cpu")
+    seen = []
+
+    def call(v):
+        seen.append(threading.get_ident())
+        return v
+
+    assert cpu.together(lambda: call(1), lambda: call(2), lambda: call(3)) == [1, 2, 3]
+    if concurrent_calls_safe():
+        assert threading.get_ident() not in seen
+    with pytest.raises(ZeroDivisionError):
+        cpu.together(lambda: 1, lambda: 1 / 0)
+
+
+def test_rank_step_results_do_not_depend_on_concurrency(monkeypatch):
+    from gpurank.engine import backend as backend_module
+    from gpurank.engine.backend import resolve_backend
+    from gpurank.engine.spec import Criterion
+
+    rng = np.random.default_rng(7)
+    df = pd.DataFrame(rng.integers(0, 6, (3000, 4)).astype(float), columns=list("abcd"))
+    crit = [Criterion(c, "min") for c in "abc"] + [Criterion("d", "max")]
+    together = rank_configurations(df, crit, backend=resolve_backend("cpu"))
+    monkeypatch.setattr(backend_module, "_cpu_concurrent", lambda: False)
+    serial = rank_configurations(df, crit, backend=resolve_backend("cpu"))
+    for name in ("pareto_rank", "domination_count", "topsis_score", "rank"):
+        np.testing.assert_array_equal(getattr(together, name), getattr(serial, name))

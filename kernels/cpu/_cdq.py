@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import get_num_threads, njit, prange
 
-from ._sort import dense_rank
+from ._sort import dense_rank, dense_ranks
 
 
 @njit(inline="always")
@@ -215,18 +215,40 @@ def cdq_chain_4d(y, z, wv, rank, dom, contrib, lift):
 #: rows: 32 and 64 are near the optimum; a larger leaf costs O(leaf) comparisons per point).
 LEAF_3D = 32
 LEAF_4D = 64
-_ID = (1 << 32) - 1
+#: A 3-D key is ``rank << 34 | position << 2 | contributes << 1 | asks``: distinct, ordered
+#: by rank then position, and it carries the two flags a merge needs, so that the hot loops
+#: read a point's own arrays (at random) only for weights other than 0 and 1.
+_POS = (1 << 32) - 1
+#: Ranks and positions of the 3-D sums must stay below this (the key layout above).
+MAX_3D = 1 << 29
+
+
+@njit(inline="always")
+def _cut(i, k, d):
+    """Start of run ``i`` of the ``2**d`` runs at depth ``d`` over ``k`` positions: the runs
+    of a depth differ in length by at most one, so every level of the divide and conquer is
+    balanced (and the work of its run pairs shared evenly among threads) for any ``k``."""
+    return (i * k) >> d
 
 
 @njit(cache=True, nogil=True)
-def _start_3d(ka, kb, va, q0, q1, part, ia, ib):
-    """Leaves ``q0 .. q1 - 1``: all pairs of positions ``i < j`` of a leaf, ``part[j] +=
+def depth(k, leaf):
+    """The smallest depth whose runs hold at most ``leaf`` of ``k`` positions."""
+    d = 0
+    while ((k + (1 << d) - 1) >> d) > leaf:
+        d += 1
+    return d
+
+
+@njit(cache=True, nogil=True)
+def _start_3d(ka, kb, val, d, q0, q1, part, ia, ib):
+    """Leaves ``q0 .. q1 - 1`` (runs at depth ``d``): all pairs of positions ``i < j`` of a leaf, ``part[j] +=
     val[i]`` where ``a`` and ``b`` weakly precede; ``ia`` and ``ib`` get the leaf's keys in
     order, placed by the ranks that the same comparisons give."""
     k = ka.shape[0]
     for q in range(q0, q1):
-        lo = q * LEAF_3D
-        hi = min(lo + LEAF_3D, k)
+        lo = _cut(q, k, d)
+        hi = _cut(q + 1, k, d)
         for j in range(lo, hi):
             aj = ka[j]
             bj = kb[j]
@@ -236,13 +258,13 @@ def _start_3d(ka, kb, va, q0, q1, part, ia, ib):
             for i in range(lo, j):  # a key holds the position too: < means "<= and earlier"
                 la = ka[i] < aj
                 lb = kb[i] < bj
-                acc += (va[i] >> 1) * (la & lb)
+                acc += val[i] * (la & lb)
                 ra += la
                 rb += lb
             for i in range(j + 1, hi):
                 ra += ka[i] < aj
                 rb += kb[i] < bj
-            if va[j] & 1:
+            if aj & 1:
                 part[j] += acc
             ia[lo + ra] = aj
             ib[lo + rb] = bj
@@ -261,15 +283,65 @@ def _merge_keys(src, dst, s, mid, e):
             j += 1
 
 
+@njit(inline="always")
+def _ask(tree, loc, part, p):
+    q = 0
+    r = loc[p]
+    while r > 0:
+        q += tree[r]
+        r -= r & (-r)
+    part[p] += q
+
+
+# Unit weights (every contributing point adds 1: distinct rows) replace the Fenwick tree of a
+# run pair by a bitmap of the inserted local ranks and a Fenwick tree over its 64-bit words:
+# an insertion sets a bit and walks log2(h / 64) nodes, a query adds that many nodes and
+# the population count of one masked word, and the tree is 64 times smaller (it stays in
+# cache at widths where the plain tree does not). ``tree[0 : nw + 1]`` is the word tree,
+# ``tree[nw + 1 : 2 nw + 1]`` the bitmap.
+
+
+@njit(inline="always")
+def _popcount(x):
+    """Set bits of an int64 (the SWAR sum; every shift is masked, so an arithmetic shift
+    gives the same result as a logical one)."""
+    x = x - ((x >> 1) & 0x5555555555555555)
+    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
+    return (x * 0x0101010101010101) >> 56
+
+
+@njit(inline="always")
+def _bits_insert(tree, nw, r):
+    w = r >> 6
+    tree[nw + 1 + w] |= np.int64(1) << (r & 63)
+    b = w + 1
+    while b <= nw:
+        tree[b] += 1
+        b += b & (-b)
+
+
+@njit(inline="always")
+def _bits_ask(tree, nw, loc, part, p):
+    """``part[p] +=`` the inserted local ranks at or below ``loc[p]``."""
+    r = loc[p]
+    w = r >> 6
+    q = _popcount(tree[nw + 1 + w] & ((np.int64(2) << (r & 63)) - 1))
+    b = w
+    while b > 0:
+        q += tree[b]
+        b -= b & (-b)
+    part[p] += q
+
+
 @njit(cache=True, nogil=True)
-def _merge_pair(va, part, ia, ib, ja, jb, loc, tree, s, mid, e, live):
+def _merge_pair(val, unit, part, ia, ib, ja, jb, loc, tree, s, mid, e, live):
     """One run pair: merge the keys on ``a`` (``ia`` -> ``ja``) and on ``b`` (``ib`` ->
     ``jb``); with ``live``, add to every asking right point the weights of the left points
     that weakly precede it in ``a`` and ``b``.
 
-    A key is ``rank << 32 | position``: distinct, and a left position is smaller than a
-    right one, so ``<`` on keys is "left first on ties" and a merge never reads the points'
-    own arrays to compare.
+    A left position is smaller than a right one, so ``<`` on keys is "left first on ties"
+    and a merge never reads the points' own arrays to compare.
     """
     if not live:
         _merge_keys(ib, jb, s, mid, e)
@@ -282,26 +354,70 @@ def _merge_pair(va, part, ia, ib, ja, jb, loc, tree, s, mid, e, live):
         x = ib[i]
         y = ib[j]
         if y < x:
-            loc[y & _ID] = h
+            loc[(y >> 2) & _POS] = h
             jb[t] = y
             j += 1
         else:
             h += 1
-            loc[x & _ID] = h
+            loc[(x >> 2) & _POS] = h
             jb[t] = x
             i += 1
         t += 1
     while i < mid:
         h += 1
-        loc[ib[i] & _ID] = h
+        loc[(ib[i] >> 2) & _POS] = h
         jb[t] = ib[i]
         i += 1
         t += 1
     while j < e:
-        loc[ib[j] & _ID] = h
+        loc[(ib[j] >> 2) & _POS] = h
         jb[t] = ib[j]
         j += 1
         t += 1
+    if unit:
+        _sweep_unit(part, ia, ja, loc, tree, s, mid, e, h)
+    else:
+        _sweep_weighted(val, part, ia, ja, loc, tree, s, mid, e, h)
+
+
+@njit(inline="always")
+def _sweep_unit(part, ia, ja, loc, tree, s, mid, e, h):
+    """The merge on ``a`` of a live run pair with unit weights (bitmap and word tree)."""
+    nw = (h >> 6) + 1
+    for r in range(2 * nw + 1):
+        tree[r] = 0
+    i, j, t = s, mid, s
+    while i < mid and j < e:
+        x = ia[i]
+        y = ia[j]
+        if y < x:
+            if y & 1:
+                _bits_ask(tree, nw, loc, part, (y >> 2) & _POS)
+            ja[t] = y
+            j += 1
+        else:
+            if x & 2:
+                _bits_insert(tree, nw, loc[(x >> 2) & _POS])
+            ja[t] = x
+            i += 1
+        t += 1
+    while i < mid:
+        ja[t] = ia[i]
+        i += 1
+        t += 1
+    while j < e:
+        y = ia[j]
+        if y & 1:
+            _bits_ask(tree, nw, loc, part, (y >> 2) & _POS)
+        ja[t] = y
+        j += 1
+        t += 1
+
+
+@njit(inline="always")
+def _sweep_weighted(val, part, ia, ja, loc, tree, s, mid, e, h):
+    """The merge on ``a`` of a live run pair, a Fenwick tree of weights over the left run's
+    local ranks on ``b``."""
     for r in range(h + 1):
         tree[r] = 0
     i, j, t = s, mid, s
@@ -309,20 +425,15 @@ def _merge_pair(va, part, ia, ib, ja, jb, loc, tree, s, mid, e, live):
         x = ia[i]
         y = ia[j]
         if y < x:
-            p = y & _ID
-            if va[p] & 1:
-                q = 0
-                r = loc[p]
-                while r > 0:
-                    q += tree[r]
-                    r -= r & (-r)
-                part[p] += q
+            if y & 1:
+                _ask(tree, loc, part, (y >> 2) & _POS)
             ja[t] = y
             j += 1
         else:
-            v = va[x & _ID] >> 1
-            if v != 0:
-                r = loc[x & _ID]
+            if x & 2:
+                p = (x >> 2) & _POS
+                v = val[p]
+                r = loc[p]
                 while r <= h:
                     tree[r] += v
                     r += r & (-r)
@@ -335,54 +446,51 @@ def _merge_pair(va, part, ia, ib, ja, jb, loc, tree, s, mid, e, live):
         t += 1
     while j < e:
         y = ia[j]
-        p = y & _ID
-        if va[p] & 1:
-            q = 0
-            r = loc[p]
-            while r > 0:
-                q += tree[r]
-                r -= r & (-r)
-            part[p] += q
+        if y & 1:
+            _ask(tree, loc, part, (y >> 2) & _POS)
         ja[t] = y
         j += 1
         t += 1
 
 
 @njit(cache=True, nogil=True)
-def _prefix_counts(va):
-    k = va.shape[0]
+def _prefix_counts(ka):
+    k = ka.shape[0]
     cv = np.zeros(k + 1, dtype=np.int64)
     ca = np.zeros(k + 1, dtype=np.int64)
     for t in range(k):
-        cv[t + 1] = cv[t] + (1 if va[t] > 1 else 0)
-        ca[t + 1] = ca[t] + (va[t] & 1)
+        cv[t + 1] = cv[t] + ((ka[t] >> 1) & 1)
+        ca[t + 1] = ca[t] + (ka[t] & 1)
     return cv, ca
 
 
 @njit(cache=True, nogil=True)
-def _level_3d(va, part, ia, ib, ja, jb, loc, cv, ca, width, p0, p1):
-    """Run pairs ``p0 .. p1 - 1`` of the merge level of run length ``width``."""
-    k = va.shape[0]
-    tree = np.empty(width + 1, dtype=np.int64)
+def _level_3d(val, unit, part, ia, ib, ja, jb, loc, cv, ca, d, p0, p1):
+    """Run pairs ``p0 .. p1 - 1`` of the runs at depth ``d`` (merged into depth d - 1)."""
+    k = val.shape[0]
+    run = (k + (1 << d) - 1) >> d  # the longest run at depth d
+    tree = np.empty(max(run + 1, 2 * (run >> 6) + 3), dtype=np.int64)
     for p in range(p0, p1):
-        s = 2 * width * p
-        mid = min(s + width, k)
-        e = min(s + 2 * width, k)
+        s = _cut(2 * p, k, d)
+        mid = _cut(2 * p + 1, k, d)
+        e = _cut(2 * p + 2, k, d)
         live = mid < e and cv[mid] != cv[s] and ca[e] != ca[mid]
-        _merge_pair(va, part, ia, ib, ja, jb, loc, tree, s, mid, e, live)
+        _merge_pair(val, unit, part, ia, ib, ja, jb, loc, tree, s, mid, e, live)
 
 
 @njit(cache=True, nogil=True)
 def _keys_3d(a, b, val, ask):
+    """The keys on ``a`` and ``b`` (layout above), and whether every weight is 0 or 1."""
     k = a.shape[0]
     ka = np.empty(k, dtype=np.int64)
     kb = np.empty(k, dtype=np.int64)
-    va = np.empty(k, dtype=np.int64)
+    unit = True
     for t in range(k):
-        ka[t] = (a[t] << 32) | t
-        kb[t] = (b[t] << 32) | t
-        va[t] = (val[t] << 1) | (1 if ask[t] else 0)
-    return ka, kb, va
+        flags = (2 if val[t] != 0 else 0) | (1 if ask[t] else 0)
+        ka[t] = (a[t] << 34) | (t << 2) | flags
+        kb[t] = (b[t] << 34) | (t << 2) | flags
+        unit = unit and val[t] <= 1
+    return ka, kb, unit
 
 
 @njit(cache=True, nogil=True)
@@ -390,28 +498,26 @@ def sum_3d(a, b, val, ask):
     """For every position ``j`` with ``ask[j]``: the sum of ``val[i]`` over positions ``i < j``
     with ``a[i] <= a[j]`` and ``b[i] <= b[j]``; 0 where not asked.
 
-    ``a`` and ``b`` are int64 ranks in [0, 2^31), ``val`` int64 >= 0 (0: contributes
-    nothing), ``ask`` bool; fewer than 2^31 positions. Bottom-up merges from brute-force
-    leaves of ``LEAF_3D``, a Fenwick tree over the left run of each run pair.
+    ``a`` and ``b`` are int64 ranks in [0, ``MAX_3D``), ``val`` int64 >= 0 (0: contributes
+    nothing), ``ask`` bool; fewer than ``MAX_3D`` positions. Bottom-up merges from
+    brute-force leaves of ``LEAF_3D``, a Fenwick tree over the left run of each run pair.
     O(k log^2 k) time, O(k) memory.
     """
     k = a.shape[0]
-    ka, kb, va = _keys_3d(a, b, val, ask)
+    ka, kb, unit = _keys_3d(a, b, val, ask)
     part = np.zeros(k, dtype=np.int64)
     ia = np.empty(k, dtype=np.int64)
     ib = np.empty(k, dtype=np.int64)
     ja = np.empty(k, dtype=np.int64)
     jb = np.empty(k, dtype=np.int64)
-    _start_3d(ka, kb, va, 0, (k + LEAF_3D - 1) // LEAF_3D, part, ia, ib)
-    cv, ca = _prefix_counts(va)
+    d = depth(k, LEAF_3D)
+    _start_3d(ka, kb, val, d, 0, 1 << d, part, ia, ib)
+    cv, ca = _prefix_counts(ka)
     loc = ka  # the keys are in ia and ib from here on
-    width = LEAF_3D
-    while width < k:
-        pairs = (k + 2 * width - 1) // (2 * width)
-        _level_3d(va, part, ia, ib, ja, jb, loc, cv, ca, width, 0, pairs)
+    for lev in range(d, 0, -1):
+        _level_3d(val, unit, part, ia, ib, ja, jb, loc, cv, ca, lev, 0, 1 << (lev - 1))
         ia, ja = ja, ia
         ib, jb = jb, ib
-        width *= 2
     return part
 
 
@@ -420,43 +526,42 @@ def sum_3d_parallel(a, b, val, ask, nth):
     """:func:`sum_3d` with the leaves and the run pairs of each level shared among ``nth``
     threads (the top levels, with fewer run pairs than threads, run on fewer)."""
     k = a.shape[0]
-    ka, kb, va = _keys_3d(a, b, val, ask)
+    ka, kb, unit = _keys_3d(a, b, val, ask)
     part = np.zeros(k, dtype=np.int64)
     ia = np.empty(k, dtype=np.int64)
     ib = np.empty(k, dtype=np.int64)
     ja = np.empty(k, dtype=np.int64)
     jb = np.empty(k, dtype=np.int64)
-    nleaf = (k + LEAF_3D - 1) // LEAF_3D
+    d = depth(k, LEAF_3D)
+    nleaf = 1 << d
     for ch in prange(nth):
-        _start_3d(ka, kb, va, nleaf * ch // nth, nleaf * (ch + 1) // nth, part, ia, ib)
-    cv, ca = _prefix_counts(va)
+        _start_3d(ka, kb, val, d, nleaf * ch // nth, nleaf * (ch + 1) // nth, part, ia, ib)
+    cv, ca = _prefix_counts(ka)
     loc = ka
-    width = LEAF_3D
     flip = False
-    while width < k:
-        pairs = (k + 2 * width - 1) // (2 * width)
+    for lev in range(d, 0, -1):
+        pairs = 1 << (lev - 1)
         nch = min(nth, pairs)
         for ch in prange(nch):  # the keys alternate between the two pairs of buffers
             p0 = pairs * ch // nch
             p1 = pairs * (ch + 1) // nch
             if flip:
-                _level_3d(va, part, ja, jb, ia, ib, loc, cv, ca, width, p0, p1)
+                _level_3d(val, unit, part, ja, jb, ia, ib, loc, cv, ca, lev, p0, p1)
             else:
-                _level_3d(va, part, ia, ib, ja, jb, loc, cv, ca, width, p0, p1)
+                _level_3d(val, unit, part, ia, ib, ja, jb, loc, cv, ca, lev, p0, p1)
         flip = not flip
-        width *= 2
     return part
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _leaves_4d(y, z, wv, weight, lift, cnt):
-    """All pairs ``i < j`` of each leaf of ``LEAF_4D`` positions; returns every leaf's
+def _leaves_4d(y, z, wv, weight, lift, cnt, d):
+    """All pairs ``i < j`` of each leaf (the runs at depth ``d``); returns every leaf's
     positions sorted on ``y`` (stable, from the ranks that the same comparisons give)."""
     g = y.shape[0]
     yo = np.empty(g, dtype=np.int64)
-    for q in prange((g + LEAF_4D - 1) // LEAF_4D):
-        lo = q * LEAF_4D
-        hi = min(lo + LEAF_4D, g)
+    for q in prange(1 << d):
+        lo = _cut(q, g, d)
+        hi = _cut(q + 1, g, d)
         for j in range(lo, hi):
             yj = y[j]
             zj = z[j]
@@ -517,14 +622,13 @@ def _finish_4d(yo2, part, cnt, s):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _level_4d(y, z, wv, weight, lift, cnt, cw, cl, yo, yo2, width):
-    """Every step of one level of the 4-D divide and conquer, in parallel."""
+def _level_4d(y, z, wv, weight, lift, cnt, cw, cl, yo, yo2, d):
+    """Every step of the runs at depth ``d`` (merged into depth d - 1), in parallel."""
     g = y.shape[0]
-    steps = (g + 2 * width - 1) // (2 * width)
-    for q in prange(steps):
-        s = 2 * width * q
-        mid = min(s + width, g)
-        e = min(s + 2 * width, g)
+    for q in prange(1 << (d - 1)):
+        s = _cut(2 * q, g, d)
+        mid = _cut(2 * q + 1, g, d)
+        e = _cut(2 * q + 2, g, d)
         live = mid < e and cw[mid] != cw[s] and cl[e] != cl[mid]
         zz, ww, val, ask = _prepare_4d(y, z, wv, weight, lift, yo, yo2, s, mid, e, live)
         if live:
@@ -536,34 +640,32 @@ def cdq_count_4d(y, z, wv, weight, lift, cnt):
     ``(y, z, wv)``, for every point with ``lift[p]``.
 
     ``y`` and ``z`` are int64 ranks, ``wv`` float64, ``weight`` int64 (0: contributes
-    nothing), ``lift`` bool, ``cnt`` int64, all of length g. Bottom-up over positions from
-    brute-force leaves of ``LEAF_4D``; each step left half -> right half is a static 3-D
-    problem on ``(y, z, wv)`` solved by :func:`sum_3d` in the step's order on ``y``. A step
-    with no weight on the left or no lifted point on the right only merges. O(g log^3 g)
-    time, O(g) memory.
+    nothing), ``lift`` bool, ``cnt`` int64, all of length g < ``MAX_3D``. Bottom-up over
+    positions from brute-force leaves of at most ``LEAF_4D``; each step left half -> right
+    half is a static 3-D problem on ``(y, z, wv)`` solved by :func:`sum_3d` in the step's
+    order on ``y``. A step with no weight on the left or no lifted point on the right only
+    merges. O(g log^3 g) time, O(g) memory.
     """
     g = y.shape[0]
     if g < 2:
         return
     lift = np.ascontiguousarray(lift, dtype=np.bool_)
     weight = np.ascontiguousarray(weight, dtype=np.int64)
-    wv, _ = dense_rank(np.ascontiguousarray(wv, dtype=np.float64))  # packed into keys below
-    yo = _leaves_4d(y, z, wv, weight, lift, cnt)
+    wv, _ = dense_ranks(wv)  # packed into keys below
+    d = depth(g, LEAF_4D)
+    yo = _leaves_4d(y, z, wv, weight, lift, cnt, d)
     cw = np.concatenate(([0], np.cumsum(weight != 0)))
     cl = np.concatenate(([0], np.cumsum(lift)))
     yo2 = np.empty_like(yo)
     nth = get_num_threads()
-    width = LEAF_4D
-    while width < g:
-        steps = -(-g // (2 * width))
-        if steps >= 2 * nth:  # enough steps to share among the threads
-            _level_4d(y, z, wv, weight, lift, cnt, cw, cl, yo, yo2, width)
-        else:  # few large steps: their inner levels run in parallel
-            for s in range(0, g, 2 * width):
-                mid, e = min(s + width, g), min(s + 2 * width, g)
+    for lev in range(d, 0, -1):
+        if (1 << (lev - 1)) >= nth:  # a step per thread at least (the steps are balanced)
+            _level_4d(y, z, wv, weight, lift, cnt, cw, cl, yo, yo2, lev)
+        else:  # fewer steps than threads: their inner levels run in parallel
+            for q in range(1 << (lev - 1)):
+                s, mid, e = (((2 * q + i) * g) >> lev for i in range(3))
                 live = mid < e and cw[mid] != cw[s] and cl[e] != cl[mid]
                 zz, ww, val, ask = _prepare_4d(y, z, wv, weight, lift, yo, yo2, s, mid, e, live)
                 if live:
                     _finish_4d(yo2, sum_3d_parallel(zz, ww, val, ask, nth), cnt, s)
         yo, yo2 = yo2, yo
-        width *= 2

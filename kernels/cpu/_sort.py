@@ -103,14 +103,121 @@ def _sort_ties(c, key, order):
 def lex_order(c):
     """Row indices of ``c`` (n >= 1, m >= 1) in lexicographic order.
 
-    NumPy's argsort of the first column (vectorized sorting networks on AVX-512 machines,
-    about 3x faster than Numba's own ``np.argsort``), then every run of equal first values
-    sorted on the whole row. O(n log n).
+    The order of the first column (:func:`argsort_values`), then every run of equal first
+    values sorted on the whole row. O(n log n).
     """
     key = np.ascontiguousarray(c[:, 0])  # contiguous: the tie scan reads it at random
-    order = np.argsort(key)
+    order = argsort_values(key)
     _sort_ties(c, key, order)
     return order
+
+
+_MAGNITUDE = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+def order_keys(x):
+    """Order-preserving int64 keys of a finite float vector: ``x[i] < x[j]`` exactly when
+    ``key[i] < key[j]``, and equal values (``0.0`` and ``-0.0`` too) get equal keys.
+
+    The IEEE 754 bit pattern read as a signed integer already orders non-negative values;
+    flipping the magnitude bits of the negative ones reverses their order.
+    """
+    f = np.asarray(x, dtype=np.float64) + 0.0  # -0.0 + 0.0 is +0.0
+    i = f.view(np.int64)
+    return i ^ ((i >> 63) & _MAGNITUDE)
+
+
+def _packed(key):
+    """``key`` with its low bits replaced by the position, sorted, and the number of
+    position bits: one sort of plain int64 (NumPy's vectorized quicksort, 3-4x faster than
+    an argsort of the same values) orders the positions by the key's high bits."""
+    n = key.shape[0]
+    bits = max(1, (n - 1).bit_length())
+    packed = ((key >> bits) << bits) | np.arange(n, dtype=np.int64)
+    packed.sort()
+    return packed, bits
+
+
+@njit(cache=True, nogil=True)
+def _refine(key, packed, bits):
+    """The positions of ``packed`` in the order of the full ``key`` (ties by position):
+    runs whose high bits are equal are sorted again on the whole key (stably: the run is
+    in position order already)."""
+    n = packed.shape[0]
+    low = (np.int64(1) << bits) - 1
+    order = packed & low
+    i = 0
+    while i < n:
+        hi = packed[i] >> bits
+        j = i + 1
+        while j < n and packed[j] >> bits == hi:
+            j += 1
+        if j - i > 1:
+            run = order[i:j].copy()
+            sub = np.argsort(key[run], kind="mergesort")
+            for t in range(j - i):
+                order[i + t] = run[sub[t]]
+        i = j
+    return order
+
+
+def argsort_values(x):
+    """Positions of the finite float vector ``x`` in ascending order, ties by position (a
+    stable argsort), through :func:`order_keys` and one packed integer sort."""
+    key = order_keys(x)
+    if key.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    packed, bits = _packed(key)
+    return _refine(key, packed, bits)
+
+
+@njit(cache=True, nogil=True)
+def _ties_by(key, order, second):
+    """Within every run of equal ``key`` along ``order``, a stable sort on ``second``."""
+    n = order.shape[0]
+    i = 0
+    while i < n:
+        ki = key[order[i]]
+        j = i + 1
+        while j < n and key[order[j]] == ki:
+            j += 1
+        if j - i > 1:
+            run = order[i:j].copy()
+            sub = np.argsort(second[run], kind="mergesort")
+            for t in range(j - i):
+                order[i + t] = run[sub[t]]
+        i = j
+    return order
+
+
+def argsort_then(x, second):
+    """Positions ordered by the finite float vector ``x``, ties by the integer vector
+    ``second``, then by position: ``np.lexsort((second, x))`` through one packed integer
+    sort (:func:`argsort_values`), several times faster at millions of rows."""
+    order = argsort_values(x)
+    return _ties_by(order_keys(x), order, np.ascontiguousarray(second))
+
+
+@njit(cache=True, nogil=True)
+def _ranks_in_order(key, order):
+    n = order.shape[0]
+    r = np.empty(n, dtype=np.int64)
+    cur = 0
+    for t in range(n):
+        if t == 0 or key[order[t]] != key[order[t - 1]]:
+            cur += 1
+        r[order[t]] = cur
+    return r, cur
+
+
+def dense_ranks(x):
+    """:func:`dense_rank` of a finite float vector, from :func:`argsort_values` (called from
+    Python: the large sorts of the count kernels' preparation)."""
+    key = order_keys(x)
+    if key.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    packed, bits = _packed(key)
+    return _ranks_in_order(key, _refine(key, packed, bits))
 
 
 @njit(cache=True, parallel=True, nogil=True)

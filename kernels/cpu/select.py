@@ -8,8 +8,35 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import check_k, check_scores
+from ._sort import argsort_then
 
 __all__ = ["top_k"]
+
+
+def rank_order(scores, ties):
+    """Row indices best first: by ``scores`` descending, ties by ``ties`` ascending, then by
+    the lower index (``np.lexsort((np.arange(n), ties, -scores))``, several times faster).
+
+    Parameters
+    ----------
+    scores : array_like of float, shape (n,)
+        Finite.
+    ties : array_like of int, shape (n,)
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+
+    Examples
+    --------
+    >>> rank_order(np.array([0.5, 0.9, 0.5, 0.5]), np.array([2, 0, 1, 1]))
+    array([1, 2, 3, 0])
+    """
+    s = check_scores(scores)
+    t = np.asarray(ties)
+    if t.shape != s.shape:
+        raise ValueError(f"ties must have the shape of scores {s.shape}; got {t.shape}")
+    return argsort_then(-s, t.astype(np.int64, copy=False))
 
 
 def top_k(scores, k):

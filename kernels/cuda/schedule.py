@@ -251,8 +251,10 @@ def _walk_rank(xs, rs, lo, hi, nodemax, tile, npow):
             for r in range(tn):
                 i = p0 + r
                 if code == _tiles.LEAF:
+                    tests[i] += rows  # the device tests every row of the leaf
+                    if nodemax[v] + 1 <= lb[r]:
+                        continue  # no row of this leaf can raise the bound (same result)
                     for j in range(a * tile, a * tile + rows):
-                        tests[i] += 1
                         r1 = rs[j] + 1
                         if r1 > lb[r] and _dom(xs, j, i, m):
                             lb[r] = r1

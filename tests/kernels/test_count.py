@@ -79,18 +79,34 @@ def _sum_3d_brute(a, b, val, ask):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 300), st.integers(1, 6), st.integers(0, 2**31 - 1), st.integers(1, 3))
-def test_divide_and_conquer_sums_match_brute_force(k, spread, seed, nth):
+@given(st.integers(0, 300), st.integers(1, 6), st.integers(0, 2**31 - 1), st.integers(1, 3),
+       st.sampled_from([1, 2]))
+def test_divide_and_conquer_sums_match_brute_force(k, spread, seed, nth, top):
     """The 3-D sums, serial and split among threads, on keys with many ties; runs of every
-    length around the brute-force leaves."""
+    length around the brute-force leaves; weights 0/1 (the bitmap sweep) and larger (the
+    Fenwick sweep)."""
     rng = np.random.default_rng(seed)
     a = rng.integers(0, spread + 1, k)
     b = rng.integers(0, spread + 1, k)
-    val = rng.integers(0, 3, k) * rng.integers(0, 2, k)
+    val = rng.integers(0, top + 1, k) * rng.integers(0, 2, k)
     ask = rng.random(k) < 0.6
     want = _sum_3d_brute(a, b, val, ask)
     np.testing.assert_array_equal(_cdq.sum_3d(a, b, val, ask), want)
     np.testing.assert_array_equal(_cdq.sum_3d_parallel(a, b, val, ask, nth), want)
+
+
+@pytest.mark.parametrize("k", [63, 64, 65, 127, 129, 1000, 4097])
+def test_bitmap_sweep_across_word_boundaries(k):
+    """Unit weights and distinct keys: local ranks fill whole 64-bit words of the bitmap and
+    spill into the next one."""
+    rng = np.random.default_rng(k)
+    a = rng.permutation(k)
+    b = rng.permutation(k)
+    val = (rng.random(k) < 0.7).astype(np.int64)
+    ask = rng.random(k) < 0.7
+    want = _sum_3d_brute(a, b, val, ask)
+    np.testing.assert_array_equal(_cdq.sum_3d(a, b, val, ask), want)
+    np.testing.assert_array_equal(_cdq.sum_3d_parallel(a, b, val, ask, 2), want)
 
 
 @pytest.mark.parametrize("kind", ["int", "dup", "float"])
