@@ -513,7 +513,7 @@ def sum_3d(a, b, val, ask):
     d = depth(k, LEAF_3D)
     _start_3d(ka, kb, val, d, 0, 1 << d, part, ia, ib)
     cv, ca = _prefix_counts(ka)
-    loc = ka  # the keys are in ia and ib from here on
+    loc = np.empty(k, dtype=np.int32)  # local ranks of the run pair being merged
     for lev in range(d, 0, -1):
         _level_3d(val, unit, part, ia, ib, ja, jb, loc, cv, ca, lev, 0, 1 << (lev - 1))
         ia, ja = ja, ia
@@ -537,7 +537,7 @@ def sum_3d_parallel(a, b, val, ask, nth):
     for ch in prange(nth):
         _start_3d(ka, kb, val, d, nleaf * ch // nth, nleaf * (ch + 1) // nth, part, ia, ib)
     cv, ca = _prefix_counts(ka)
-    loc = ka
+    loc = np.empty(k, dtype=np.int32)
     flip = False
     for lev in range(d, 0, -1):
         pairs = 1 << (lev - 1)
