@@ -308,9 +308,7 @@ def dnc_count_device(d, out, cap, reverse, work=None):
         raise ValueError(f"the divide and conquer needs at least 2 columns; got {m}")
     if n == 0:
         return out
-    leaf = int(schedule.DNC_LEAF)
-    if leaf < 1:
-        raise ValueError(f"DNC_LEAF must be at least 1; got {leaf}")
+    leaf = schedule.check_leaf(schedule.DNC_LEAF)
     x = d
     if reverse:
         x = device_array((n, m), d.dtype)

@@ -51,6 +51,7 @@ __all__ = [
     "SAMPLE",
     "WorkCount",
     "breakpoints",
+    "check_leaf",
     "code_bits",
     "count_work",
     "dnc_work",
@@ -64,7 +65,8 @@ __all__ = [
 COUNT_TILE = 128  # rows per tile of the count kernel (threads per block)
 RANK_TILE = 128  # rows per tile of the rank sweep (threads of its one block)
 SAMPLE = 1024  # rows sampled for the quantization breakpoints of the Z-order
-#: Sorted rows per brute-force leaf of the divide and conquer (its lowest merge levels).
+#: Sorted rows per brute-force leaf of the divide and conquer (its lowest merge levels): a
+#: power of two, so that the leaves are the runs of its first counting merge.
 DNC_LEAF = 64
 #: Counts with a cap at or below this take the tile walk, which stops once a tile's rows
 #: reached the cap; above it (and without a cap) the divide and conquer, whose cost does not
@@ -349,6 +351,15 @@ def row_work(costs, kernel, *, tile=None, cap=None):
     return cnt, tests, corners, order
 
 
+def check_leaf(leaf):
+    """``leaf`` as an int after checking it is a power of two (the leaves must be the runs
+    of a merge pass, or pairs across a leaf boundary would be counted twice or never)."""
+    leaf = int(leaf)
+    if leaf < 1 or leaf & (leaf - 1):
+        raise ValueError(f"DNC_LEAF must be a power of two; got {leaf}")
+    return leaf
+
+
 def uses_dnc(kernel, m, cap):
     """Whether the device counts with the divide and conquer (else the tile walk): the
     count kernels, 2 <= m <= ``DNC_MAX_M``, no cap or a cap above ``DNC_CAP``."""
@@ -389,9 +400,7 @@ def dnc_work(n, m, *, leaf=None):
     n, m = int(n), int(m)
     if m < 2:
         raise ValueError(f"m must be at least 2 for the divide and conquer; got {m}")
-    leaf = int(DNC_LEAF if leaf is None else leaf)
-    if leaf < 1:
-        raise ValueError(f"leaf must be at least 1; got {leaf}")
+    leaf = check_leaf(DNC_LEAF if leaf is None else leaf)
     if n == 0:
         return 0, 0
     full, rest = divmod(n, leaf)
@@ -455,7 +464,7 @@ def count_work(costs, kernel, *, tile=None, cap=None, scheme=None, leaf=None):
         if kernel not in ("domination_count", "dominated_count") or m < 2:
             raise ValueError(f"scheme='dnc' counts domination_count and dominated_count "
                              f"with m >= 2; got {kernel!r} with m={m}")
-        leaf = int(DNC_LEAF if leaf is None else leaf)
+        leaf = check_leaf(DNC_LEAF if leaf is None else leaf)
         tests, steps = dnc_work(n, m, leaf=leaf)
         return WorkCount(kernel, n, m, leaf, tests, n * (n - 1) // 2 - tests, steps, "dnc")
     if scheme != "tiles":
