@@ -193,7 +193,8 @@ def domination_count(costs, *, cap=None):
     costs, cap
         As :func:`gpurank.kernels.reference.domination_count`; ``costs`` on the host or the
         device. With a cap up to ``schedule.DNC_CAP`` (or m = 1, or m > ``DNC_MAX_M``) a
-        block of the tile walk stops once all its rows reached ``cap``.
+        block of the tile walk stops once all its rows reached ``cap``; otherwise the
+        divide and conquer counts exactly and clips.
 
     Returns
     -------

@@ -72,8 +72,10 @@ DNC_LEAF = 64
 #: reached the cap; above it (and without a cap) the divide and conquer, whose cost does not
 #: depend on the cap (as ``CDQ_CAP`` on the CPU).
 DNC_CAP = 64
-#: The most columns the divide and conquer serves (its passes grow as log^(m-1) n).
-DNC_MAX_M = 4
+#: The most columns the divide and conquer serves: its passes grow as log^(m-1) n (1e7 rows:
+#: 1.1e12 search halvings at m = 5, 5.9e12 at m = 6, where the tile walk's pair tests, each a
+#: few comparisons from shared memory, are of the same order).
+DNC_MAX_M = 5
 
 _rows_in = njit(inline="always")(_tiles.rows_in)
 _walk = _tiles.compile_walk(njit)
@@ -372,13 +374,16 @@ def _halvings(k):
     return int(k).bit_length()
 
 
-def _pass_steps(n, width):
+def _pass_steps(n, width, final=False):
     """Halvings of one merge pass (runs of ``width`` into ``2 width``, aligned from 0 and
-    cut at n): every element searches its sibling run."""
+    cut at n): every element searches its sibling run; in the ``final`` pass of a problem
+    on its last column only the right runs' elements do."""
     pair = 2 * width
     full, rest = divmod(n, pair)
     a = min(rest, width)
     b = rest - a
+    if final:
+        return full * width * _halvings(width) + b * _halvings(a)
     return full * pair * _halvings(width) + a * _halvings(b) + b * _halvings(a)
 
 
@@ -390,12 +395,15 @@ def dnc_work(n, m, *, leaf=None):
     then one per element and merge pass. The problem on columns ``d ..`` merges from width 1
     to its segment width (n for the outermost, which starts counting at the leaf width);
     each of its passes on a column before the last starts the problem one column lower on
-    segments of twice the pass width. Closed forms per pass: O(log^(m-1) n) arithmetic.
+    segments of twice the pass width. On the last column, the final pass of a problem (its
+    merged runs are not read) searches from the right runs only, and is skipped where it
+    would not count (below the leaf width). Closed forms per pass: O(log^(m-1) n)
+    arithmetic.
 
     Examples
     --------
-    >>> dnc_work(8, 2, leaf=2)  # 4 leaves of 1 test; 8 * 4 + 8 * (1 + 2 + 3) halvings
-    (4, 80)
+    >>> dnc_work(8, 2, leaf=2)  # 4 leaves of 1 test; 8 * 4 + 8 * 1 + 8 * 2 + 4 * 3 halvings
+    (4, 68)
     """
     n, m = int(n), int(m)
     if m < 2:
@@ -411,9 +419,15 @@ def dnc_work(n, m, *, leaf=None):
         if (d, wmax) not in memo:
             s, width = 0, 1
             while width < wmax:
-                s += _pass_steps(n, width)
-                if d < m - 1 and not (d == 1 and width < leaf):
-                    s += problem(d + 1, 2 * width)
+                below_leaf = d == 1 and width < leaf
+                if d < m - 1:
+                    s += _pass_steps(n, width)
+                    if not below_leaf:
+                        s += problem(d + 1, 2 * width)
+                elif 2 * width < wmax:
+                    s += _pass_steps(n, width)
+                elif not below_leaf:
+                    s += _pass_steps(n, width, final=True)
                 width *= 2
             memo[d, wmax] = s
         return memo[d, wmax]
@@ -453,7 +467,7 @@ def count_work(costs, kernel, *, tile=None, cap=None, scheme=None, leaf=None):
     6
     >>> w = count_work(x, "domination_count", leaf=2)
     >>> w.scheme, w.pair_tests, w.pairs_decided_by_corners, w.search_steps
-    ('dnc', 2, 4, 24)
+    ('dnc', 2, 4, 20)
     """
     cap, reverse = _kernel_args(kernel, cap)
     x = check_costs(costs)

@@ -24,11 +24,12 @@ CASES = [  # n, m, kind, leaf
     (37, 2, "int", 1),
     (120, 2, "const", 4),
     (45, 3, "dup", 1),
-    (150, 3, "anti", 4),
-    (60, 4, "int", 1),
+    (110, 3, "anti", 4),
+    (48, 4, "int", 1),
     (100, 4, "dup", 4),
-    (130, 4, "float", 8),
+    (90, 4, "float", 8),
     (24, 4, "int", 64),  # all in one leaf
+    (40, 5, "dup", 4),
 ]
 
 
@@ -73,7 +74,7 @@ def test_cuda_dnc_matches_reference_and_the_host_mirror(cuda_impl, monkeypatch, 
     np.testing.assert_array_equal(c, before)
 
 
-@pytest.mark.parametrize("n, m, kind", [(90, 3, "dup"), (70, 4, "int"), (80, 2, "float")])
+@pytest.mark.parametrize("n, m, kind", [(80, 3, "dup"), (50, 4, "int"), (80, 2, "float")])
 def test_cuda_dnc_caps_above_the_threshold(cuda_impl, monkeypatch, n, m, kind):
     """Caps above ``DNC_CAP`` take the divide and conquer and clip its counts; caps at or
     below it take the tile walk; both equal the reference."""
@@ -94,12 +95,12 @@ def test_cuda_dnc_caps_above_the_threshold(cuda_impl, monkeypatch, n, m, kind):
         np.testing.assert_array_equal(getattr(cuda_impl, name)(c, cap=5), np.minimum(full, 5))
 
 
-def test_cuda_dnc_serves_the_uncapped_counts_of_two_to_four_columns(cuda_impl, monkeypatch):
-    """The public functions take the divide and conquer for m = 2..4 without a cap (it
-    records search steps), the tile walk for m = 1 and m = 5 and for the front."""
+def test_cuda_dnc_serves_the_uncapped_counts_of_two_to_five_columns(cuda_impl, monkeypatch):
+    """The public functions take the divide and conquer for m = 2..5 without a cap, the
+    tile walk for m = 1 and m = 6 and for the front."""
     from gpurank.kernels.cuda import count, schedule
 
-    monkeypatch.setattr(schedule, "DNC_LEAF", 2)
+    monkeypatch.setattr(schedule, "DNC_LEAF", 4)
     calls = []
     real = count.dnc_count_device
 
@@ -108,13 +109,13 @@ def test_cuda_dnc_serves_the_uncapped_counts_of_two_to_four_columns(cuda_impl, m
         return real(d, *args, **kwargs)
 
     monkeypatch.setattr(count, "dnc_count_device", spy)
-    for m in (1, 2, 3, 4, 5):
-        c = make_input(16, m, "dup", m)
+    for m in (1, 2, 3, 4, 5, 6):
+        c = make_input(12, m, "dup", m)
         np.testing.assert_array_equal(cuda_impl.domination_count(c), ref.domination_count(c))
         np.testing.assert_array_equal(cuda_impl.dominated_count(c), ref.dominated_count(c))
         np.testing.assert_array_equal(cuda_impl.pareto_front(c), ref.pareto_front(c))
-    assert calls == [2, 2, 3, 3, 4, 4]
-    for m, scheme in ((1, "tiles"), (2, "dnc"), (4, "dnc"), (5, "tiles")):
+    assert calls == [2, 2, 3, 3, 4, 4, 5, 5]
+    for m, scheme in ((1, "tiles"), (2, "dnc"), (5, "dnc"), (6, "tiles")):
         assert schedule.count_work(make_input(9, m, "int", 1), "domination_count").scheme == \
             scheme
 
@@ -141,14 +142,18 @@ def test_dnc_work_counts(monkeypatch):
     from gpurank.kernels.cuda import schedule
 
     # 8 rows, leaves of 2: 4 tests; 8 halvings (of 4) for the equal rows, then passes of
-    # widths 1, 2, 4 with 1, 2 and 3 halvings per element
-    assert schedule.dnc_work(8, 2, leaf=2) == (4, 8 * 4 + 8 * (1 + 2 + 3))
+    # widths 1, 2 with 1 and 2 halvings per element, and the final pass (width 4): only
+    # the right run's 4 elements search, 3 halvings each
+    assert schedule.dnc_work(8, 2, leaf=2) == (4, 8 * 4 + 8 * 1 + 8 * 2 + 4 * 3)
     # 5 rows, m = 2, leaf 1: widths 1 (runs 1+1, 1+1, 1: 4 * 1), 2 (2+2: 4 * 2; 1: 0),
-    # 4 (4+1: 4 * bl(1) + 1 * bl(4) = 4 + 3)
-    assert schedule.dnc_work(5, 2, leaf=1) == (0, 5 * 3 + 4 + 8 + 7)
+    # final 4 (4+1: the right run's element searches 4: bit_length(4) = 3)
+    assert schedule.dnc_work(5, 2, leaf=1) == (0, 5 * 3 + 4 + 8 + 3)
     # m = 3, 4 rows, leaf 1: the outer passes (widths 1, 2: 4 + 8), and under each the
-    # column-2 problem on segments of 2 (one pass of width 1: 4) and 4 (widths 1, 2: 4 + 8)
-    assert schedule.dnc_work(4, 3, leaf=1) == (0, 4 * 3 + (4 + 8) + 4 + (4 + 8))
+    # column-2 problem on segments of 2 (its final pass of width 1: 2 right elements) and
+    # 4 (width 1: 4, final width 2: 2 right elements of 2 halvings)
+    assert schedule.dnc_work(4, 3, leaf=1) == (0, 4 * 3 + (4 + 8) + 2 + (4 + 4))
+    # leaves of 4 over 3 rows: every pass is below the leaf, the final one is skipped
+    assert schedule.dnc_work(3, 2, leaf=4) == (3, 3 * 2 + 2)
     assert schedule.dnc_work(0, 4) == (0, 0)
     tests, steps = schedule.dnc_work(10**7, 4)
     assert tests == 10**7 // 64 * (64 * 63 // 2) + (10**7 % 64) * (10**7 % 64 - 1) // 2
