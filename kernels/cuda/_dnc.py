@@ -312,9 +312,10 @@ class _State:
 def dnc_count_device(d, out, cap, reverse, work=None):
     """Exact counts of the validated device matrix ``d`` (n x m, m >= 2) into ``out`` (an
     int64 device vector, returned), in row order: ``min(count, cap)`` (``cap`` None:
-    uncapped); with ``reverse``, how many rows each row dominates. ``work``, a dict, receives the sorted ``order``, the
-    per-sorted-position leaf pair ``tests`` and binary-search halvings ``search_steps``,
-    and the sorted ``counts`` (host arrays) for the tests of :func:`.schedule.dnc_work`."""
+    uncapped); with ``reverse``, how many rows each row dominates. ``work``, a dict,
+    receives the sorted ``order``, the per-sorted-position leaf pair ``tests`` and
+    binary-search halvings ``search_steps``, and the sorted uncapped ``counts`` (host
+    arrays) for the tests of :func:`.schedule.dnc_work`."""
     n, m = d.shape
     if m < 2:
         raise ValueError(f"the divide and conquer needs at least 2 columns; got {m}")

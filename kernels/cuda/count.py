@@ -8,16 +8,16 @@ Exact counts of 2 .. ``schedule.DNC_MAX_M`` columns, without a cap or with a cap
 the data are correlated, capped afterwards); everything else is the tile walk below, which
 stops early with a small cap (the front is the count with cap 1).
 
-The tile walk: the rows are sorted in Z-order (a linear extension of dominance: every dominator of a row
-comes before it) and cut into tiles of ``schedule.COUNT_TILE`` rows with a tree of bounding
-boxes over them (:mod:`._tree`, scheme in :mod:`._tiles`). One block per target tile, one
-thread per target row: the block first compares its rows with each other, then walks the
-tree over the tiles before it (after it for ``dominated_count``). Every thread runs the same
-walk on the same boxes, so the block's control flow stays uniform: a node whose corners
-rule dominance out is skipped, a node whose every row dominates every target row adds its
-row count at once, and only the undecided leaf tiles are staged in shared memory and
-tested row by row. With a cap a block leaves the walk once all its rows reached it
-(``syncthreads_and``). :mod:`.schedule` counts the same work on the host.
+The tile walk: the rows are sorted in Z-order (a linear extension of dominance: every
+dominator of a row comes before it) and cut into tiles of ``schedule.COUNT_TILE`` rows with
+a tree of bounding boxes over them (:mod:`._tree`, scheme in :mod:`._tiles`). One block per
+target tile, one thread per target row: the block first compares its rows with each other,
+then walks the tree over the tiles before it (after it for ``dominated_count``). Every
+thread runs the same walk on the same boxes, so the block's control flow stays uniform: a
+node whose corners rule dominance out is skipped, a node whose every row dominates every
+target row adds its row count at once, and only the undecided leaf tiles are staged in
+shared memory and tested row by row. With a cap a block leaves the walk once all its rows
+reached it (``syncthreads_and``). :mod:`.schedule` counts the same work on the host.
 
 Memory: O(n m) for the sorted copy and O(n / T m) for the boxes (no n x n matrix).
 """
@@ -28,8 +28,7 @@ import numpy as np
 from numba import cuda
 
 from .._validate import check_cap
-from . import _tiles
-from . import schedule
+from . import _tiles, schedule
 from ._dnc import dnc_count_device
 from ._launch import (
     MAX_CRITERIA,

@@ -155,7 +155,7 @@ def test_dnc_work_counts(monkeypatch):
     # leaves of 4 over 3 rows: every pass is below the leaf, the final one is skipped
     assert schedule.dnc_work(3, 2, leaf=4) == (3, 3 * 2 + 2)
     assert schedule.dnc_work(0, 4) == (0, 0)
-    tests, steps = schedule.dnc_work(10**7, 4)
+    tests, _ = schedule.dnc_work(10**7, 4)
     assert tests == 10**7 // 64 * (64 * 63 // 2) + (10**7 % 64) * (10**7 % 64 - 1) // 2
     for bad in (0, 3, 48):
         with pytest.raises(ValueError, match=f"DNC_LEAF must be a power of two; got {bad}"):
