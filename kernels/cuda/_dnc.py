@@ -306,6 +306,8 @@ def _solve(st, d, wmax):
 
 
 class _State:
+    """What every merge pass of one call reads: sizes, the sorted rows, counts, buffers."""
+
     __slots__ = ("cnt", "cs", "leaf", "levels", "m", "n", "steps")
 
 

@@ -10,10 +10,17 @@ leaves everything to the leaves.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
+from gpurank.kernels import cpu
 from gpurank.kernels import reference as ref
-from kernel_helpers import make_input
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from kernel_helpers import KINDS, make_input
+
+REAL = os.environ.get("GPURANK_REAL_GPU") == "1"
 
 CASES = [  # n, m, kind, leaf
     (0, 2, "int", 4),
@@ -72,6 +79,26 @@ def test_cuda_dnc_matches_reference_and_the_host_mirror(cuda_impl, monkeypatch, 
                                                                     want_steps)
         assert w.pair_tests + w.pairs_decided_by_corners == n * (n - 1) // 2
     np.testing.assert_array_equal(c, before)
+
+
+# monkeypatch only sets the leaf, which every example sets again
+@settings(max_examples=30 if REAL else 3, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.integers(0, 5000 if REAL else 24),
+    st.integers(2, 5),
+    st.sampled_from(KINDS),
+    st.sampled_from([2, 4, 16, 64]),
+    st.integers(0, 2**31 - 1),
+    st.sampled_from([np.float64, np.float32]),
+)
+def test_cuda_dnc_matches_reference_on_random_inputs(cuda_impl, monkeypatch, n, m, kind, leaf,
+                                                     seed, dtype):
+    c = make_input(n, m, kind, seed, dtype)
+    oracle = ref if n <= 600 else cpu
+    for name, reverse in (("domination_count", False), ("dominated_count", True)):
+        got, _ = _run(monkeypatch, c, leaf, None, reverse)
+        np.testing.assert_array_equal(got, getattr(oracle, name)(c), err_msg=name)
 
 
 @pytest.mark.parametrize("n, m, kind", [(80, 3, "dup"), (50, 4, "int"), (80, 2, "float")])
