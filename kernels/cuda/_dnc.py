@@ -342,7 +342,8 @@ def dnc_count_device(d, out, cap, reverse, work=None):
     key, ids, flag, inc = st.levels[0].src
     start_kernel[blocks(n), TILE](st.cs, key, ids, flag, inc)
     _solve(st, 1, n)
-    finish_kernel[blocks(n), TILE](order, st.cnt, n if cap is None else cap, out)
+    # no count exceeds n - 1, so a cap beyond n clips nothing (and fits the kernel's int64)
+    finish_kernel[blocks(n), TILE](order, st.cnt, n if cap is None else min(cap, n), out)
     if work is not None:
         work.update(order=order.copy_to_host(), tests=tests.copy_to_host(),
                     search_steps=st.steps.copy_to_host(), counts=st.cnt.copy_to_host())

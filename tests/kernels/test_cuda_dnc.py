@@ -120,6 +120,7 @@ def test_cuda_dnc_caps_above_the_threshold(cuda_impl, monkeypatch, n, m, kind):
             np.testing.assert_array_equal(got, np.minimum(full, cap), err_msg=f"{name} {cap}")
             assert ("search_steps" in work) == (scheme == "dnc")
         np.testing.assert_array_equal(getattr(cuda_impl, name)(c, cap=5), np.minimum(full, 5))
+        np.testing.assert_array_equal(getattr(cuda_impl, name)(c, cap=2**70), full)
 
 
 def test_cuda_dnc_serves_the_uncapped_counts_of_two_to_five_columns(cuda_impl, monkeypatch):
