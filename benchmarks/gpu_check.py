@@ -418,8 +418,10 @@ def kernel_timings(args, table):
         d = _device(c)
         # The pair tests the tile schedule leaves to row-by-row tests, counted on the host
         # (kernels.cuda.schedule, the device's own decisions); the front and capped counts
-        # stop early and the rank sweep's tests are counted by benchmarks/gpu_work.py.
-        counted = count_work(c, "domination_count").pair_tests
+        # stop early and the rank sweep's tests are counted by benchmarks/gpu_work.py. The
+        # uncapped counts of m <= 5 are the divide and conquer: its binary-search halvings.
+        w = count_work(c, "domination_count")
+        counted = w.pair_tests if w.scheme == "tiles" else w.search_steps
         for name, g, h, pairs in (
             ("pareto_front", lambda: kd.pareto_front_device(d), lambda: cpu.pareto_front(c),
              None),
@@ -431,7 +433,9 @@ def kernel_timings(args, table):
              None),
         ):
             tg, tc = _gpu_time(g, reps), _cpu_time(h, 1)
+            dnc = pairs is not None and w.scheme == "dnc"
             note = "pair tests: benchmarks/gpu_work.py" if pairs is None else (
+                f"{pairs:.3g} search steps, {pairs / tg / 1e9:.1f} G/s" if dnc else
                 f"{pairs:.3g} pair tests, {pairs / tg / 1e9:.1f} G/s" +
                 (f", {tg * rate / pairs:.1f}x the 3-instruction floor" if rate and pairs
                  else ""))

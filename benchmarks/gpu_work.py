@@ -8,17 +8,25 @@ pairs they test row by row and which the corners of the tiles' bounding boxes de
 functions that :mod:`gpurank.kernels.cuda.schedule` compiles for the host too (the
 simulator tests check that the device's per-row work equals the host's). This script runs
 that host mirror on the benchmark shapes of :mod:`gpurank.kernels.datagen` and prints, per
-kernel, shape, m and n, the pair tests, the pairs decided by corners, the tests as a share
-of all n (n - 1) / 2 pairs, and the growth exponent of the pair tests between consecutive
-sizes (log ratio of tests over log ratio of n). ``domination_count``'s schedule depends on
-the boxes only, so only the tree is walked. ``pareto_front`` (the count with cap 1) runs
+kernel, shape, m and n, the scheme, the pair tests, the pairs decided by corners, the tests
+as a share of all n (n - 1) / 2 pairs, the growth exponent of the pair tests between
+consecutive sizes (log ratio of tests over log ratio of n), the binary-search halvings and
+the seconds the mirror took.
+
+``domination_count`` for m = 2..5 (uncapped) is the divide and conquer ("dnc"): its pair
+tests are those of its brute-force leaves, every other pair is decided by the sorted runs
+("decided by corners" here), and its device work is the search steps, which depend on n
+and m only (:func:`gpurank.kernels.cuda.schedule.dnc_work`). For other m it is the tile
+walk, whose schedule depends on the boxes only, so only the tree is walked.
+``pareto_front`` (the count with cap 1) runs
 its row tests on the host to know where each tile stops, and ``pareto_rank``, which also
 prunes nodes by their largest rank, runs its row tests with the ranks of the CPU kernel:
 its cost on the host is that of its pair tests, so it is counted up to ``--rank-max`` rows
 (1e6 by default; 1e7 would take hours on two cores).
 
 ``--json PATH`` writes a list of objects with the keys ``kernel``, ``shape``, ``n``, ``m``,
-``pair_tests``, ``pairs_decided_by_corners`` (and ``tile``, ``seconds``).
+``pair_tests``, ``pairs_decided_by_corners`` (and ``scheme``, ``search_steps``, ``tile``,
+``seconds``; ``tile`` is the leaf of the divide and conquer).
 """
 
 from __future__ import annotations
@@ -41,8 +49,8 @@ def _measure(kernels, shapes, sizes, ms, seed, rank_max):
                 x = datagen.make_costs(n, m, shape, seed=seed)
                 for kernel in kernels:
                     if kernel == "pareto_rank" and n > rank_max:
-                        print(f"| {kernel} | {shape} | {m} | {n:.0e} | not counted "
-                              f"(n > --rank-max) | | | |", flush=True)
+                        print(f"| {kernel} | {shape} | {m} | {n:.0e} | tiles | not counted "
+                              f"(n > --rank-max) | | | | | |", flush=True)
                         continue
                     t0 = time.perf_counter()
                     w = schedule.count_work(x, kernel)
@@ -50,6 +58,7 @@ def _measure(kernels, shapes, sizes, ms, seed, rank_max):
                         "kernel": kernel, "shape": shape, "n": n, "m": m,
                         "pair_tests": w.pair_tests,
                         "pairs_decided_by_corners": w.pairs_decided_by_corners,
+                        "scheme": w.scheme, "search_steps": w.search_steps,
                         "tile": w.tile, "seconds": round(time.perf_counter() - t0, 2),
                     })
                     _print_row(rows[-1], rows)
@@ -73,9 +82,11 @@ def _print_row(row, rows):
     n = row["n"]
     share = row["pair_tests"] / max(1, n * (n - 1) // 2)
     e = _exponent(row, rows)
-    print(f"| {row['kernel']} | {row['shape']} | {row['m']} | {n:.0e} | "
+    steps = row["search_steps"]
+    print(f"| {row['kernel']} | {row['shape']} | {row['m']} | {n:.0e} | {row['scheme']} | "
           f"{row['pair_tests']:.3g} | {row['pairs_decided_by_corners']:.3g} | "
-          f"{share:.2%} | {'' if e is None else f'{e:.2f}'} |", flush=True)
+          f"{share:.2%} | {'' if e is None else f'{e:.2f}'} | "
+          f"{f'{steps:.3g}' if steps else ''} | {row['seconds']:.1f} |", flush=True)
 
 
 def main(argv=None):
@@ -96,9 +107,9 @@ def main(argv=None):
     for s in args.shapes:
         if s not in SHAPES:
             ap.error(f"--shapes: {s!r} is not one of {SHAPES}")
-    print("| kernel | shape | m | n | pair tests | decided by corners | tests / all pairs "
-          "| exponent |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| kernel | shape | m | n | scheme | pair tests | decided by corners "
+          "| tests / all pairs | exponent | search steps | seconds |")
+    print("|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|")
     rows = _measure(args.kernels, args.shapes, sorted(args.sizes), args.m, args.seed,
                     args.rank_max)
     if args.json:

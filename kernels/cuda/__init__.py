@@ -11,13 +11,15 @@ message.
 ==============  ==========================================================================
 ``front``       :func:`pareto_front`: the count kernel with cap=1
 ``rank``        :func:`pareto_rank`: Z-order sweep, tiles resolved in order, tree-pruned
-``count``       :func:`domination_count`, :func:`dominated_count`: block-pruned tiles
+``count``       :func:`domination_count`, :func:`dominated_count`: divide and conquer
+                (m = 2..5, no small cap) or block-pruned tiles
 ``topsis``      :func:`topsis`, :func:`topsis_stats`, :func:`topsis_from_stats`: a reduction
                 kernel and a fused scoring kernel
 ``select``      :func:`top_k` (on the host)
 ``smaa``        :func:`smaa_topsis`: batched score, rank and accumulate kernels
 ``device``      the ``*_device`` variants
-``schedule``    the host mirror of the tile schedule: counts the pair tests on the CPU
+``schedule``    the host mirror of the schedules: counts the pair tests on the CPU
+``_dnc``        the divide-and-conquer counts: merge passes by binary search
 ``_tiles``      the schedule's decisions, compiled for the device and the host
 ``_tree``       the Z-order sort and the tree of tile boxes on the device
 ``_launch``     launch geometry, transfers (out of memory raises MemoryError), the shared

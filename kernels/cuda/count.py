@@ -1,17 +1,23 @@
-"""``domination_count`` and ``dominated_count`` on the GPU: a block-pruned tile schedule.
+"""``domination_count`` and ``dominated_count`` on the GPU: a divide and conquer, or a
+block-pruned tile schedule.
 
 Contracts: :func:`gpurank.kernels.reference.domination_count` and ``dominated_count``.
 
-The rows are sorted in Z-order (a linear extension of dominance: every dominator of a row
-comes before it) and cut into tiles of ``schedule.COUNT_TILE`` rows with a tree of bounding
-boxes over them (:mod:`._tree`, scheme in :mod:`._tiles`). One block per target tile, one
-thread per target row: the block first compares its rows with each other, then walks the
-tree over the tiles before it (after it for ``dominated_count``). Every thread runs the same
-walk on the same boxes, so the block's control flow stays uniform: a node whose corners
-rule dominance out is skipped, a node whose every row dominates every target row adds its
-row count at once, and only the undecided leaf tiles are staged in shared memory and
-tested row by row. With a cap a block leaves the walk once all its rows reached it
-(``syncthreads_and``). :mod:`.schedule` counts the same work on the host.
+Exact counts of 2 .. ``schedule.DNC_MAX_M`` columns, without a cap or with a cap above
+``schedule.DNC_CAP``, are the divide and conquer of :mod:`._dnc` (O(n log^m n) work however
+the data are correlated, capped afterwards); everything else is the tile walk below, which
+stops early with a small cap (the front is the count with cap 1).
+
+The tile walk: the rows are sorted in Z-order (a linear extension of dominance: every
+dominator of a row comes before it) and cut into tiles of ``schedule.COUNT_TILE`` rows with
+a tree of bounding boxes over them (:mod:`._tree`, scheme in :mod:`._tiles`). One block per
+target tile, one thread per target row: the block first compares its rows with each other,
+then walks the tree over the tiles before it (after it for ``dominated_count``). Every
+thread runs the same walk on the same boxes, so the block's control flow stays uniform: a
+node whose corners rule dominance out is skipped, a node whose every row dominates every
+target row adds its row count at once, and only the undecided leaf tiles are staged in
+shared memory and tested row by row. With a cap a block leaves the walk once all its rows
+reached it (``syncthreads_and``). :mod:`.schedule` counts the same work on the host.
 
 Memory: O(n m) for the sorted copy and O(n / T m) for the boxes (no n x n matrix).
 """
@@ -22,7 +28,8 @@ import numpy as np
 from numba import cuda
 
 from .._validate import check_cap
-from . import _tiles
+from . import _tiles, schedule
+from ._dnc import dnc_count_device
 from ._launch import (
     MAX_CRITERIA,
     TILE,
@@ -139,12 +146,21 @@ def tree_count_kernel(cs, lo, hi, npow, cap, reverse, out, tests, corners, nomax
             corners[p] = ncorner
 
 
-def count_device(costs, cap, reverse, work=None):
-    """The count kernel on a validated copy-free view of ``costs``: an int64 device array
-    in row order. ``work``, a dict, receives the layout and per-sorted-row ``tests`` and
-    ``corners`` (host arrays) for the schedule tests."""
+def count_device(costs, cap, reverse, work=None, scheme=None):
+    """The counts of a validated copy-free view of ``costs``: an int64 device array in row
+    order. ``scheme`` is ``"tiles"``, ``"dnc"`` or None for the choice of
+    :func:`.schedule.uses_dnc`. ``work``, a dict, receives what the scheme records for the
+    schedule tests (:func:`._dnc.dnc_count_device`; for the tiles the layout and
+    per-sorted-row ``tests`` and ``corners``, host arrays)."""
     d, out = matrix_and_result(costs, np.int64)
-    n = d.shape[0]
+    n, m = d.shape
+    name = "dominated_count" if reverse else "domination_count"
+    if scheme is None:
+        scheme = "dnc" if schedule.uses_dnc(name, m, cap) else "tiles"
+    if scheme == "dnc":
+        return dnc_count_device(d, out, cap, reverse, work=work)
+    if scheme != "tiles":
+        raise ValueError(f"scheme must be None, 'tiles' or 'dnc'; got {scheme!r}")
     if n == 0:
         return out
     tile, lay = scheduled_layout(d, "COUNT_TILE")
@@ -175,7 +191,9 @@ def domination_count(costs, *, cap=None):
     ----------
     costs, cap
         As :func:`gpurank.kernels.reference.domination_count`; ``costs`` on the host or the
-        device. A block stops once all its rows reached ``cap``.
+        device. With a cap up to ``schedule.DNC_CAP`` (or m = 1, or m > ``DNC_MAX_M``) a
+        block of the tile walk stops once all its rows reached ``cap``; otherwise the
+        divide and conquer counts exactly and clips.
 
     Returns
     -------

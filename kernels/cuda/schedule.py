@@ -1,5 +1,6 @@
-"""The host mirror of the GPU tile schedule: the device's order, boxes and decisions,
-computed on the CPU at any size, to count the work of the CUDA kernels without a GPU.
+"""The host mirror of the GPU schedules: the tile schedule's order, boxes and decisions, and
+the divide and conquer's passes, computed on the CPU at any size, to count the work of the
+CUDA kernels without a GPU.
 
 The decisions are the functions of :mod:`._tiles` compiled with ``numba.njit`` (the kernels
 compile the same functions for the device), the order and the boxes are NumPy expressions
@@ -20,6 +21,15 @@ after it for ``dominated_count``; n (n - 1) / 2 pairs in all):
   target tile (counted with the corners): its schedule depends on the ranks, which the
   mirror takes from the CPU kernel (exact, so equal to the device's), and it runs the row
   tests it schedules.
+
+The exact counts for 2 <= m <= ``DNC_MAX_M`` columns without a cap or with a cap above
+``DNC_CAP`` are the divide and conquer of :mod:`._dnc` instead (:func:`uses_dnc`). Its
+``pair_tests`` are the row-by-row comparisons inside its leaves of ``DNC_LEAF`` sorted rows,
+its ``pairs_decided_by_corners`` all the other pairs (decided in aggregate by the sorted
+runs), and ``search_steps`` the halvings of its binary searches (one per element and merge
+pass, plus one search per row for its first equal row): its searches are branch-uniform,
+so all three depend on n, m and the leaf only (:func:`dnc_work`). The lexicographic sort
+before it (as the Z-order sort of the tile schedule) is not counted.
 """
 
 from __future__ import annotations
@@ -34,21 +44,38 @@ from . import _tiles
 
 __all__ = [
     "COUNT_TILE",
+    "DNC_CAP",
+    "DNC_LEAF",
+    "DNC_MAX_M",
     "RANK_TILE",
     "SAMPLE",
     "WorkCount",
     "breakpoints",
+    "check_leaf",
     "code_bits",
     "count_work",
+    "dnc_work",
     "row_work",
     "sample_rows",
     "sorted_order",
     "tree_boxes",
+    "uses_dnc",
 ]
 
 COUNT_TILE = 128  # rows per tile of the count kernel (threads per block)
 RANK_TILE = 128  # rows per tile of the rank sweep (threads of its one block)
 SAMPLE = 1024  # rows sampled for the quantization breakpoints of the Z-order
+#: Sorted rows per brute-force leaf of the divide and conquer (its lowest merge levels): a
+#: power of two, so that the leaves are the runs of its first counting merge.
+DNC_LEAF = 64
+#: Counts with a cap at or below this take the tile walk, which stops once a tile's rows
+#: reached the cap; above it (and without a cap) the divide and conquer, whose cost does not
+#: depend on the cap (as ``CDQ_CAP`` on the CPU).
+DNC_CAP = 64
+#: The most columns the divide and conquer serves: its passes grow as log^(m-1) n (1e7 rows:
+#: 1.1e12 search halvings at m = 5, 5.9e12 at m = 6, where the tile walk's pair tests, each a
+#: few comparisons from shared memory, are of the same order).
+DNC_MAX_M = 5
 
 _rows_in = njit(inline="always")(_tiles.rows_in)
 _walk = _tiles.compile_walk(njit)
@@ -63,9 +90,11 @@ class WorkCount:
     kernel: str
     n: int
     m: int
-    tile: int
+    tile: int  # rows per tile; for the divide and conquer, rows per leaf
     pair_tests: int
     pairs_decided_by_corners: int
+    search_steps: int = 0  # binary-search halvings (the divide and conquer only)
+    scheme: str = "tiles"  # "tiles" or "dnc"
 
 
 def code_bits(m):
@@ -308,7 +337,7 @@ def _kernel_args(kernel, cap):
 
 def row_work(costs, kernel, *, tile=None, cap=None):
     """Per row, in the sorted order: (count, pair tests, pairs decided by corners), by
-    running the schedule with its row tests on the host (what the device kernels record
+    running the tile schedule with its row tests on the host (what the device kernels record
     when asked; ``count`` is the capped count, None for ``pareto_rank``). Also returns the
     order. O(pair tests) time: for small inputs and tests."""
     cap, reverse = _kernel_args(kernel, cap)
@@ -326,7 +355,89 @@ def row_work(costs, kernel, *, tile=None, cap=None):
     return cnt, tests, corners, order
 
 
-def count_work(costs, kernel, *, tile=None, cap=None):
+def check_leaf(leaf):
+    """``leaf`` as an int after checking it is a power of two (the leaves must be the runs
+    of a merge pass, or pairs across a leaf boundary would be counted twice or never)."""
+    leaf = int(leaf)
+    if leaf < 1 or leaf & (leaf - 1):
+        raise ValueError(f"DNC_LEAF must be a power of two; got {leaf}")
+    return leaf
+
+
+def uses_dnc(kernel, m, cap):
+    """Whether the device counts with the divide and conquer (else the tile walk): the
+    count kernels, 2 <= m <= ``DNC_MAX_M``, no cap or a cap above ``DNC_CAP``."""
+    return (kernel in ("domination_count", "dominated_count") and 2 <= m <= DNC_MAX_M
+            and (cap is None or cap > DNC_CAP))
+
+
+def _halvings(k):
+    """Halvings of the device's binary search over ``k`` elements (0 for none)."""
+    return int(k).bit_length()
+
+
+def _pass_steps(n, width, final=False):
+    """Halvings of one merge pass (runs of ``width`` into ``2 width``, aligned from 0 and
+    cut at n): every element searches its sibling run; in the ``final`` pass of a problem
+    on its last column only the right runs' elements do."""
+    pair = 2 * width
+    full, rest = divmod(n, pair)
+    a = min(rest, width)
+    b = rest - a
+    if final:
+        return full * width * _halvings(width) + b * _halvings(a)
+    return full * pair * _halvings(width) + a * _halvings(b) + b * _halvings(a)
+
+
+def dnc_work(n, m, *, leaf=None):
+    """(pair tests, search steps) of the divide and conquer on n rows of m >= 2 columns.
+
+    The leaves' pair tests (each row against the earlier rows of its leaf) and the halvings
+    of every binary search: one per row for its first equal row over all n sorted rows,
+    then one per element and merge pass. The problem on columns ``d ..`` merges from width 1
+    to its segment width (n for the outermost, which starts counting at the leaf width);
+    each of its passes on a column before the last starts the problem one column lower on
+    segments of twice the pass width. On the last column, the final pass of a problem (its
+    merged runs are not read) searches from the right runs only, and is skipped where it
+    would not count (below the leaf width). Closed forms per pass: O(log^(m-1) n)
+    arithmetic.
+
+    Examples
+    --------
+    >>> dnc_work(8, 2, leaf=2)  # 4 leaves of 1 test; 8 * 4 + 8 * 1 + 8 * 2 + 4 * 3 halvings
+    (4, 68)
+    """
+    n, m = int(n), int(m)
+    if m < 2:
+        raise ValueError(f"m must be at least 2 for the divide and conquer; got {m}")
+    leaf = check_leaf(DNC_LEAF if leaf is None else leaf)
+    if n == 0:
+        return 0, 0
+    full, rest = divmod(n, leaf)
+    tests = full * (leaf * (leaf - 1) // 2) + rest * (rest - 1) // 2
+    memo = {}
+
+    def problem(d, wmax):
+        if (d, wmax) not in memo:
+            s, width = 0, 1
+            while width < wmax:
+                below_leaf = d == 1 and width < leaf
+                if d < m - 1:
+                    s += _pass_steps(n, width)
+                    if not below_leaf:
+                        s += problem(d + 1, 2 * width)
+                elif 2 * width < wmax:
+                    s += _pass_steps(n, width)
+                elif not below_leaf:
+                    s += _pass_steps(n, width, final=True)
+                width *= 2
+            memo[d, wmax] = s
+        return memo[d, wmax]
+
+    return tests, n * _halvings(n) + problem(1, n)
+
+
+def count_work(costs, kernel, *, tile=None, cap=None, scheme=None, leaf=None):
     """The work of one CUDA kernel call on ``costs``, counted on the host.
 
     Parameters
@@ -340,6 +451,11 @@ def count_work(costs, kernel, *, tile=None, cap=None):
         The count kernels' cap (``pareto_front`` is the count with cap 1). With a cap the
         row tests run on the host, in the kernel's order; without one the boxes alone
         decide the schedule and only the tree is walked.
+    scheme : {None, "tiles", "dnc"}, optional, keyword-only
+        The scheme whose work is counted: the device's choice (:func:`uses_dnc`) by default;
+        ``"dnc"`` for the count kernels and m >= 2 only.
+    leaf : int, optional, keyword-only
+        Rows per leaf of the divide and conquer (``DNC_LEAF`` by default).
 
     Returns
     -------
@@ -348,18 +464,33 @@ def count_work(costs, kernel, *, tile=None, cap=None):
     Examples
     --------
     >>> x = np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0], [0.0, 5.0]])
-    >>> w = count_work(x, "domination_count", tile=2)
+    >>> w = count_work(x, "domination_count", tile=2, scheme="tiles")
     >>> w.pair_tests + w.pairs_decided_by_corners  # every ordered pair once: 4 * 3 / 2
     6
+    >>> w = count_work(x, "domination_count", leaf=2)
+    >>> w.scheme, w.pair_tests, w.pairs_decided_by_corners, w.search_steps
+    ('dnc', 2, 4, 20)
     """
     cap, reverse = _kernel_args(kernel, cap)
+    x = check_costs(costs)
+    n, m = x.shape
+    if scheme is None:
+        scheme = "dnc" if uses_dnc(kernel, m, cap) else "tiles"
+    if scheme == "dnc":
+        if kernel not in ("domination_count", "dominated_count") or m < 2:
+            raise ValueError(f"scheme='dnc' counts domination_count and dominated_count "
+                             f"with m >= 2; got {kernel!r} with m={m}")
+        leaf = check_leaf(DNC_LEAF if leaf is None else leaf)
+        tests, steps = dnc_work(n, m, leaf=leaf)
+        return WorkCount(kernel, n, m, leaf, tests, n * (n - 1) // 2 - tests, steps, "dnc")
+    if scheme != "tiles":
+        raise ValueError(f"scheme must be None, 'tiles' or 'dnc'; got {scheme!r}")
     tile = int(tile or (RANK_TILE if kernel == "pareto_rank" else COUNT_TILE))
-    xs, order, lo, hi, npow = _prepare(costs, tile)
-    n, m = xs.shape
+    xs, order, lo, hi, npow = _prepare(x, tile)
     if n == 0:
         tests = corners = 0
     elif kernel == "pareto_rank":
-        t, c = _rank_walk(xs, check_costs(costs), order, lo, hi, npow, tile)
+        t, c = _rank_walk(xs, x, order, lo, hi, npow, tile)
         tests, corners = int(t.sum()), int(c.sum())
     elif cap is None:
         t, c = _walk_counts(lo, hi, n, tile, npow, m, reverse)

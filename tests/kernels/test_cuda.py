@@ -183,7 +183,7 @@ def test_cuda_counts_follow_the_host_schedule(cuda_impl, monkeypatch, n, m, kind
     for name, reverse in (("domination_count", False), ("dominated_count", True)):
         for cap in (None, 2):
             work = {}
-            got = count.count_device(c, cap, reverse, work=work).copy_to_host()
+            got = count.count_device(c, cap, reverse, work=work, scheme="tiles").copy_to_host()
             want = getattr(ref, name)(c, cap=cap)
             assert got.dtype == np.int64 and got.shape == (n,)
             np.testing.assert_array_equal(got, want, err_msg=f"{name} cap={cap}")
@@ -194,7 +194,7 @@ def test_cuda_counts_follow_the_host_schedule(cuda_impl, monkeypatch, n, m, kind
             np.testing.assert_array_equal(work["counts"], cnt)
             np.testing.assert_array_equal(work["tests"], tests)
             np.testing.assert_array_equal(work["corners"], corners)
-            w = schedule.count_work(c, name, tile=tile, cap=cap)
+            w = schedule.count_work(c, name, tile=tile, cap=cap, scheme="tiles")
             assert (w.pair_tests, w.pairs_decided_by_corners) == (tests.sum(), corners.sum())
             if cap is None:  # every ordered pair exactly once
                 assert w.pair_tests + w.pairs_decided_by_corners == n * (n - 1) // 2
