@@ -22,7 +22,7 @@ walk, whose schedule depends on the boxes only, so only the tree is walked.
 its row tests on the host to know where each tile stops, and ``pareto_rank``, which also
 prunes nodes by their largest rank, runs its row tests with the ranks of the CPU kernel:
 its cost on the host is that of its pair tests, so it is counted up to ``--rank-max`` rows
-(1e6 by default; 1e7 would take hours on two cores).
+(1e6 by default; 1e7 took about 20 minutes per shape on two shared cores).
 
 ``--json PATH`` writes a list of objects with the keys ``kernel``, ``shape``, ``n``, ``m``,
 ``pair_tests``, ``pairs_decided_by_corners`` (and ``scheme``, ``search_steps``, ``tile``,

@@ -111,6 +111,18 @@ def composition_shares(part: pd.DataFrame) -> dict:
             for col in COMPOSITION_COLUMNS if col in part.columns}
 
 
+def _counts_and_firsts(raw, values, *, backend=None, observed=False):
+    """Per (group, value): the rows and the first row, on the host; rows in no group and
+    missing values left out."""
+    xdf, xp = (pd, np) if backend is None else (backend.xdf, backend.xp)
+    a = xdf.DataFrame({"_cluster": raw, "_value": values, "_row": xp.arange(len(values))})
+    a = a[a["_cluster"] >= 0]
+    extra = {"observed": True} if observed else {}
+    g = a.groupby(["_cluster", "_value"], sort=False, **extra)["_row"]
+    host = (lambda x: x) if backend is None else backend.to_host
+    return pd.DataFrame({"n": host(g.count()), "first": host(g.min())}).reset_index()
+
+
 def cluster_shares(df, raw, column, backend) -> dict:
     """The shares of each value of ``column`` in every group, grouped on the backend.
 
@@ -132,15 +144,18 @@ def cluster_shares(df, raw, column, backend) -> dict:
         Group id -> shares of its values (summing to 1); groups without values are absent.
     """
     values = df[column]
-    # pandas' "string" and cuDF's "str" both keep missing values missing, and groupby drops
-    # them, as value_counts does.
-    values = values.astype("string") if isinstance(values, pd.Series) else values.astype("str")
-    a = backend.xdf.DataFrame({"_cluster": raw, "_value": values,
-                               "_row": backend.xp.arange(len(df))})
-    a = a[a["_cluster"] >= 0]
-    g = a.groupby(["_cluster", "_value"], sort=False)["_row"]
-    host = backend.to_host
-    t = pd.DataFrame({"n": host(g.count()), "first": host(g.min())}).reset_index()
+    if isinstance(values, pd.Series):
+        # Grouped on the values as they are, and only the distinct values made text: a
+        # conversion of 10M rows to strings costs seconds per column. Values whose text is
+        # the same (1 and "1") are one value, as they were when the rows were made text.
+        t = _counts_and_firsts(raw, values, observed=True)
+        t["_value"] = t["_value"].astype("string")
+        t = t.groupby(["_cluster", "_value"], sort=False).agg(
+            n=("n", "sum"), first=("first", "min")).reset_index()
+    else:
+        # cuDF's "str" keeps missing values missing, and groupby drops them, as value_counts
+        # does.
+        t = _counts_and_firsts(raw, values.astype("str"), backend=backend)
     shares = {}
     for c, part in t.sort_values("first", kind="stable").groupby("_cluster", sort=False):
         counts = pd.Series(part["n"].to_numpy(), index=pd.Index(part["_value"]))
