@@ -644,12 +644,13 @@ def _level_4d(y, z, wv, weight, lift, cnt, cw, cl, yo, yo2, d):
             _finish_4d(yo2, sum_3d(zz, ww, val, ask), cnt, s)
 
 
-def cdq_count_4d(y, z, wv, weight, lift, cnt):
+def cdq_count_4d(y, z, wv, weight, lift, cnt, *, w_ranked=False):
     """``cnt[p] +=`` the total ``weight`` of earlier points that weakly precede ``p`` in
     ``(y, z, wv)``, for every point with ``lift[p]``.
 
-    ``y`` and ``z`` are int64 ranks, ``wv`` float64, ``weight`` int64 (0: contributes
-    nothing), ``lift`` bool, ``cnt`` int64, all of length g < ``MAX_3D``. Bottom-up over
+    ``y`` and ``z`` are int64 ranks, ``wv`` float64 (or, with ``w_ranked``, its int64
+    dense ranks), ``weight`` int64 (0: contributes nothing), ``lift`` bool, ``cnt`` int64,
+    all of length g < ``MAX_3D``. Bottom-up over
     positions from brute-force leaves of at most ``LEAF_4D``; each step left half -> right
     half is a static 3-D problem on ``(y, z, wv)`` solved by :func:`sum_3d` in the step's
     order on ``y``. A step with no weight on the left or no lifted point on the right only
@@ -660,7 +661,8 @@ def cdq_count_4d(y, z, wv, weight, lift, cnt):
         return
     lift = np.ascontiguousarray(lift, dtype=np.bool_)
     weight = np.ascontiguousarray(weight, dtype=np.int64)
-    wv, _ = dense_ranks(wv)  # packed into keys below
+    if not w_ranked:  # (callers that rank several columns at once pass the ranks)
+        wv, _ = dense_ranks(wv)
     d = depth(g, LEAF_4D)
     yo = _leaves_4d(y, z, wv, weight, lift, cnt, d)
     cw = np.concatenate(([0], np.cumsum(weight != 0)))

@@ -131,16 +131,16 @@ def _count_2d(c, order, r1, u):
 
 def _distinct_ranks(c, order, m):
     """The distinct rows in lexicographic order (each with its multiplicity) and the group
-    of every row; the dense ranks of columns 1 and 2 of the distinct rows (and their number
-    of values), and their column ``m - 1`` as floats.
+    of every row; the dense ranks of columns 1 .. m - 1 of the distinct rows (and the number
+    of values of column 2).
 
-    The two rankings are independent sorts that release the GIL, so they run on two
-    threads (at 1e7 rows each is about a second).
+    The rankings are independent sorts that release the GIL, so they share two threads (at
+    1e7 rows each is about a second).
     """
     heads, weight, group = unique_groups(c, order, m)
     with ThreadPoolExecutor(2) as pool:
-        ry, rz = pool.map(dense_ranks, (c[heads, 1], c[heads, 2]))
-    return weight, group, ry[0], rz[0], rz[1], c[heads, m - 1]
+        ranks = list(pool.map(dense_ranks, (c[heads, k] for k in range(1, m))))
+    return weight, group, [r for r, _ in ranks], ranks[1][1]
 
 
 #: Below this many distinct rows the 3-D count runs on one thread (thread start-up dominates).
@@ -150,7 +150,7 @@ PARALLEL_3D = 20_000
 def _count_3d(c, order):
     """Exact counts for m = 3: distinct rows in lexicographic order (every dominator comes
     earlier), then the 3-D divide and conquer on the ranks of (c1, c2)."""
-    weight, group, y, z, _, _ = _distinct_ranks(c, order, 3)
+    weight, group, (y, z), _ = _distinct_ranks(c, order, 3)
     ask = np.ones(y.shape[0], dtype=np.bool_)
     if y.shape[0] >= PARALLEL_3D:
         cnt = sum_3d_parallel(y, z, weight, ask, get_num_threads())
@@ -162,7 +162,7 @@ def _count_3d(c, order):
 def _count_4d(c, order):
     """Exact counts for m = 4: the 4-D divide and conquer over the distinct rows in
     lexicographic order, every distinct row weighted by its multiplicity."""
-    weight, group, y, z, _, wv = _distinct_ranks(c, order, 4)
+    weight, group, (y, z, w), _ = _distinct_ranks(c, order, 4)
     cnt = np.zeros(y.shape[0], dtype=np.int64)
-    cdq_count_4d(y, z, wv, weight, np.ones(y.shape[0], dtype=np.bool_), cnt)
+    cdq_count_4d(y, z, w, weight, np.ones(y.shape[0], dtype=np.bool_), cnt, w_ranked=True)
     return cnt[group]
