@@ -648,7 +648,8 @@ def cdq_count_4d(y, z, wv, weight, lift, cnt, *, w_ranked=False):
     """``cnt[p] +=`` the total ``weight`` of earlier points that weakly precede ``p`` in
     ``(y, z, wv)``, for every point with ``lift[p]``.
 
-    ``y`` and ``z`` are int64 ranks, ``wv`` float64 (or, with ``w_ranked``, its int64
+    ``y`` is compared only (int64 ranks or the float64 values), ``z`` int64 ranks, ``wv``
+    float64 (or, with ``w_ranked``, its int64
     dense ranks), ``weight`` int64 (0: contributes nothing), ``lift`` bool, ``cnt`` int64,
     all of length g < ``MAX_3D``. Bottom-up over
     positions from brute-force leaves of at most ``LEAF_4D``; each step left half -> right

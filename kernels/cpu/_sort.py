@@ -82,33 +82,36 @@ def _lex_sort_segment(c, order, lo, hi, tmp, m):
         width *= 2
 
 
-@njit(cache=True, nogil=True)
-def _sort_ties(c, key, order):
-    """Re-sort, lexicographically by row, each run of ``order`` with equal ``key``."""
-    n, m = c.shape
-    tmp = np.empty(0, dtype=order.dtype)
-    i = 0
-    while i < n:
-        j = i + 1
-        ki = key[order[i]]
-        while j < n and key[order[j]] == ki:
-            j += 1
-        if j - i > 1:
-            if tmp.shape[0] < n:
-                tmp = np.empty(n, dtype=order.dtype)
-            _lex_sort_segment(c, order, i, j, tmp, m)
-        i = j
-
-
 def lex_order(c):
     """Row indices of ``c`` (n >= 1, m >= 1) in lexicographic order.
 
     The order of the first column (:func:`argsort_values`), then every run of equal first
     values sorted on the whole row. O(n log n).
     """
-    key = np.ascontiguousarray(c[:, 0])  # contiguous: the tie scan reads it at random
-    order = argsort_values(key)
-    _sort_ties(c, key, order)
+    packed, bits = _packed(order_keys(c[:, 0]))
+    return _refine_rows(c, packed, bits)
+
+
+@njit(cache=True, nogil=True)
+def _refine_rows(c, packed, bits):
+    """The positions of ``packed`` (first column's high bits, then position) in the
+    lexicographic order of the rows of ``c``: every run with equal high bits sorted on the
+    whole row, stably (the run is in position order already). Only such a run can hold
+    equal first values, and it is read in sorted order, so no tie scan reads at random."""
+    n, m = c.shape
+    order = packed & ((np.int64(1) << bits) - 1)
+    tmp = np.empty(0, dtype=order.dtype)
+    i = 0
+    while i < n:
+        hi = packed[i] >> bits
+        j = i + 1
+        while j < n and packed[j] >> bits == hi:
+            j += 1
+        if j - i > 1:
+            if tmp.shape[0] < n:
+                tmp = np.empty(n, dtype=order.dtype)
+            _lex_sort_segment(c, order, i, j, tmp, m)
+        i = j
     return order
 
 
@@ -258,6 +261,28 @@ def gather_rows(c, order):
         for k in range(m):
             out[t, k] = c[src, k]
     return out
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def unique_groups_parallel(c, order, m):
+    """:func:`unique_groups` on both cores: the comparisons of neighbouring rows (two rows
+    read at random each) in parallel, then one prefix sum numbers the groups."""
+    n = order.shape[0]
+    head = np.empty(n, dtype=np.int64)
+    for t in prange(n):
+        head[t] = 1 if t == 0 or not rows_equal(c, order[t], order[t - 1], m) else 0
+    gid = np.cumsum(head) - 1
+    g = gid[n - 1] + 1 if n else 0
+    heads = np.empty(g, dtype=np.int64)
+    start = np.empty(g + 1, dtype=np.int64)
+    start[g] = n
+    group = np.empty(n, dtype=np.int64)
+    for t in prange(n):
+        if head[t]:
+            heads[gid[t]] = order[t]
+            start[gid[t]] = t
+        group[order[t]] = gid[t]
+    return heads, np.diff(start), group
 
 
 @njit(cache=True, nogil=True)

@@ -14,7 +14,7 @@ from numba import get_num_threads, njit
 from .._validate import check_cap, check_costs
 from ._cdq import MAX_3D, cdq_count_4d, sum_3d, sum_3d_parallel
 from ._kdtree import count_dominators
-from ._sort import dense_ranks, group_end, lex_order, unique_groups
+from ._sort import dense_ranks, group_end, lex_order, unique_groups_parallel
 
 __all__ = ["domination_count", "dominated_count"]
 
@@ -129,18 +129,17 @@ def _count_2d(c, order, r1, u):
     return cnt
 
 
-def _distinct_ranks(c, order, m):
-    """The distinct rows in lexicographic order (each with its multiplicity) and the group
-    of every row; the dense ranks of columns 1 .. m - 1 of the distinct rows (and the number
-    of values of column 2).
+def _distinct_ranks(c, order, m, ranked):
+    """The distinct rows in lexicographic order (each with its multiplicity), the group of
+    every row, and the dense ranks of the ``ranked`` columns of the distinct rows.
 
     The rankings are independent sorts that release the GIL, so they share two threads (at
     1e7 rows each is about a second).
     """
-    heads, weight, group = unique_groups(c, order, m)
+    heads, weight, group = unique_groups_parallel(c, order, m)
     with ThreadPoolExecutor(2) as pool:
-        ranks = list(pool.map(dense_ranks, (c[heads, k] for k in range(1, m))))
-    return weight, group, [r for r, _ in ranks], ranks[1][1]
+        ranks = list(pool.map(dense_ranks, (c[heads, k] for k in ranked)))
+    return heads, weight, group, [r for r, _ in ranks]
 
 
 #: Below this many distinct rows the 3-D count runs on one thread (thread start-up dominates).
@@ -150,7 +149,7 @@ PARALLEL_3D = 20_000
 def _count_3d(c, order):
     """Exact counts for m = 3: distinct rows in lexicographic order (every dominator comes
     earlier), then the 3-D divide and conquer on the ranks of (c1, c2)."""
-    weight, group, (y, z), _ = _distinct_ranks(c, order, 3)
+    _, weight, group, (y, z) = _distinct_ranks(c, order, 3, (1, 2))
     ask = np.ones(y.shape[0], dtype=np.bool_)
     if y.shape[0] >= PARALLEL_3D:
         cnt = sum_3d_parallel(y, z, weight, ask, get_num_threads())
@@ -162,7 +161,8 @@ def _count_3d(c, order):
 def _count_4d(c, order):
     """Exact counts for m = 4: the 4-D divide and conquer over the distinct rows in
     lexicographic order, every distinct row weighted by its multiplicity."""
-    weight, group, (y, z, w), _ = _distinct_ranks(c, order, 4)
+    heads, weight, group, (z, w) = _distinct_ranks(c, order, 4, (2, 3))
+    y = c[heads, 1]  # only compared (ranks of z and w are packed into keys)
     cnt = np.zeros(y.shape[0], dtype=np.int64)
     cdq_count_4d(y, z, w, weight, np.ones(y.shape[0], dtype=np.bool_), cnt, w_ranked=True)
     return cnt[group]

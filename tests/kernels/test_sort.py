@@ -60,3 +60,19 @@ def test_argsort_then_and_rank_order_are_lexsorts(n, kind, seed, levels):
 def test_rank_order_refuses_mismatched_ties():
     with pytest.raises(ValueError, match="ties must have the shape"):
         rank_order(np.zeros(3), np.zeros(2))
+
+
+@SETTINGS
+@given(st.integers(1, 2000), st.integers(1, 5), st.sampled_from(KINDS), st.integers(0, 2**31 - 1))
+def test_lex_order_and_groups_match_numpy(n, m, kind, seed):
+    """The lexicographic order is a stable sort on the whole row (equal rows by index), and
+    the parallel grouping of equal neighbours equals the serial one."""
+    from gpurank.kernels.cpu._sort import lex_order, unique_groups, unique_groups_parallel
+
+    rng = np.random.default_rng(seed)
+    c = np.stack([_values(n, kind, rng) for _ in range(m)], axis=1)
+    c = np.ascontiguousarray(np.where(rng.random((n, m)) < 0.3, c[0], c))  # duplicates
+    order = lex_order(c)
+    np.testing.assert_array_equal(order, np.lexsort(c.T[::-1]))
+    for a, b in zip(unique_groups(c, order, m), unique_groups_parallel(c, order, m)):
+        np.testing.assert_array_equal(a, b)
