@@ -241,7 +241,7 @@ def _cpu_silhouette(X, labels, *, sample_size, seed):
 
 
 def _cpu_concurrent() -> bool:
-    from gpurank.kernels.cpu._jit import concurrent_calls_safe
+    from gpurank.kernels.cpu.threads import concurrent_calls_safe
 
     return concurrent_calls_safe()
 

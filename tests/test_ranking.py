@@ -100,7 +100,7 @@ def test_backend_runs_independent_calls_together_and_keeps_their_order():
     import threading
 
     from gpurank.engine.backend import resolve_backend
-    from gpurank.kernels.cpu._jit import concurrent_calls_safe
+    from gpurank.kernels.cpu.threads import concurrent_calls_safe
 
     cpu = resolve_backend("cpu")
     seen = []

@@ -12,6 +12,7 @@ contracts there), one public module per contract:
 ``select``      :func:`top_k`
 ``smaa``        :func:`smaa_topsis`
 ``blocks``      the cross-partition kernels of the Dask driver (not a contract: CPU only)
+``threads``     :func:`~.threads.concurrent_calls_safe`: may kernels run on two threads at once
 ==============  ==========================================================================
 
 and the algorithms they share in private modules: ``_sort`` (orders, ranks, gathers),
