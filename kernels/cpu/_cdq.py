@@ -215,7 +215,7 @@ def cdq_chain_4d(y, z, wv, rank, dom, contrib, lift):
 #   and the threads finish together (power-of-two widths left a 1e7-point top step with
 #   8.4M points on one side and 1.6M on the other).
 # * With unit weights (distinct rows, the usual case) the tree of a run pair is a bitmap of
-#   the inserted local ranks under a Fenwick tree of its 64-bit words (``_sweep_unit``).
+#   the inserted local ranks under a Fenwick tree of its 64-bit words (``_insert``, ``_query``).
 # * A key carries its point's two flags, and local ranks live in an int32 array: the loops
 #   touch fewer and smaller arrays at random (1e7 points: 136 s -> 110 s CPU for the
 #   preparation and key changes, measured).
@@ -292,16 +292,6 @@ def _merge_keys(src, dst, s, mid, e):
             j += 1
 
 
-@njit(inline="always")
-def _ask(tree, loc, part, p):
-    q = 0
-    r = loc[p]
-    while r > 0:
-        q += tree[r]
-        r -= r & (-r)
-    part[p] += q
-
-
 # Unit weights (every contributing point adds 1: distinct rows) replace the Fenwick tree of a
 # run pair by a bitmap of the inserted local ranks and a Fenwick tree over its 64-bit words:
 # an insertion sets a bit and walks log2(h / 64) nodes, a query adds that many nodes and
@@ -321,26 +311,34 @@ def _popcount(x):
 
 
 @njit(inline="always")
-def _bits_insert(tree, nw, r):
-    w = r >> 6
-    tree[nw + 1 + w] |= np.int64(1) << (r & 63)
-    b = w + 1
-    while b <= nw:
-        tree[b] += 1
-        b += b & (-b)
+def _insert(tree, unit, nw, h, r, v):
+    """Add ``v`` at local rank ``r``: a bit and the word tree (``unit``, where ``v`` is 1),
+    or the Fenwick tree of weights over ranks ``1 .. h``."""
+    if unit:
+        w = r >> 6
+        tree[nw + 1 + w] |= np.int64(1) << (r & 63)
+        b = w + 1
+        while b <= nw:
+            tree[b] += 1
+            b += b & (-b)
+    else:
+        while r <= h:
+            tree[r] += v
+            r += r & (-r)
 
 
 @njit(inline="always")
-def _bits_ask(tree, nw, loc, part, p):
-    """``part[p] +=`` the inserted local ranks at or below ``loc[p]``."""
-    r = loc[p]
-    w = r >> 6
-    q = _popcount(tree[nw + 1 + w] & ((np.int64(2) << (r & 63)) - 1))
-    b = w
-    while b > 0:
-        q += tree[b]
-        b -= b & (-b)
-    part[p] += q
+def _query(tree, unit, nw, r):
+    """The weight inserted at local ranks ``<= r``."""
+    q = 0
+    if unit:
+        w = r >> 6
+        q = _popcount(tree[nw + 1 + w] & ((np.int64(2) << (r & 63)) - 1))
+        r = w
+    while r > 0:
+        q += tree[r]
+        r -= r & (-r)
+    return q
 
 
 @njit(cache=True, nogil=True)
@@ -383,17 +381,16 @@ def _merge_pair(val, unit, part, ia, ib, ja, jb, loc, tree, s, mid, e, live):
         jb[t] = ib[j]
         j += 1
         t += 1
-    if unit:
-        _sweep_unit(part, ia, ja, loc, tree, s, mid, e, h)
-    else:
-        _sweep_weighted(val, part, ia, ja, loc, tree, s, mid, e, h)
+    _sweep(val, unit, part, ia, ja, loc, tree, s, mid, e, h)
 
 
 @njit(inline="always")
-def _sweep_unit(part, ia, ja, loc, tree, s, mid, e, h):
-    """The merge on ``a`` of a live run pair with unit weights (bitmap and word tree)."""
+def _sweep(val, unit, part, ia, ja, loc, tree, s, mid, e, h):
+    """The merge on ``a`` of a live run pair: a left point that contributes is inserted at
+    its local rank on ``b``, a right point that asks adds what is inserted at or below its
+    own (``unit`` is constant along the sweep, so its branches are predicted)."""
     nw = (h >> 6) + 1
-    for r in range(2 * nw + 1):
+    for r in range(2 * nw + 1 if unit else h + 1):
         tree[r] = 0
     i, j, t = s, mid, s
     while i < mid and j < e:
@@ -401,51 +398,14 @@ def _sweep_unit(part, ia, ja, loc, tree, s, mid, e, h):
         y = ia[j]
         if y < x:
             if y & 1:
-                _bits_ask(tree, nw, loc, part, (y >> 2) & _POS)
-            ja[t] = y
-            j += 1
-        else:
-            if x & 2:
-                _bits_insert(tree, nw, loc[(x >> 2) & _POS])
-            ja[t] = x
-            i += 1
-        t += 1
-    while i < mid:
-        ja[t] = ia[i]
-        i += 1
-        t += 1
-    while j < e:
-        y = ia[j]
-        if y & 1:
-            _bits_ask(tree, nw, loc, part, (y >> 2) & _POS)
-        ja[t] = y
-        j += 1
-        t += 1
-
-
-@njit(inline="always")
-def _sweep_weighted(val, part, ia, ja, loc, tree, s, mid, e, h):
-    """The merge on ``a`` of a live run pair, a Fenwick tree of weights over the left run's
-    local ranks on ``b``."""
-    for r in range(h + 1):
-        tree[r] = 0
-    i, j, t = s, mid, s
-    while i < mid and j < e:
-        x = ia[i]
-        y = ia[j]
-        if y < x:
-            if y & 1:
-                _ask(tree, loc, part, (y >> 2) & _POS)
+                p = (y >> 2) & _POS
+                part[p] += _query(tree, unit, nw, loc[p])
             ja[t] = y
             j += 1
         else:
             if x & 2:
                 p = (x >> 2) & _POS
-                v = val[p]
-                r = loc[p]
-                while r <= h:
-                    tree[r] += v
-                    r += r & (-r)
+                _insert(tree, unit, nw, h, loc[p], 1 if unit else val[p])
             ja[t] = x
             i += 1
         t += 1
@@ -456,7 +416,8 @@ def _sweep_weighted(val, part, ia, ja, loc, tree, s, mid, e, h):
     while j < e:
         y = ia[j]
         if y & 1:
-            _ask(tree, loc, part, (y >> 2) & _POS)
+            p = (y >> 2) & _POS
+            part[p] += _query(tree, unit, nw, loc[p])
         ja[t] = y
         j += 1
         t += 1

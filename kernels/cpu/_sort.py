@@ -142,47 +142,14 @@ def _packed(key):
 
 
 @njit(cache=True, nogil=True)
-def _refine(key, packed, bits):
-    """The positions of ``packed`` in the order of the full ``key`` (ties by position):
-    runs whose high bits are equal are sorted again on the whole key (stably: the run is
-    in position order already)."""
-    n = packed.shape[0]
-    low = (np.int64(1) << bits) - 1
-    order = packed & low
-    i = 0
-    while i < n:
-        hi = packed[i] >> bits
-        j = i + 1
-        while j < n and packed[j] >> bits == hi:
-            j += 1
-        if j - i > 1:
-            run = order[i:j].copy()
-            sub = np.argsort(key[run], kind="mergesort")
-            for t in range(j - i):
-                order[i + t] = run[sub[t]]
-        i = j
-    return order
-
-
-def argsort_values(x):
-    """Positions of the finite float vector ``x`` in ascending order, ties by position (a
-    stable argsort), through :func:`order_keys` and one packed integer sort."""
-    key = order_keys(x)
-    if key.shape[0] == 0:
-        return np.zeros(0, dtype=np.int64)
-    packed, bits = _packed(key)
-    return _refine(key, packed, bits)
-
-
-@njit(cache=True, nogil=True)
-def _ties_by(key, order, second):
-    """Within every run of equal ``key`` along ``order``, a stable sort on ``second``."""
+def _sort_runs(runs, order, second):
+    """Within every run of equal ``runs[t]`` along ``order``, a stable sort of ``order`` on
+    ``second`` (in place; returns ``order``)."""
     n = order.shape[0]
     i = 0
     while i < n:
-        ki = key[order[i]]
         j = i + 1
-        while j < n and key[order[j]] == ki:
+        while j < n and runs[j] == runs[i]:
             j += 1
         if j - i > 1:
             run = order[i:j].copy()
@@ -193,16 +160,34 @@ def _ties_by(key, order, second):
     return order
 
 
+def _argsort_keys(key):
+    """Positions of ``key`` (int64) ascending, ties by position: the packed sort orders
+    them by the high bits, and the runs equal there (the run is in position order already)
+    are sorted again, stably, on the whole key."""
+    if key.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    packed, bits = _packed(key)
+    return _sort_runs(packed >> bits, packed & ((np.int64(1) << bits) - 1), key)
+
+
+def argsort_values(x):
+    """Positions of the finite float vector ``x`` in ascending order, ties by position (a
+    stable argsort), through :func:`order_keys` and one packed integer sort."""
+    return _argsort_keys(order_keys(x))
+
+
 def argsort_then(x, second):
     """Positions ordered by the finite float vector ``x``, ties by the integer vector
     ``second``, then by position: ``np.lexsort((second, x))`` through one packed integer
     sort (:func:`argsort_values`), several times faster at millions of rows."""
-    order = argsort_values(x)
-    return _ties_by(order_keys(x), order, np.ascontiguousarray(second))
+    key = order_keys(x)
+    order = _argsort_keys(key)
+    return _sort_runs(key[order], order, np.ascontiguousarray(second))
 
 
 @njit(cache=True, nogil=True)
 def _ranks_in_order(key, order):
+    """1-based dense ranks of ``key`` given its ascending ``order``, and their number."""
     n = order.shape[0]
     r = np.empty(n, dtype=np.int64)
     cur = 0
@@ -217,10 +202,7 @@ def dense_ranks(x):
     """:func:`dense_rank` of a finite float vector, from :func:`argsort_values` (called from
     Python: the large sorts of the count kernels' preparation)."""
     key = order_keys(x)
-    if key.shape[0] == 0:
-        return np.zeros(0, dtype=np.int64), 0
-    packed, bits = _packed(key)
-    return _ranks_in_order(key, _refine(key, packed, bits))
+    return _ranks_in_order(key, _argsort_keys(key))
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -240,15 +222,7 @@ def row_sums(c):
 @njit(cache=True, nogil=True)
 def dense_rank(x):
     """1-based dense ranks of ``x`` (equal values share a rank) and the number of values."""
-    n = x.shape[0]
-    order = np.argsort(x)
-    r = np.empty(n, dtype=np.int64)
-    cur = 0
-    for t in range(n):
-        if t == 0 or x[order[t]] != x[order[t - 1]]:
-            cur += 1
-        r[order[t]] = cur
-    return r, cur
+    return _ranks_in_order(x, np.argsort(x))
 
 
 @njit(cache=True, parallel=True, nogil=True)
