@@ -31,6 +31,8 @@ _OPTIONAL_FEATURES = ("generation", "release_year", "input_pipeline")
 
 HOLDOUT_FRACTION = 0.25
 PERMUTATION_REPEATS = 5
+#: Rows per forest call of the permutation importance (shuffled copies stacked up to it).
+PERMUTATION_BATCH_ROWS = 1 << 18
 MAX_DEPTH = 16
 MIN_ROWS = 10
 
@@ -106,21 +108,30 @@ def _r2(xp, y, pred) -> float:
     return 1.0 - ss_res / ss_tot if ss_tot > 0 else 0.0
 
 
-def permutation_importance(model, X, y, *, xp=np, repeats=PERMUTATION_REPEATS, seed=0):
+def permutation_importance(model, X, y, *, xp=np, repeats=PERMUTATION_REPEATS, seed=0,
+                           max_rows=PERMUTATION_BATCH_ROWS):
     """Mean and standard deviation of the R^2 drop when each column of ``X`` is shuffled.
 
     Written against the array module ``xp`` so the same code runs on NumPy or CuPy arrays.
+    The shuffled copies are stacked and predicted in batches of at most ``max_rows`` rows
+    (one call per copy costs the forest's thread start-up 1 + k x repeats times: 7.4 s of
+    the 11.6 s importance step at 20,000 rows, measured); the draws are the same, column by
+    column and repeat by repeat, whatever the batch size.
     """
     rng = np.random.default_rng(seed)
-    base = _r2(xp, y, model.predict(X))
     n, k = X.shape
-    drops = np.zeros((k, repeats))
-    for j in range(k):
-        saved = X[:, j].copy()
-        for r in range(repeats):
-            X[:, j] = saved[xp.asarray(rng.permutation(n))]
-            drops[j, r] = base - _r2(xp, y, model.predict(X))
-        X[:, j] = saved
+    perms = [(j, xp.asarray(rng.permutation(n))) for j in range(k) for _ in range(repeats)]
+    preds = []
+    per_call = max(1, max_rows // max(n, 1))
+    for s in range(0, len(perms), per_call):
+        chunk = perms[s:s + per_call]
+        Xb = xp.concatenate([X] * len(chunk))
+        for t, (j, perm) in enumerate(chunk):
+            Xb[t * n:(t + 1) * n, j] = X[perm, j]
+        preds.append(xp.asarray(model.predict(Xb)).reshape(len(chunk), n))
+    base = _r2(xp, y, model.predict(X))
+    drops = np.array([base - _r2(xp, y, batch[t]) for batch in preds
+                      for t in range(batch.shape[0])]).reshape(k, repeats)
     return drops.mean(axis=1), drops.std(axis=1)
 
 

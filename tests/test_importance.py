@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from gpurank.engine import DataError, SchemaError, resolve_backend
-from gpurank.engine.importance import encode_features, feature_importance
+from gpurank.engine.importance import encode_features, feature_importance, permutation_importance
 from gpurank.engine.metrics import derive_metrics
 from tables import config_table
 
@@ -68,3 +68,40 @@ def test_encode_features_orders_categories_and_fills_missing():
     assert kept == ["a", "b"]
     np.testing.assert_array_equal(X[:, 0], [2, 0, 1, 0])
     np.testing.assert_array_equal(X[:, 1], [1, 3, 3, 5])
+
+
+def _shuffled_one_at_a_time(model, X, y, *, repeats, seed):
+    """The obvious permutation importance: one forest call per shuffled copy."""
+    rng = np.random.default_rng(seed)
+
+    y64 = y.astype(np.float64)
+
+    def r2(pred):
+        return 1.0 - np.sum((y64 - pred) ** 2) / np.sum((y64 - y64.mean()) ** 2)
+
+    base = r2(model.predict(X))
+    drops = np.zeros((X.shape[1], repeats))
+    for j in range(X.shape[1]):
+        for r in range(repeats):
+            Xp = X.copy()
+            Xp[:, j] = X[rng.permutation(X.shape[0]), j]
+            drops[j, r] = base - r2(model.predict(Xp))
+    return drops.mean(axis=1), drops.std(axis=1)
+
+
+@pytest.mark.parametrize("max_rows", [1, 250, 1 << 18])
+def test_permutation_importance_batches_draw_the_same_shuffles(max_rows):
+    from sklearn.ensemble import RandomForestRegressor
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(300, 4)).astype(np.float32)
+    y = (3 * X[:, 0] + X[:, 2] ** 2).astype(np.float32)
+    model = RandomForestRegressor(n_estimators=8, random_state=0).fit(X[:200], y[:200])
+    Xt, yt = X[200:].copy(), y[200:]
+    before = Xt.copy()
+    mean, std = permutation_importance(model, Xt, yt, repeats=3, seed=4, max_rows=max_rows)
+    want_mean, want_std = _shuffled_one_at_a_time(model, Xt, yt, repeats=3, seed=4)
+    np.testing.assert_allclose(mean, want_mean, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(std, want_std, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(Xt, before)  # the caller's matrix is left as it was
+    assert mean[0] > mean[2] > max(mean[1], mean[3])
