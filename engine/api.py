@@ -31,6 +31,7 @@ from .pipeline import (
     resolve_criteria,
     resolve_target,
     robust_step,
+    start_dominance,
     with_criteria,
 )
 from .prepare import describe_preparation, prepare_rows, raise_or_note
@@ -139,6 +140,9 @@ class Engine:
             raise_or_note(prepared.report, spec, notes)
             notes.extend(describe_preparation(prepared))
             frame, costs = prepared.frame, prepared.costs
+            # On the CPU the ranks and counts run from here on, beside importance and
+            # clustering (which do not need them); the step times then overlap.
+            dominance = start_dominance(costs, criteria, spec, backend=self.backend)
         target = resolve_target(spec, frame.columns)
         spec = replace(with_criteria(spec, criteria), target=target)
 
@@ -147,11 +151,10 @@ class Engine:
             importance = importance_step(frame, spec, target, backend=self.backend, notes=notes)
         clusters = None
         with step("cluster", n):
-            model = cluster_step(frame, spec, criteria, backend=self.backend, notes=notes)
+            model, labels = cluster_step(frame, spec, criteria, backend=self.backend, notes=notes)
             if model is not None and spec.clusters is None:
                 spec = replace(spec, clusters=model.k)
             if model is not None:
-                labels = model.predict(frame, backend=self.backend)
                 clusters = ClusterResult(
                     labels=labels, k=model.k, features=model.names,
                     profiles=profile_clusters(frame, labels, backend=self.backend),
@@ -160,7 +163,8 @@ class Engine:
         fallbacks = [self.backend.reason] if self.backend.reason else []
         with step("rank", n):
             ranking = self._on_backend(
-                lambda b, fr, c: rank_step(fr, c, criteria, spec, backend=b),
+                lambda b, fr, c: rank_step(fr, c, criteria, spec, backend=b,
+                                           dominance=dominance if b is self.backend else None),
                 frame, costs, "rank", fallbacks)
         notes.extend(limit_notes(spec))
         # The one crossing of the table to the host, with the results beside it. A shallow

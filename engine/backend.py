@@ -12,7 +12,8 @@ branches without a device (see :mod:`gpurank.engine.strict_device`).
 from __future__ import annotations
 
 import importlib
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from types import ModuleType
 
@@ -74,20 +75,40 @@ class Backend:
         """True when arrays live in GPU memory (CuPy, or the stand-in's), False for NumPy."""
         return self.xp is not np
 
+    @property
+    def overlaps(self) -> bool:
+        """True when calls started with :meth:`start` run beside the caller: on the CPU,
+        where the compiled kernels release the GIL and Numba's threading layer is thread
+        safe. On a device calls run one after another (they share the stream and the
+        device's memory)."""
+        return self.name == "cpu" and _cpu_concurrent()
+
+    def start(self, call) -> Future:
+        """The zero-argument ``call`` as a :class:`~concurrent.futures.Future`: running from
+        now on, on a thread of its own, where :attr:`overlaps`; otherwise run, in the
+        caller's thread, when its result is first asked for.
+
+        The thread is a daemon: an error in the caller's own work ends the process without
+        waiting for a long kernel whose result nobody will read.
+        """
+        if not self.overlaps:
+            return _Deferred(call)
+        fut = Future()
+        threading.Thread(target=_settle, args=(fut, call), name="gpurank-start",
+                         daemon=True).start()
+        return fut
+
     def together(self, *calls):
         """The results of the zero-argument ``calls``, in order.
 
-        On the CPU each call runs on a thread of its own when the compiled kernels may run
-        concurrently (they release the GIL, and Numba's threading layer must be thread
-        safe): a serial kernel then overlaps a parallel one instead of leaving a core idle.
-        On a device the calls run one after another (they share the stream and the
-        device's memory).
+        Where :attr:`overlaps`, each call runs on a thread of its own: a serial kernel then
+        overlaps a parallel one instead of leaving a core idle. Elsewhere they run one
+        after another.
         """
-        if self.name != "cpu" or len(calls) < 2 or not _cpu_concurrent():
+        if len(calls) < 2:
             return [call() for call in calls]
-        with ThreadPoolExecutor(len(calls)) as pool:
-            futures = [pool.submit(call) for call in calls]
-            return [f.result() for f in futures]
+        futures = [self.start(call) for call in calls]
+        return [f.result() for f in futures]
 
     def check_supported(self, op: str, m: int) -> None:
         """Raise :class:`UnsupportedOnGPU` when this backend's kernels cannot run ``op`` on
@@ -238,6 +259,29 @@ def _cpu_silhouette(X, labels, *, sample_size, seed):
         return float("nan")
     return float(silhouette_score(np.asarray(X), labels, sample_size=sample_size,
                                   random_state=seed))
+
+
+def _settle(fut, call) -> None:
+    """Run ``call`` into ``fut``: its result, or the exception it raised."""
+    if fut.set_running_or_notify_cancel():
+        try:
+            fut.set_result(call())
+        except BaseException as exc:  # handed to whoever reads the result
+            fut.set_exception(exc)
+
+
+class _Deferred(Future):
+    """A future whose call runs when its result is first asked for (:meth:`Backend.start`
+    where calls cannot overlap)."""
+
+    def __init__(self, call):
+        super().__init__()
+        self._call = call
+
+    def result(self, timeout=None):
+        if not (self.running() or self.done()):
+            _settle(self, self._call)
+        return super().result(timeout)
 
 
 def _cpu_concurrent() -> bool:

@@ -8,7 +8,8 @@ what the user should know to ``notes``, and returns host results::
 
     columns ──► resolve_criteria / resolve_target
     table ────► prepare_rows (prepare.py) ──► importance_step ──► cluster_step ──► rank_step
-                                                                              └─► robust_step
+                     │                                                          ▲     └─► robust_step
+                     └─► start_dominance (on the CPU it runs beside the two) ───┘
 
 A step that cannot run on the table (too few rows, no feature, no target) is skipped with a
 note; a step the user asked for explicitly that cannot run is an error.
@@ -27,6 +28,7 @@ __all__ = [
     "resolve_target",
     "importance_step",
     "cluster_step",
+    "start_dominance",
     "rank_step",
     "robust_step",
     "MIN_IMPORTANCE_ROWS",
@@ -97,26 +99,54 @@ def importance_step(frame, spec, target, *, backend, notes):
 
 
 def cluster_step(frame, spec, criteria, *, backend, notes):
-    """Fit the grouping on ``frame`` (:func:`~gpurank.engine.clustering.fit_cluster_model`),
-    or None with a note for a table of one row."""
+    """Fit the grouping on ``frame`` (:func:`~gpurank.engine.clustering.fit_cluster_model`):
+    the model and the stable labels of ``frame``'s rows (host int32), or (None, None) with a
+    note for a table of one row."""
     from .clustering import fit_cluster_model
 
     if len(frame) < 2:
         notes.append("clustering skipped: a table of one row has nothing to group")
-        return None
-    model = fit_cluster_model(frame, k=spec.clusters, backend=backend, k_range=spec.k_range,
-                              seed=spec.seed, criteria=criteria)
+        return None, None
+    model, labels = fit_cluster_model(frame, k=spec.clusters, backend=backend,
+                                      k_range=spec.k_range, seed=spec.seed, criteria=criteria,
+                                      return_labels=True)
     if model.note:
         notes.append(f"clusters: {model.note}")
-    return model
+    return model, labels
 
 
-def rank_step(frame, costs, criteria, spec, *, backend):
-    """Pareto ranks, domination counts, TOPSIS scores and the final rank of the rows."""
+def start_dominance(costs, criteria, spec, *, backend):
+    """Check the criteria matrix for the rank step, and start the step's pairwise work
+    (:func:`~gpurank.engine.ranking.pareto_and_counts`) now where the backend runs calls
+    beside the caller (:attr:`Backend.overlaps`, the CPU): importance and clustering do not
+    depend on it, so its serial sort of the fronts and its counts use the core they leave
+    idle. Returns the future for :func:`rank_step`, or None where the work waits for the
+    rank step (on a device).
+
+    Raises
+    ------
+    DataError
+        A criterion is constant, or not positive under ``norm="log"``: before any work.
+    """
+    from .ranking import check_rank_input, pareto_and_counts
+
+    check_rank_input(costs, criteria, spec.norm, backend=backend)
+    if not backend.overlaps:
+        return None
+    return backend.start(lambda: pareto_and_counts(costs, backend=backend,
+                                                   rank_depth=spec.rank_depth,
+                                                   count_cap=spec.count_cap))
+
+
+def rank_step(frame, costs, criteria, spec, *, backend, dominance=None):
+    """Pareto ranks, domination counts, TOPSIS scores and the final rank of the rows;
+    ``dominance`` is :func:`start_dominance`'s future when the pairwise work was started
+    earlier."""
     from .ranking import rank_configurations
 
     return rank_configurations(frame, criteria, backend=backend, norm=spec.norm, costs=costs,
-                               rank_depth=spec.rank_depth, count_cap=spec.count_cap)
+                               rank_depth=spec.rank_depth, count_cap=spec.count_cap,
+                               dominance=dominance)
 
 
 def robust_step(costs, criteria, ranking, spec, *, backend):

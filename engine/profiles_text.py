@@ -123,6 +123,23 @@ def _counts_and_firsts(raw, values, *, backend=None, observed=False):
     return pd.DataFrame({"n": host(g.count()), "first": host(g.min())}).reset_index()
 
 
+def _category_counts_and_firsts(raw, values: pd.Series) -> pd.DataFrame:
+    """:func:`_counts_and_firsts` of a categorical host column from its codes: one count and
+    one minimum per (group, category) key, O(n) (a grouped count and minimum over the two
+    keys took 1.7 s per column at 10M rows)."""
+    codes = values.cat.codes.to_numpy()
+    ncat = len(values.cat.categories)
+    rows = np.flatnonzero((raw >= 0) & (codes >= 0))
+    key = raw[rows].astype(np.int64) * ncat + codes[rows]
+    size = int(raw.max()) + 1 if raw.size else 0
+    n = np.bincount(key, minlength=size * ncat)
+    first = np.full(n.size, len(values), dtype=np.int64)
+    np.minimum.at(first, key, rows)
+    hit = np.flatnonzero(n)
+    return pd.DataFrame({"_cluster": hit // ncat, "_value": values.cat.categories[hit % ncat],
+                         "n": n[hit], "first": first[hit]})
+
+
 def cluster_shares(df, raw, column, backend) -> dict:
     """The shares of each value of ``column`` in every group, grouped on the backend.
 
@@ -148,7 +165,10 @@ def cluster_shares(df, raw, column, backend) -> dict:
         # Grouped on the values as they are, and only the distinct values made text: a
         # conversion of 10M rows to strings costs seconds per column. Values whose text is
         # the same (1 and "1") are one value, as they were when the rows were made text.
-        t = _counts_and_firsts(raw, values, observed=True)
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            t = _category_counts_and_firsts(np.asarray(raw), values)
+        else:
+            t = _counts_and_firsts(raw, values, observed=True)
         t["_value"] = t["_value"].astype("string")
         t = t.groupby(["_cluster", "_value"], sort=False).agg(
             n=("n", "sum"), first=("first", "min")).reset_index()

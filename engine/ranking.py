@@ -14,8 +14,8 @@ from .results import RankResult
 from .schema import invalid_rows, require_columns
 from .spec import normalize_weights
 
-__all__ = ["criteria_matrix", "check_criteria_values", "topsis_input", "rank_configurations",
-           "final_rank"]
+__all__ = ["criteria_matrix", "check_criteria_values", "check_rank_input", "topsis_input",
+           "pareto_and_counts", "rank_configurations", "final_rank"]
 
 
 def criteria_matrix(df, criteria, *, backend):
@@ -82,29 +82,9 @@ def topsis_input(costs, criteria, norm, *, backend):
     return xp.ascontiguousarray(sign * xp.log10(costs * sign)), "minmax"
 
 
-def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, rank_depth=None,
-                        count_cap=None) -> RankResult:
-    """Pareto ranks, domination counts, TOPSIS scores and the final rank of every row.
-
-    Parameters
-    ----------
-    df : DataFrame
-        Rows to rank; every criterion must be finite (see ``check_criteria_values``).
-    criteria : sequence of Criterion
-    backend : Backend
-        Supplies the kernels.
-    norm : {"vector", "minmax", "log"}
-        TOPSIS normalization (see :func:`topsis_input` for ``"log"``).
-    costs : array, optional
-        The :func:`criteria_matrix` of ``df`` on ``backend`` when the caller already built it.
-    rank_depth, count_cap : int, optional
-        Report ``min(pareto_rank, rank_depth)`` and ``min(domination_count, count_cap)``
-        (exact below the limits; see :class:`~gpurank.engine.spec.AnalysisSpec`).
-    """
-    criteria = tuple(criteria)
-    weights = normalize_weights(criteria)
-    if costs is None:
-        costs = criteria_matrix(df, criteria, backend=backend)
+def check_rank_input(costs, criteria, norm, *, backend) -> None:
+    """Refuse a criteria matrix the rank step cannot rank: NaN or infinite values, a
+    constant criterion, or values <= 0 under ``norm="log"``; each error names the column."""
     check_criteria_values(costs, criteria)
     host = backend.to_host
     n = costs.shape[0]
@@ -125,18 +105,66 @@ def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, ran
             if not bool(positive[j]):
                 raise DataError(f"norm 'log' needs positive values; criterion column "
                                 f"'{c.column}' has values <= 0: use norm 'vector' or 'minmax'")
-    backend.check_supported("rank", len(criteria))
+
+
+def pareto_and_counts(costs, *, backend, rank_depth=None, count_cap=None):
+    """Pareto ranks (int32) and domination counts (int64) of the rows of ``costs``, on the
+    host; the pairwise work of the rank step.
+
+    Raises
+    ------
+    UnsupportedOnGPU
+        The backend's kernels cannot rank this many criteria.
+    """
+    backend.check_supported("rank", costs.shape[1])
     k = backend.kernels
     # Independent: on the CPU the serial sort of the fronts overlaps the parallel counts.
     pareto, dom = backend.together(lambda: _pareto_ranks(k, costs, rank_depth, backend),
                                    lambda: k.domination_count(costs, cap=count_cap))
-    pareto = np.asarray(host(pareto), dtype=np.int32)
-    dom = np.asarray(host(dom), dtype=np.int64)
+    host = backend.to_host
+    return np.asarray(host(pareto), dtype=np.int32), np.asarray(host(dom), dtype=np.int64)
+
+
+def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, rank_depth=None,
+                        count_cap=None, dominance=None) -> RankResult:
+    """Pareto ranks, domination counts, TOPSIS scores and the final rank of every row.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Rows to rank; every criterion must be finite (see ``check_criteria_values``).
+    criteria : sequence of Criterion
+    backend : Backend
+        Supplies the kernels.
+    norm : {"vector", "minmax", "log"}
+        TOPSIS normalization (see :func:`topsis_input` for ``"log"``).
+    costs : array, optional
+        The :func:`criteria_matrix` of ``df`` on ``backend`` when the caller already built it.
+    rank_depth, count_cap : int, optional
+        Report ``min(pareto_rank, rank_depth)`` and ``min(domination_count, count_cap)``
+        (exact below the limits; see :class:`~gpurank.engine.spec.AnalysisSpec`).
+    dominance : Future, optional
+        :func:`pareto_and_counts` of ``costs`` with the same limits, started earlier by the
+        caller (:meth:`Backend.start`) so that it runs beside other work; computed here
+        when omitted.
+    """
+    criteria = tuple(criteria)
+    weights = normalize_weights(criteria)
+    if costs is None:
+        costs = criteria_matrix(df, criteria, backend=backend)
+    check_rank_input(costs, criteria, norm, backend=backend)
+    backend.check_supported("rank", len(criteria))
+    host = backend.to_host
+    n = costs.shape[0]
     benefit = np.zeros(len(criteria), dtype=bool)
     matrix, kernel_norm = topsis_input(costs, criteria, norm, backend=backend)
-    score = np.asarray(
-        host(k.topsis(matrix, np.asarray(weights), benefit, norm=kernel_norm)), dtype=np.float64
-    )
+    score = np.asarray(host(backend.kernels.topsis(matrix, np.asarray(weights), benefit,
+                                                   norm=kernel_norm)), dtype=np.float64)
+    if dominance is None:
+        pareto, dom = pareto_and_counts(costs, backend=backend, rank_depth=rank_depth,
+                                        count_cap=count_cap)
+    else:  # started by the caller; TOPSIS above ran while it finished
+        pareto, dom = dominance.result()
     ideal, anti = {}, {}
     lo = np.asarray(host(costs.min(axis=0))) if n else None  # m values each
     hi = np.asarray(host(costs.max(axis=0))) if n else None

@@ -65,6 +65,15 @@ def test_a_fitted_model_labels_other_tables_like_its_own():
     np.testing.assert_array_equal(model.predict(part, backend=CPU), whole.labels[::3])
 
 
+def test_labels_returned_by_the_fit_are_the_models_labels_of_its_table():
+    df = _blobs(3)
+    df.loc[[4, 17], "scaling_efficiency"] = np.nan
+    model, labels = fit_cluster_model(df, k=3, backend=CPU, return_labels=True)
+    assert labels.dtype == np.int32
+    np.testing.assert_array_equal(labels, model.predict(df, backend=CPU))
+    assert (labels[[4, 17]] == -1).all()
+
+
 def test_rows_with_missing_features_get_minus_one():
     df = _blobs()
     df.loc[5, "scaling_efficiency"] = np.nan

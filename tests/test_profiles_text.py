@@ -107,3 +107,61 @@ def test_cluster_configurations_labels_follow_the_rule():
     r = cluster_configurations(df, k=2, backend=CPU, seed=0, k_range=(2, 3))
     assert r.profiles["label"].tolist() == ["8 x H100 SXM, high efficiency",
                                             "512 x mixed accelerators, low efficiency, fastest"]
+
+
+def _mixed_table(n, seed):
+    """Rows with missing values in every profiled column, for the two ways of grouping."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({
+        "n_accelerators": rng.choice([1, 2, 8, 64, 512], n).astype(float),
+        "time_to_train_min": rng.lognormal(2, 1, n),
+        "scaling_efficiency": rng.uniform(0, 1, n).round(2),  # ties
+        "cost_usd": rng.lognormal(3, 1, n),
+    })
+    for col in df.columns:
+        df.loc[rng.random(n) < 0.1, col] = np.nan
+    df.loc[rng.random(n) < 0.02, "cost_usd"] = np.nan
+    return df
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_host_cluster_medians_equal_the_grouped_aggregations(seed):
+    from gpurank.engine.clustering import _frame_cluster_medians, _host_cluster_medians
+
+    df = _mixed_table(400, seed)
+    raw = np.random.default_rng(seed).integers(-1, 4, len(df)).astype(np.int32)
+    raw[raw == 2] = 3  # a label with no rows
+    df.loc[raw == 1, "cost_usd"] = np.nan  # a cluster whose column is all missing
+    cols = list(df.columns)
+    got = _host_cluster_medians(df, raw, cols, ("n_accelerators",))
+    want = _frame_cluster_medians(df, raw, cols, CPU, ("n_accelerators",))
+    pd.testing.assert_series_equal(got[0], want[0], check_names=False, check_index_type=False,
+                                   check_dtype=False)
+    pd.testing.assert_frame_equal(got[1], want[1], check_names=False, check_index_type=False,
+                                  rtol=1e-15)
+    for g, w in zip(got[2], want[2]):
+        pd.testing.assert_series_equal(g, w, check_names=False, check_index_type=False,
+                                       rtol=1e-15)
+    assert np.isnan(got[1].loc[1, "cost_usd"])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_category_shares_equal_the_shares_of_the_same_values(seed):
+    from gpurank.engine.profiles_text import cluster_shares
+
+    rng = np.random.default_rng(seed)
+    n = 500
+    values = rng.choice(["H100", "A100", "MI300X", "L4"], n, p=[0.4, 0.3, 0.2, 0.1])
+    values = values.astype(object)
+    values[rng.random(n) < 0.05] = None
+    obj = pd.DataFrame({"accelerator": pd.Series(values, dtype=object)})
+    cat = pd.DataFrame({"accelerator": pd.Categorical(values, categories=[
+        "B200", "H100", "A100", "MI300X", "L4"])})  # an unused category
+    raw = rng.integers(-1, 3, n).astype(np.int32)
+    raw[:8] = 0  # equal counts in group 0 are ordered by first appearance
+    got = cluster_shares(cat, raw, "accelerator", CPU)
+    want = cluster_shares(obj, raw, "accelerator", CPU)
+    assert got.keys() == want.keys()
+    for g in want:
+        pd.testing.assert_series_equal(got[g], want[g], check_names=False,
+                                       check_index_type=False)

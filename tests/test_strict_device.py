@@ -310,7 +310,8 @@ def table_sized_copies(log, n):
     results: the final table (with the results beside it) in ``Engine.analyze``, the
     launchers' per-row results, and the cluster labels."""
     allowed = {("frame", "gpurank.engine.api:analyze"),
-               ("array", "gpurank.engine.clustering:predict")}
+               ("array", "gpurank.engine.clustering:predict"),
+               ("array", "gpurank.engine.clustering:fit_cluster_model")}
     return [c for c in log if c.shape and c.shape[0] >= n and c.what != "kernel result"
             and (c.what, c.site) not in allowed]
 

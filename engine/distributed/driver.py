@@ -349,7 +349,8 @@ def _fit(run, ds, rows):
         if importance is not None and sampled:
             importance = replace(importance, sampled=True)
     with run.stage("cluster_fit"):
-        model = cluster_step(sample, spec, spec.criteria, backend=be, notes=run.notes)
+        model, sample_labels = cluster_step(sample, spec, spec.criteria, backend=be,
+                                            notes=run.notes)
         if model is None:
             return importance, None, None
         if spec.clusters is None:
@@ -360,7 +361,7 @@ def _fit(run, ds, rows):
                              "profiles' medians are medians of the sample, sizes are exact")
         clusters = ClusterResult(
             labels=np.zeros(0, np.int32), k=model.k, features=model.names,
-            profiles=profile_clusters(sample, model.predict(sample, backend=be), backend=be),
+            profiles=profile_clusters(sample, sample_labels, backend=be),
             silhouette=model.silhouette, note=model.note)
     return importance, model, clusters
 
