@@ -136,10 +136,14 @@ def write_table(df, path, *, metadata=None, overwrite=False, name="path") -> Pat
     meta = dict(schema.metadata or {})
     meta[b"gpurank"] = json.dumps(metadata or {}, default=str).encode()
     schema = schema.with_metadata(meta)
+    # Dictionary pages only where they pay: building one for a column of distinct floats
+    # (measurements, scores) is wasted before the writer falls back to plain pages, 29% of
+    # the write time of a simulated sweep for no smaller file (measured at 2M rows).
+    dictionary = [f.name for f in schema if not pa.types.is_floating(f.type)]
     # One row group at a time: the Arrow copy of a slice, never of the whole table (10M
     # rows would be held twice at the peak of the analysis).
     with publish_file(path, name=name, overwrite=overwrite) as pub, \
-            pq.ParquetWriter(pub.path, schema) as writer:
+            pq.ParquetWriter(pub.path, schema, use_dictionary=dictionary) as writer:
         for start in range(0, max(len(df), 1), ROW_GROUP):
             part = df.iloc[start : start + ROW_GROUP]
             writer.write_table(pa.Table.from_pandas(part, schema=schema, preserve_index=False),

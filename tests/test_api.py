@@ -175,3 +175,10 @@ def test_write_table_in_row_groups_reads_back_equal(tmp_path, monkeypatch):
     assert pq.ParquetFile(path).num_row_groups == 3
     empty = io.write_table(df.iloc[:0], tmp_path / "e.parquet")
     assert pd.read_parquet(empty).shape == (0, 4)
+    # dictionary pages for the integers, categories and text, plain ones for the floats
+    meta = pq.ParquetFile(path).metadata.row_group(0)
+    dictionary = {meta.column(j).path_in_schema: meta.column(j).dictionary_page_offset
+                  is not None for j in range(meta.num_columns)}
+    assert dictionary == {"a": True, "b": True, "c": True, "d": False}
+    floats = io.write_table(df[["d"]], tmp_path / "f.parquet")
+    pd.testing.assert_frame_equal(pd.read_parquet(floats), df[["d"]])
