@@ -270,8 +270,10 @@ def input_reference(df, spec, *, backend):
     return backend.to_host(reference_table(df.loc[ok]))
 
 
-def _any_bad(df, backend, n):
-    masks = _domain_masks(df, backend)
+def _any_bad(df, backend, n, masks=None):
+    """The rows with any input outside its domain (``masks``: their
+    :func:`_domain_masks`, when already computed)."""
+    masks = _domain_masks(df, backend) if masks is None else masks
     bad = None
     for m, _ in masks.values():
         bad = m if bad is None else bad | m
@@ -297,12 +299,13 @@ def _array(mask, backend):
     return mask
 
 
-def _metrics_frame(df, keep, derived, reference, backend):
+def _metrics_frame(df, keep, derived, reference, backend, bad_inputs):
     """The table with its derived metrics; speedup and efficiency are referenced to the
-    given configurations, else to the valid rows of the wanted type."""
+    given configurations, else to the valid rows of the wanted type (``bad_inputs``: the
+    table's :func:`_domain_masks`)."""
     n = len(df)
     if n and reference is None and "speedup" in derived:
-        anybad = _any_bad(df, backend, n)
+        anybad = _any_bad(df, backend, n, bad_inputs)
         ok = ~anybad if keep is None else keep & ~anybad
         reference = reference_table(df.loc[ok])
     return derive_metrics(df, reference=reference)
@@ -425,7 +428,7 @@ def prepare_rows(df, spec, criteria, *, backend, reference=None, offset=0):
     type_kept = n if keep is None else int(keep.sum())
     derived, skipped = plan_metrics(df.columns)
     bad_inputs = _domain_masks(df, backend) if n else {}
-    frame = _metrics_frame(df, keep, derived, reference, backend)
+    frame = _metrics_frame(df, keep, derived, reference, backend, bad_inputs)
     counts, feasible = _apply_constraints(frame, spec, keep, type_kept)
     # Invalid rows among the feasible ones: inputs outside their domain, criteria missing.
     costs = criteria_matrix(frame, criteria, backend=backend)

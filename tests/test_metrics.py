@@ -67,6 +67,18 @@ def test_input_is_not_modified():
     pd.testing.assert_frame_equal(df, before)
 
 
+def test_input_is_not_modified_when_it_holds_metric_columns_already():
+    df = _table()
+    for col in ("speedup", "scaling_efficiency", "accelerator_hours",
+                "throughput_per_accelerator"):
+        df[col] = -1.0
+    before = df.copy()
+    out = derive_metrics(df)
+    pd.testing.assert_frame_equal(df, before)
+    out.loc[0, "throughput"] = 0.0  # neither is a view of the other's data
+    assert df.loc[0, "throughput"] == before.loc[0, "throughput"]
+
+
 def test_each_metric_needs_only_its_inputs():
     out = derive_metrics(_table().drop(columns=["throughput"]))
     assert "throughput_per_accelerator" not in out.columns
