@@ -196,11 +196,14 @@ def _feature_matrix(df, features, logs, backend, scales=()):
 _SAFE_MAGNITUDE = (1e-100, 1e100)
 
 
-def _safe_scales(X, valid, backend):
+def _safe_scales(Xv, backend):
+    """Power-of-two scale of each column of the valid rows ``Xv`` that would overflow or
+    underflow (1.0 for the others), or ``()`` when none would."""
     xp = backend.xp
-    if not bool(valid.any()):
+    if not Xv.shape[0]:
         return ()
-    top = np.asarray(backend.to_host(xp.max(xp.abs(X[valid]), axis=0)), dtype=np.float64)
+    top = np.asarray(backend.to_host(xp.maximum(Xv.max(axis=0), -Xv.min(axis=0))),
+                     dtype=np.float64)
     scales = tuple(float(2.0 ** -int(np.frexp(t)[1]))
                    if np.isfinite(t) and (t > _SAFE_MAGNITUDE[1] or 0 < t < _SAFE_MAGNITUDE[0])
                    else 1.0 for t in top)
@@ -253,11 +256,14 @@ def fit_cluster_model(df, *, k=None, backend, features=None, k_range=(2, 10), se
     logs = _log_flags(df, features, backend)
     X = _feature_matrix(df, features, logs, backend)
     valid = xp.isfinite(X).all(axis=1)
-    scales = _safe_scales(X, valid, backend)
+    # The valid rows, not copied when they are all of them (640 MB at 10M rows).
+    every = bool(valid.all())
+    scales = _safe_scales(X if every else X[valid], backend)
     if scales:
         X = _feature_matrix(df, features, logs, backend, scales)
-    if bool(valid.any()):
-        mu, sd = X[valid].mean(axis=0), X[valid].std(axis=0)
+    Xv = X if every else X[valid]
+    if Xv.shape[0]:
+        mu, sd = Xv.mean(axis=0), Xv.std(axis=0)
     else:
         mu, sd = xp.zeros(X.shape[1]), xp.ones(X.shape[1])
     sd = xp.where(sd > 0, sd, 1.0)  # a constant feature carries no distance, not a NaN
@@ -296,7 +302,7 @@ def fit_cluster_model(df, *, k=None, backend, features=None, k_range=(2, 10), se
     kmeans = _fit_kmeans(backend, Zfit, k, seed)
     raw = xp.full(len(df), -1, dtype=np.int32)
     if n_valid:
-        raw[idx] = kmeans.predict(xp.ascontiguousarray(Z[idx]))
+        raw[idx] = kmeans.predict(xp.ascontiguousarray(Z if every else Z[idx]))
     order = stable_order(df, raw, k, backend=backend)
     model = ClusterModel(features=features, logs=logs, mean=mean, std=std, scales=scales,
                          kmeans=kmeans, order=order, k=int(k), silhouette=silhouette,
