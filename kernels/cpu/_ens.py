@@ -53,6 +53,7 @@ import numpy as np
 from numba import njit
 
 from ._kdtree import part_build, part_layout, part_scan, weakly_below, window_count
+from ._rank_grid import grid_cell, grid_cuts, grid_max, grid_raise
 from ._sort import rows_equal
 
 W = 32  # members per vectorized window and per group
@@ -302,7 +303,7 @@ def _make_ens_kd(d):
     # and a front gets its KD_LEVELS k-d slots only when its fresh block first fills (so a
     # chain of n one-row fronts costs 32 projections per front, not 256 + 32 slots).
     @njit(cache=True, nogil=True)
-    def ens_kd_kernel(c, order, only_front):
+    def ens_kd_kernel(c, order, only_front, cuts):
         n, m = c.shape
         nl = KD_LEVELS
         rank = np.empty(n, dtype=np.int32)
@@ -314,6 +315,8 @@ def _make_ens_kd(d):
         parts = [empty for _ in range(0)]  # k-d slots: level l of front f at base[f] + l
         psize = np.zeros(16 * nl, dtype=np.int64)  # members per slot
         rows = np.empty((KD_FRESH, d), dtype=c.dtype)  # members being built into a level
+        g1 = cuts.shape[1] + 2  # cells + 1: a Fenwick tree of maxima (:mod:`._rank_grid`)
+        tree = np.full(g1 * g1 * g1 if d == 3 else 0, -1, dtype=np.int32)
         nf = 0
         x = np.empty(d, dtype=c.dtype)
         i = 0
@@ -327,6 +330,13 @@ def _make_ens_kd(d):
                 x[k] = c[head, k + 1]
             lo = 0
             hi = nf
+            ca = cb = cc = 0
+            if d == 3:  # the grid's bounds on the rank (d is a constant of this closure)
+                ca = grid_cell(cuts, 0, x[0])
+                cb = grid_cell(cuts, 1, x[1])
+                cc = grid_cell(cuts, 2, x[2])
+                lo = grid_max(tree, g1, ca, cb, cc) + 1
+                hi = min(nf, grid_max(tree, g1, ca + 1, cb + 1, cc + 1) + 1)
             while lo < hi:  # the first front none of whose members is weakly below x
                 mid = (lo + hi) >> 1
                 hit = _block_scan(fresh[mid], 0, fcap[mid], fsize[mid], x, d)
@@ -342,6 +352,8 @@ def _make_ens_kd(d):
             for t in range(i, j):
                 rank[order[t]] = rk
             i = j
+            if d == 3:
+                grid_raise(tree, g1, ca, cb, cc, rk)
             if only_front and rk > 0:
                 continue
             if rk == nf:
@@ -384,5 +396,9 @@ def ens_lex(c, order, only_front=False):
 
 
 def ens_kd(c, order, only_front=False):
-    """:func:`ens_lex` with fronts held as a fresh block and grouped k-d parts."""
-    return _make_ens_kd(c.shape[1] - 1)(c, order, only_front)
+    """:func:`ens_lex` with fronts held as a fresh block and grouped k-d parts; for four
+    columns the search over the fronts is narrowed by :mod:`._rank_grid`'s bounds."""
+    d = c.shape[1] - 1
+    cuts = (grid_cuts(c, order) if d == 3 and not only_front
+            else np.empty((3, 0), dtype=c.dtype))
+    return _make_ens_kd(d)(c, order, only_front, cuts)

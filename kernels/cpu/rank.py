@@ -41,8 +41,9 @@ def pareto_rank(costs, *, depth=None):
     * m >= 3: ENS-BS over the lexicographic order (:mod:`._ens`): m = 3 with per-front
       pruned projections scanned in vectorized windows, O(n log F K m) for K kept
       projections per front; m >= 4 with fronts held as k-d ordered groups of 32 members,
-      O(n log F (G + 32 V) m) for G corners tested and V groups scanned per query. O(n^2 m)
-      worst case for both.
+      O(n log F (G + 32 V) m) for G corners tested and V groups scanned per query; for
+      m = 4 the search over the fronts starts from a coarse grid's bounds on the rank
+      (:mod:`._rank_grid`). O(n^2 m) worst case for both.
     * ``depth``: ``depth`` fronts peeled with :func:`~gpurank.kernels.cpu.pareto_front` on
       the rows not ranked yet, O(depth x front cost); the rows left get ``depth``.
 

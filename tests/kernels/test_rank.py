@@ -131,3 +131,36 @@ def test_ens_chain_of_one_row_fronts(ens):
     c = np.ascontiguousarray(np.stack([t + 0.5 * k for k in range(5)], axis=1), dtype=float)
     np.testing.assert_array_equal(getattr(_ens, ens)(c, lex_order(c)), t)
     np.testing.assert_array_equal(cpu.pareto_rank(c), t)
+
+
+@pytest.mark.parametrize("cells", [2, 3, 5, 64])
+@pytest.mark.parametrize("shape", ["anticorrelated", "realistic", "independent"])
+def test_grid_bounds_keep_the_ranks_exact(monkeypatch, cells, shape):
+    """The grid's lower and upper bounds (:mod:`._rank_grid`) narrow the search of the
+    four-column ENS; with the grid forced on small inputs and a few cells (so that most
+    rows share their cells with their dominators), ties, duplicated rows and float32 keep
+    the ranks of the plain search and of an independent algorithm."""
+    from gpurank.kernels.cpu import _rank_grid
+
+    c = make_costs(3000, 4, shape, seed=cells)
+    c = np.ascontiguousarray(np.concatenate([np.round(c * 8) / 8, c[:300], c[:100]]))
+    for cc in (c, c.astype(np.float32)):
+        order = lex_order(cc)
+        monkeypatch.setattr(_rank_grid, "GRID_MIN_ROWS", cc.shape[0] + 1)
+        plain = _ens.ens_kd(cc, order)
+        monkeypatch.setattr(_rank_grid, "GRID_MIN_ROWS", 0)
+        monkeypatch.setattr(_rank_grid, "GRID", cells)
+        assert _rank_grid.grid_cuts(cc, order).shape == (3, cells - 1)
+        np.testing.assert_array_equal(_ens.ens_kd(cc, order), plain)
+        np.testing.assert_array_equal(plain, blocks.seeded_rank(cc))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 40])
+def test_grid_bounds_on_tiny_inputs(monkeypatch, n):
+    from gpurank.kernels.cpu import _rank_grid
+
+    monkeypatch.setattr(_rank_grid, "GRID_MIN_ROWS", 0)
+    monkeypatch.setattr(_rank_grid, "GRID", 4)
+    rng = np.random.default_rng(n)
+    c = np.ascontiguousarray(rng.integers(0, 3, (n, 4)).astype(float))  # ties everywhere
+    np.testing.assert_array_equal(cpu.pareto_rank(c), ref.pareto_rank(c))
