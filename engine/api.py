@@ -31,7 +31,7 @@ from .pipeline import (
     resolve_criteria,
     resolve_target,
     robust_step,
-    start_dominance,
+    start_ranks,
     with_criteria,
 )
 from .prepare import describe_preparation, prepare_rows, raise_or_note
@@ -140,9 +140,9 @@ class Engine:
             raise_or_note(prepared.report, spec, notes)
             notes.extend(describe_preparation(prepared))
             frame, costs = prepared.frame, prepared.costs
-            # On the CPU the ranks and counts run from here on, beside importance and
+            # On the CPU the Pareto ranks run from here on, beside importance and
             # clustering (which do not need them); the step times then overlap.
-            dominance = start_dominance(costs, criteria, spec, backend=self.backend)
+            ranks = start_ranks(costs, criteria, spec, backend=self.backend)
         target = resolve_target(spec, frame.columns)
         spec = replace(with_criteria(spec, criteria), target=target)
 
@@ -164,7 +164,7 @@ class Engine:
         with step("rank", n):
             ranking = self._on_backend(
                 lambda b, fr, c: rank_step(fr, c, criteria, spec, backend=b,
-                                           dominance=dominance if b is self.backend else None),
+                                           ranks=ranks if b is self.backend else None),
                 frame, costs, "rank", fallbacks)
         notes.extend(limit_notes(spec))
         # The one crossing of the table to the host, with the results beside it. A shallow

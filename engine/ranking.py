@@ -15,7 +15,7 @@ from .schema import invalid_rows, require_columns
 from .spec import normalize_weights
 
 __all__ = ["criteria_matrix", "check_criteria_values", "check_rank_input", "topsis_input",
-           "pareto_and_counts", "rank_configurations", "final_rank"]
+           "pareto_ranks", "pareto_and_counts", "rank_configurations", "final_rank"]
 
 
 def criteria_matrix(df, criteria, *, backend):
@@ -107,9 +107,21 @@ def check_rank_input(costs, criteria, norm, *, backend) -> None:
                                 f"'{c.column}' has values <= 0: use norm 'vector' or 'minmax'")
 
 
-def pareto_and_counts(costs, *, backend, rank_depth=None, count_cap=None):
+def pareto_ranks(costs, *, backend, rank_depth=None):
+    """Pareto ranks (host int32) of the rows of ``costs``: on the CPU a serial sweep, the
+    longest single piece of the rank step's pairwise work."""
+    backend.check_supported("rank", costs.shape[1])
+    ranks = _pareto_ranks(backend.kernels, costs, rank_depth, backend)
+    return np.asarray(backend.to_host(ranks), dtype=np.int32)
+
+
+def pareto_and_counts(costs, *, backend, rank_depth=None, count_cap=None, ranks=None):
     """Pareto ranks (int32) and domination counts (int64) of the rows of ``costs``, on the
     host; the pairwise work of the rank step.
+
+    ``ranks`` is a future of :func:`pareto_ranks` with the same ``rank_depth``, started
+    earlier by the caller (:meth:`Backend.start`); the counts then run here while it
+    finishes.
 
     Raises
     ------
@@ -118,15 +130,19 @@ def pareto_and_counts(costs, *, backend, rank_depth=None, count_cap=None):
     """
     backend.check_supported("rank", costs.shape[1])
     k = backend.kernels
-    # Independent: on the CPU the serial sort of the fronts overlaps the parallel counts.
-    pareto, dom = backend.together(lambda: _pareto_ranks(k, costs, rank_depth, backend),
-                                   lambda: k.domination_count(costs, cap=count_cap))
+    if ranks is None:
+        # Independent: on the CPU the serial sort of the fronts overlaps the parallel counts.
+        pareto, dom = backend.together(lambda: _pareto_ranks(k, costs, rank_depth, backend),
+                                       lambda: k.domination_count(costs, cap=count_cap))
+    else:
+        dom = k.domination_count(costs, cap=count_cap)
+        pareto = ranks.result()
     host = backend.to_host
     return np.asarray(host(pareto), dtype=np.int32), np.asarray(host(dom), dtype=np.int64)
 
 
 def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, rank_depth=None,
-                        count_cap=None, dominance=None) -> RankResult:
+                        count_cap=None, ranks=None) -> RankResult:
     """Pareto ranks, domination counts, TOPSIS scores and the final rank of every row.
 
     Parameters
@@ -143,9 +159,9 @@ def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, ran
     rank_depth, count_cap : int, optional
         Report ``min(pareto_rank, rank_depth)`` and ``min(domination_count, count_cap)``
         (exact below the limits; see :class:`~gpurank.engine.spec.AnalysisSpec`).
-    dominance : Future, optional
-        :func:`pareto_and_counts` of ``costs`` with the same limits, started earlier by the
-        caller (:meth:`Backend.start`) so that it runs beside other work; computed here
+    ranks : Future, optional
+        :func:`pareto_ranks` of ``costs`` with the same ``rank_depth``, started earlier by
+        the caller (:meth:`Backend.start`) so that it runs beside other work; computed here
         when omitted.
     """
     criteria = tuple(criteria)
@@ -160,11 +176,8 @@ def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, ran
     matrix, kernel_norm = topsis_input(costs, criteria, norm, backend=backend)
     score = np.asarray(host(backend.kernels.topsis(matrix, np.asarray(weights), benefit,
                                                    norm=kernel_norm)), dtype=np.float64)
-    if dominance is None:
-        pareto, dom = pareto_and_counts(costs, backend=backend, rank_depth=rank_depth,
-                                        count_cap=count_cap)
-    else:  # started by the caller; TOPSIS above ran while it finished
-        pareto, dom = dominance.result()
+    pareto, dom = pareto_and_counts(costs, backend=backend, rank_depth=rank_depth,
+                                    count_cap=count_cap, ranks=ranks)
     ideal, anti = {}, {}
     lo = np.asarray(host(costs.min(axis=0))) if n else None  # m values each
     hi = np.asarray(host(costs.max(axis=0))) if n else None

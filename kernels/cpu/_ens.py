@@ -31,10 +31,10 @@ Two ways to hold a front, one kernel each:
   for G corners tested and V groups scanned per query, plus O(n log^2 n m) for the builds.
 
 Both kernels are compiled once per number of projected columns ``d`` by a factory memoized
-with ``functools.cache`` (``_make_ens_lex``, ``_make_ens_kd``): each returns a closure over
-the constant ``d``, which Numba freezes into the machine code, so that every column loop of
-the inlined helpers below (they take ``d`` as an argument) unrolls and the member loops
-vectorize. Numba's disk cache keys a closure by its name, its code and the values it closes
+with :func:`._jit.kernel_factory` (``_make_ens_lex``, ``_make_ens_kd``): each returns a
+closure over the constant ``d``, which Numba freezes into the machine code, so that every
+column loop of the inlined helpers below (they take ``d`` as an argument) unrolls and the
+member loops vectorize. Numba's disk cache keys a closure by its name, its code and the values it closes
 over, so each ``d`` is compiled once per machine. The kernels are long because they are the
 hot loop: every helper is inlined, and what is left is the sweep and its bookkeeping.
 
@@ -47,11 +47,10 @@ evolutionary multiobjective optimization", *IEEE Transactions on Evolutionary Co
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from numba import njit
 
+from ._jit import kernel_factory
 from ._kdtree import part_build, part_layout, part_scan, weakly_below, window_count
 from ._rank_grid import grid_cell, grid_cuts, grid_max, grid_raise
 from ._sort import rows_equal
@@ -171,7 +170,7 @@ def _grow(pool, need):
 # -- ENS over pruned blocks in one pool ------------------------------------------------------
 
 
-@functools.cache
+@kernel_factory
 def _make_ens_lex(d):
     @njit(cache=True, nogil=True)
     def ens_lex_kernel(c, order, only_front):
@@ -297,7 +296,7 @@ def _carry(fr, cp, sz, q0, parts, psize, rows, empty, d):
     return rows
 
 
-@functools.cache
+@kernel_factory
 def _make_ens_kd(d):
     # Memory stays O(n m): a fresh block starts at 32 members and doubles up to KD_FRESH,
     # and a front gets its KD_LEVELS k-d slots only when its fresh block first fills (so a

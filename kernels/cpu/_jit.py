@@ -11,7 +11,32 @@ variant a name of its own.
 
 from __future__ import annotations
 
+import functools
+import threading
+
 from numba import njit
+
+_FACTORY_LOCK = threading.RLock()
+
+
+def kernel_factory(factory):
+    """``functools.cache`` for a factory of kernels, safe when threads call it at once.
+
+    Two threads making the same variant at the same time would get two dispatchers of one
+    closure; both load one disk-cache entry, whose compiled code finds its environment by
+    name, and the environment one of them registers is freed with the dispatcher that
+    loses the cache: the other's next return fails ("In 'NRT_adapt_ndarray_to_python',
+    'descr' is NULL", seen with the ranks running beside the Dask workers' fronts). One
+    lock for every factory: a variant is built once per process, by one thread.
+    """
+    cached = functools.cache(factory)
+
+    @functools.wraps(factory)
+    def variant(*args):
+        with _FACTORY_LOCK:
+            return cached(*args)
+
+    return variant
 
 
 def compile_variant(fn, tag, **options):

@@ -23,13 +23,11 @@ The two passes are compiled per number of columns and per serial/parallel varian
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from numba import njit, prange
 
 from .._validate import check_costs
-from ._jit import compile_variant
+from ._jit import compile_variant, kernel_factory
 from ._sort import dominates
 
 SAMPLE_PIVOTS = 64  # rows of the sample's front added to the pivots (half for m >= 4)
@@ -260,7 +258,7 @@ def _pivot_dominates(pv, ps, x, d):
     return False
 
 
-@functools.cache
+@kernel_factory
 def _passes(d, parallel):
     """(first-round pass, later-round pass) compiled for ``d`` columns, parallel or serial:
     closures over ``d`` (see :mod:`._jit`), built once per process."""

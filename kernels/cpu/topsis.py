@@ -8,15 +8,13 @@ parallel from ``PAR_MIN`` rows on.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from numba import njit, prange
 
 from .. import _topsis_stats
 from .._topsis_stats import TopsisStats  # noqa: F401 (the examples merge stats)
 from .._validate import check_costs, check_criteria_args, check_out, check_stats
-from ._jit import compile_variant
+from ._jit import compile_variant, kernel_factory
 
 __all__ = ["topsis", "topsis_stats", "topsis_from_stats"]
 
@@ -192,7 +190,7 @@ def _scaled_squares(xf, m, cols, scale):
     return out
 
 
-@functools.cache
+@kernel_factory
 def _passes(d, parallel):
     """(column sums, scores) compiled for ``d`` columns, parallel or serial: closures over
     ``d`` (see :mod:`._jit`), built once per process."""
