@@ -349,22 +349,22 @@ def stable_order(df, raw, k, *, backend) -> np.ndarray:
     return order
 
 
-def _cluster_medians(df, raw, cols, backend, *, quartiles=()):
+def _cluster_medians(df, raw, cols, backend, *, quartile=None):
     """Per cluster (label >= 0): its size, the medians of ``cols`` skipping missing values,
-    and the linear 25th and 75th percentiles of the ``quartiles`` columns (at most one).
+    and the linear 25th and 75th percentiles of column ``quartile`` (one of ``cols``).
 
     Returns ``(size, medians, (q25, q75))`` on the host: a Series and a DataFrame indexed by
-    cluster, and two Series (None without ``quartiles``). On a device these are grouped
+    cluster, and two Series (None without ``quartile``). On a device these are grouped
     aggregations of the frame (cuDF); on the host the rows are put in cluster order once and
     each cluster's values are a slice, whose median NumPy selects in O(n) (pandas' grouped
     median sorts: 11 columns of 10M rows took 11 s).
     """
     if not backend.on_device:
-        return _host_cluster_medians(df, np.asarray(raw), cols, quartiles)
-    return _frame_cluster_medians(df, raw, cols, backend, quartiles)
+        return _host_cluster_medians(df, np.asarray(raw), cols, quartile)
+    return _frame_cluster_medians(df, raw, cols, backend, quartile)
 
 
-def _frame_cluster_medians(df, raw, cols, backend, quartiles):
+def _frame_cluster_medians(df, raw, cols, backend, quartile):
     """:func:`_cluster_medians` as grouped aggregations of the backend's frame."""
     host = backend.to_host
     frame = df[list(cols)].astype("float64")
@@ -376,12 +376,13 @@ def _frame_cluster_medians(df, raw, cols, backend, quartiles):
     size = host(grouped.size())
     med = host(grouped[list(cols)].median())
     quart = None
-    for col in quartiles:
-        quart = (host(grouped[col].quantile(0.25)), host(grouped[col].quantile(0.75)))
+    if quartile is not None:
+        col = grouped[quartile]
+        quart = (host(col.quantile(0.25)), host(col.quantile(0.75)))
     return size, med, quart
 
 
-def _host_cluster_medians(df, raw, cols, quartiles):
+def _host_cluster_medians(df, raw, cols, quartile):
     """:func:`_cluster_medians` on host columns."""
     order = np.argsort(raw, kind="stable")
     ranked = raw[order]
@@ -395,7 +396,7 @@ def _host_cluster_medians(df, raw, cols, quartiles):
         v = df[col].to_numpy(dtype=np.float64, na_value=np.nan)[order]
         parts = [x[~np.isnan(x)] for x in (v[a:b] for a, b in zip(lo, hi))]
         med[col] = [np.median(x) if x.size else np.nan for x in parts]
-        if col in quartiles:
+        if col == quartile:
             q = np.array([np.quantile(x, [0.25, 0.75]) if x.size else [np.nan, np.nan]
                           for x in parts]).reshape(-1, 2)
             quart = (pd.Series(q[:, 0], index=ids), pd.Series(q[:, 1], index=ids))
@@ -435,8 +436,8 @@ def profile_clusters(df, labels, *, backend=None) -> pd.DataFrame:
     xp = backend.xp
     lab = xp.asarray(np.asarray(labels, dtype=np.int32))
     numeric = [c for c in PROFILE_COLUMNS if c in df.columns]
-    quartiles = ("n_accelerators",) if "n_accelerators" in numeric else ()
-    size, med, quart = _cluster_medians(df, lab, numeric, backend, quartiles=quartiles)
+    quartile = "n_accelerators" if "n_accelerators" in numeric else None
+    size, med, quart = _cluster_medians(df, lab, numeric, backend, quartile=quartile)
     shares = {col: cluster_shares(df, lab, col, backend) for col in COMPOSITION_COLUMNS
               if col in df.columns}
     labels = np.asarray(labels)
@@ -451,7 +452,7 @@ def profile_clusters(df, labels, *, backend=None) -> pd.DataFrame:
         if "accelerator" in df.columns:
             acc = shares.get("accelerator", {})
             row["accelerators"] = _accelerator_text(acc[c]) if c in acc else ""
-        if quartiles:
+        if quart is not None:
             row["n_accelerators_range"] = _range_text(quart[0].loc[c], quart[1].loc[c])
         rows.append(row)
     return _profile_frame(rows)

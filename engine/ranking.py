@@ -132,8 +132,9 @@ def pareto_and_counts(costs, *, backend, rank_depth=None, count_cap=None, ranks=
     k = backend.kernels
     if ranks is None:
         # Independent: on the CPU the serial sort of the fronts overlaps the parallel counts.
-        pareto, dom = backend.together(lambda: _pareto_ranks(k, costs, rank_depth, backend),
-                                       lambda: k.domination_count(costs, cap=count_cap))
+        pareto, dom = backend.together(
+            lambda: pareto_ranks(costs, backend=backend, rank_depth=rank_depth),
+            lambda: k.domination_count(costs, cap=count_cap))
     else:
         dom = k.domination_count(costs, cap=count_cap)
         pareto = ranks.result()

@@ -133,8 +133,8 @@ def test_host_cluster_medians_equal_the_grouped_aggregations(seed):
     raw[raw == 2] = 3  # a label with no rows
     df.loc[raw == 1, "cost_usd"] = np.nan  # a cluster whose column is all missing
     cols = list(df.columns)
-    got = _host_cluster_medians(df, raw, cols, ("n_accelerators",))
-    want = _frame_cluster_medians(df, raw, cols, CPU, ("n_accelerators",))
+    got = _host_cluster_medians(df, raw, cols, "n_accelerators")
+    want = _frame_cluster_medians(df, raw, cols, CPU, "n_accelerators")
     pd.testing.assert_series_equal(got[0], want[0], check_names=False, check_index_type=False,
                                    check_dtype=False)
     pd.testing.assert_frame_equal(got[1], want[1], check_names=False, check_index_type=False,
