@@ -125,13 +125,17 @@ def _mixed_table(n, seed):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_host_cluster_medians_equal_the_grouped_aggregations(seed):
+@pytest.mark.parametrize("missing", [True, False])
+def test_host_cluster_medians_equal_the_grouped_aggregations(seed, missing):
     from gpurank.engine.clustering import _frame_cluster_medians, _host_cluster_medians
 
     df = _mixed_table(400, seed)
     raw = np.random.default_rng(seed).integers(-1, 4, len(df)).astype(np.int32)
     raw[raw == 2] = 3  # a label with no rows
-    df.loc[raw == 1, "cost_usd"] = np.nan  # a cluster whose column is all missing
+    if missing:
+        df.loc[raw == 1, "cost_usd"] = np.nan  # a cluster whose column is all missing
+    else:  # the path that slices without dropping missing values
+        df = df.fillna(1.5)
     cols = list(df.columns)
     got = _host_cluster_medians(df, raw, cols, "n_accelerators")
     want = _frame_cluster_medians(df, raw, cols, CPU, "n_accelerators")
@@ -142,7 +146,7 @@ def test_host_cluster_medians_equal_the_grouped_aggregations(seed):
     for g, w in zip(got[2], want[2]):
         pd.testing.assert_series_equal(g, w, check_names=False, check_index_type=False,
                                        rtol=1e-15)
-    assert np.isnan(got[1].loc[1, "cost_usd"])
+    assert np.isnan(got[1].loc[1, "cost_usd"]) == missing
 
 
 @pytest.mark.parametrize("seed", [0, 1])
