@@ -642,7 +642,7 @@ def _level_4d(y, z, wv, weight, lift, cnt, cw, cl, yo, yo2, d, nth):
     for all of them."""
     g = y.shape[0]
     steps = 1 << (d - 1)
-    cap = (g + steps - 1) // steps + 1  # the longest step
+    cap = (g + steps - 1) // steps  # the longest step (runs of a depth differ by at most 1)
     nch = min(nth, steps)
     for ch in prange(nch):
         ws = np.empty(SUM_3D_WORDS * (cap + 1), dtype=np.int64)
