@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from generated import ERROR_ATOL, fit_differences, same_report
 from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.sources.calibrate import (
     REPORT_BEGIN,
@@ -424,9 +425,12 @@ def test_docs_and_default_model_are_what_calibrate_writes(mlperf):
     from pathlib import Path
 
     model = calibrate(mlperf)
-    assert model.to_dict() == DEFAULT_MODEL.to_dict(), "engine/data/default_model.json is stale"
+    stale = fit_differences(model.to_dict(), DEFAULT_MODEL.to_dict(),
+                            atol={"median_ape": ERROR_ATOL, "p90_ape": ERROR_ATOL})
+    assert not stale, f"engine/data/default_model.json is stale: {stale[:5]}"
     doc = (Path(__file__).resolve().parents[1] / "docs" / "simulator.md").read_text(
         encoding="utf-8"
     )
     a, b = doc.index(REPORT_BEGIN), doc.index(REPORT_END) + len(REPORT_END) + 1
-    assert doc[a:b] == validation_report(mlperf, model=model), "docs/simulator.md's report is stale"
+    assert same_report(doc[a:b], validation_report(mlperf, model=model)), (
+        "docs/simulator.md's report is stale")

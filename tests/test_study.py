@@ -5,10 +5,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
+from generated import same_report
 from gpurank.engine.errors import UsageError
-from mlperf_data import shared_data
-
 from gpurank.engine.study import (
     StudyResult,
     availability_category,
@@ -17,6 +15,7 @@ from gpurank.engine.study import (
     run_study,
     run_study_cli,
 )
+from mlperf_data import shared_data
 
 REPO = Path(__file__).resolve().parents[1]
 STUDY = Path(__file__).parent / "fixtures" / "mlperf" / "study"
@@ -130,12 +129,22 @@ def test_real_checks_are_computed(real_study):
     assert b["time_largest"] < b["time_rest"]  # bigger systems are faster in MLPerf, whatever else
 
 
+WORKLOADS_HEADING = "# The study on every MLPerf Training workload"
+
+
+def _parts(text: str) -> tuple[str, str]:
+    """docs/mlperf-study.md split into its ResNet-50 study and its per-workload study."""
+    assert f"\n{WORKLOADS_HEADING}" in text, f"{DOC} has no {WORKLOADS_HEADING!r} part"
+    at = text.index(f"\n{WORKLOADS_HEADING}")
+    return text[:at], text[at + 1:]
+
+
 @real
 def test_committed_report_is_what_the_command_generates(real_study):
     """docs/mlperf-study.md is the ResNet-50 study, unchanged, then the study per workload."""
     assert DOC.is_file(), f"{DOC} is missing; generate it with gpurank.engine.study.run_study"
-    text = DOC.read_text(encoding="utf-8")
-    assert text.startswith(real_study.markdown + "\n# The study on every MLPerf Training workload"), (
+    resnet, _ = _parts(DOC.read_text(encoding="utf-8"))
+    assert same_report(resnet, real_study.markdown), (
         "the ResNet-50 part of docs/mlperf-study.md is stale; regenerate it from the repository "
         "root with: gpurank study ../shared/data/mlperf_resnet/raw --published-scores "
         "../shared/data/mlperf_resnet/summary.csv -o docs/mlperf-study.md")
@@ -163,8 +172,8 @@ def workloads_study(tmp_path_factory):
 @real
 @real_training
 def test_committed_workloads_part_is_what_the_command_generates(real_study, workloads_study):
-    text = DOC.read_text(encoding="utf-8")
-    assert text[len(real_study.markdown) + 1:] == workloads_study.markdown, (
+    _, workloads = _parts(DOC.read_text(encoding="utf-8"))
+    assert same_report(workloads, workloads_study.markdown), (
         "the per-workload part of docs/mlperf-study.md is stale; regenerate it with: "
         + WL_COMMAND)
 

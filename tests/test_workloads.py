@@ -2,11 +2,11 @@
 per-workload models, simulate/calibrate/predict per workload and the documented validation."""
 
 import math
-import re
 
 import numpy as np
 import pandas as pd
 import pytest
+from generated import same_report
 from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.sources.calibrate import (
     WORKLOADS_BEGIN,
@@ -266,30 +266,6 @@ def test_calibrate_cli_per_benchmark_and_all(table, tmp_path):
     assert "| retinanet | ssd | images/s |" in text and "old" not in text
 
 
-_NUMBER = re.compile(r"[-+]?\d+\.\d+")
-
-
-def _same_report(doc: str, fresh: str) -> bool:
-    """The same text, each decimal figure within one unit of its last printed digit: the
-    fits behind the figures round differently on CPUs with other vector units (a held-out
-    error of -52.85% printed -52.9 on one machine and -52.8 on another)."""
-    if _NUMBER.sub("#", doc) != _NUMBER.sub("#", fresh):
-        return False
-    for x, y in zip(_NUMBER.findall(doc), _NUMBER.findall(fresh)):
-        places = len(x.split(".")[1])
-        if places != len(y.split(".")[1]) or abs(float(x) - float(y)) > 1.0001 * 10.0**-places:
-            return False
-    return True
-
-
-def test_same_report_allows_only_the_last_digit():
-    assert _same_report("| a | -52.9 | 1.4 |", "| a | -52.8 | 1.4 |")
-    assert not _same_report("| a | -52.9 | 1.4 |", "| a | -52.7 | 1.4 |")
-    assert not _same_report("| a | 52.9 |", "| b | 52.9 |")
-    assert not _same_report("| a | 2.30 |", "| a | 2.3 |")
-    assert not _same_report("| a | 1.4 |", "| a | 1.4 | 2.0 |")
-
-
 @real
 def test_documented_validation_is_current_and_under_20_percent(table):
     """docs/simulator.md's per-workload section is what calibrate --benchmark all writes, and
@@ -300,7 +276,7 @@ def test_documented_validation_is_current_and_under_20_percent(table):
     doc = (repo / "docs" / "simulator.md").read_text(encoding="utf-8")
     a, b = doc.index(WORKLOADS_BEGIN), doc.index(WORKLOADS_END) + len(WORKLOADS_END)
     section = workloads_report(table)
-    assert _same_report(doc[a:b] + "\n", section), (
+    assert same_report(doc[a:b] + "\n", section), (
         "docs/simulator.md's workload validation is stale; regenerate it with gpurank calibrate "
         "mlperf_training.parquet --benchmark all -o engine/data/models --report docs/simulator.md")
     for bench in BENCHMARKS:
