@@ -31,7 +31,8 @@ from .._validate import check_benefit, check_costs, check_k, check_pair
 from ._sort import row_sums
 from .count import domination_count
 
-__all__ = ["count_dominators", "smaa_interval_candidates", "smaa_topsis", "smaa_topsis_drawn"]
+__all__ = ["count_dominators", "interval_corners", "smaa_interval_candidates", "smaa_topsis",
+           "smaa_topsis_drawn"]
 
 _U64 = np.uint64
 
@@ -205,17 +206,45 @@ def smaa_interval_candidates(matrix, benefit, factors, *, k):
     >>> smaa_interval_candidates(x, [False, False], f, k=2)
     array([0, 1])
     """
-    x = check_costs(matrix, name="matrix").astype(np.float64, copy=False)
-    n, m = x.shape
-    b = check_benefit(benefit, m)
     k = check_k(k)
-    f = check_factors(factors, n, m)
-    opt, pess = corners(np.where(b, -x, x), f, b)
+    opt, pess = interval_corners(matrix, benefit, factors)
+    n = opt.shape[0]
     if n == 0 or k == 0:
         return np.zeros(0, np.int64)
     near = np.flatnonzero(domination_count(pess, cap=k) < k)
     count = count_dominators(opt, pess[near], cap=k)
     return np.flatnonzero(count < k).astype(np.int64)
+
+
+def interval_corners(matrix, benefit, factors):
+    """The optimistic and pessimistic corners of every row's box: each canonical column
+    (benefit columns negated) at its best and at its worst over the row's factor interval.
+
+    Parameters
+    ----------
+    matrix, benefit, factors
+        As :func:`gpurank.kernels.reference.smaa_interval_candidates`.
+
+    Returns
+    -------
+    (opt, pess) : ndarrays of float64, shape (n, m)
+        Computed with the drawn kernels' operations, so every drawn row lies between them;
+        a row is a candidate of the top ``k`` when fewer than ``k`` rows' ``pess``
+        dominate its ``opt`` (also across partitions of a table: each row's corners are
+        its own).
+
+    Examples
+    --------
+    >>> from gpurank.kernels._smaa import RowFactors
+    >>> f = RowFactors(lo=[0.5, 1.0], hi=[2.0, 1.0], exponent=[1, -1])
+    >>> opt, pess = interval_corners(np.array([[4.0, 4.0], [1.0, 1.0]]), [False, False], f)
+    >>> opt.tolist(), pess.tolist()
+    ([[2.0, 2.0], [1.0, 1.0]], [[8.0, 8.0], [1.0, 1.0]])
+    """
+    x = check_costs(matrix, name="matrix").astype(np.float64, copy=False)
+    n, m = x.shape
+    b = check_benefit(benefit, m)
+    return corners(np.where(b, -x, x), check_factors(factors, n, m), b)
 
 
 def count_dominators(costs_a, costs_b, *, cap):

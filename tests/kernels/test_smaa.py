@@ -319,6 +319,27 @@ def test_interval_candidates_match_brute_force(kind, n):
             np.testing.assert_array_equal(cpu_smaa.smaa_interval_candidates(x, b, f, k=k), want)
 
 
+def test_interval_candidates_from_partitions():
+    """The recipe for a table held in partitions: each partition's corners (row by row),
+    the pessimistic corners fewer than k of them dominate over the whole table, then each
+    partition's optimistic corners counted against those, stopping at k."""
+    rng = np.random.default_rng(21)
+    for seed in range(5):
+        n, m, k = 150, 2 + seed % 3, 1 + seed
+        x = make_input(n, m, ["int", "dup", "float"][seed % 3], seed)
+        b = np.arange(m) % 2 == 1
+        f = _factors(n, m, seed, width=0.5)
+        cuts = np.sort(rng.choice(np.arange(1, n), size=3, replace=False))
+        parts = np.split(np.arange(n), cuts)
+        corners_of = [cpu_smaa.interval_corners(
+            x[p], b, RowFactors(f.lo[p], f.hi[p], f.exponent, f.seed, p)) for p in parts]
+        pess = np.concatenate([c[1] for c in corners_of])
+        near = pess[cpu.domination_count(pess, cap=k) < k]
+        cand = np.concatenate([p[cpu_smaa.count_dominators(opt, near, cap=k) < k]
+                               for p, (opt, _) in zip(parts, corners_of)])
+        np.testing.assert_array_equal(cand, cpu_smaa.smaa_interval_candidates(x, b, f, k=k))
+
+
 def test_count_dominators_matches_pairs():
     rng = np.random.default_rng(8)
     for seed in range(10):
