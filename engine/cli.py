@@ -209,8 +209,15 @@ def _add_simulate(sub) -> None:
     sim.add_argument("--no-size-check", action="store_true",
                      help="write even when the estimated output is larger than the free disk "
                           "(or memory, for .csv)")
+    _catalog(sim)
     sim.add_argument("--json", action="store_true", help="print the outcome as JSON")
     _overwrite(sim)
+
+
+def _catalog(p) -> None:
+    p.add_argument("--catalog", default=None, metavar="CSV",
+                   help="accelerators of your own: a CSV with the accelerator catalog's "
+                        "columns, merged over the built-in catalog (docs/simulator.md)")
 
 
 def _add_calibrate(sub) -> None:
@@ -225,6 +232,9 @@ def _add_calibrate(sub) -> None:
     cal.add_argument("--report", default=None, metavar="DOC_MD",
                      help="also write the cross-validation tables into this Markdown file "
                           "(between its calibrate --report markers, or a new file)")
+    cal.add_argument("--intervals", default=None, metavar="JSON",
+                     help="with --benchmark all: write the prediction-interval table fitted on "
+                          "every workload's held-out errors to this file")
     cal.add_argument("--json", action="store_true", help="print the outcome as JSON")
     _overwrite(cal)
 
@@ -238,6 +248,10 @@ def _add_predict(sub) -> None:
     pred.add_argument("--benchmark", default=None, metavar="NAME",
                       help="keep only the rows of this benchmark")
     pred.add_argument("-o", "--output", required=True, help="output .parquet file")
+    pred.add_argument("--config-only", action="store_true",
+                      help="ignore measured epochs and samples in the table: predict from the "
+                           "configuration columns alone, as before training")
+    _catalog(pred)
     pred.add_argument("--json", action="store_true", help="print the outcome as JSON")
     _overwrite(pred)
 
@@ -451,7 +465,8 @@ def _cmd_simulate(args) -> int:
                                    providers=_split(args.providers),
                                    row_group_rows=args.row_group_rows,
                                    partitioned=args.partitioned, overwrite=args.overwrite,
-                                   check_size=not args.no_size_check, workload=args.workload)
+                                   check_size=not args.no_size_check, workload=args.workload,
+                                   catalog=args.catalog)
     finally:
         progress.close()
     for note in out.get("notes", ()):
@@ -467,7 +482,8 @@ def _cmd_calibrate(args) -> int:
     from .sources.calibrate import run_calibrate_cli
 
     model = run_calibrate_cli(args.table, args.output, overwrite=args.overwrite,
-                              report=args.report, benchmark=args.benchmark)
+                              report=args.report, benchmark=args.benchmark,
+                              intervals=args.intervals)
     models = model if isinstance(model, dict) else {model.workload: model}
     _emit(args, {"output": args.output, "report": args.report,
                  "models": {k: m.to_dict() for k, m in models.items()}},
@@ -480,7 +496,8 @@ def _cmd_predict(args) -> int:
     from .sources.calibrate import run_predict_cli
 
     res = run_predict_cli(args.table, args.model, args.output, overwrite=args.overwrite,
-                          benchmark=args.benchmark)
+                          benchmark=args.benchmark, use_table_epochs=not args.config_only,
+                          catalog=args.catalog)
     _emit(args, {"output": args.output, "rows": len(res)},
           f"wrote {args.output}: {len(res):,} configurations with predicted_ columns")
     return 0

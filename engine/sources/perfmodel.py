@@ -29,10 +29,14 @@ __all__ = [
     "MODEL_VERSION",
     "MEM_EFFICIENCY",
     "HOST_COPY_EFFICIENCY",
+    "PRECISIONS",
 ]
 
 #: ImageNet-1k training images (MLPerf ``train_samples``; summary.csv README).
 IMAGENET_TRAIN_SAMPLES = 1_281_167
+#: Training number formats, narrowest last; a format an accelerator lacks falls back to the
+#: next wider one it has (bf16 always: fp16 where no bf16).
+PRECISIONS = ("bf16", "fp8", "fp4")
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,22 @@ class Workload:
     local_batches : tuple of int
         Samples per replica the simulator draws from; ``max_global_batch`` caps the global
         batch (None: no cap beyond the reference convergence table).
+    precision : str
+        The number format the workload's matrix multiplications train in where the
+        accelerator supports it: ``"bf16"`` (bf16 or fp16 mixed precision), ``"fp8"`` (FP8
+        with higher-precision accumulation, as transformer submissions run on Hopper,
+        Blackwell, Ada, Gaudi2/3 and CDNA3/4) or ``"fp4"``. The compute term uses the
+        accelerator's dense peak in that format, falling back to the next wider format it
+        has (``PRECISIONS``).
+    architecture : str
+        What kind of network it trains (``cnn``, ``transformer-encoder``,
+        ``transformer-decoder``, ``diffusion``, ``rnn``, ``recommender``, ``gnn``, or ""):
+        the first thing :func:`~gpurank.engine.sources.workloads.nearest_calibrated`
+        compares when a workload without calibration rows takes another's efficiencies.
+    state_sharded : bool
+        The optimizer state is sharded over all accelerators (a distributed optimizer,
+        ZeRO/FSDP) even when the model is data parallel; a model-parallel workload's state
+        always is.
     sources : tuple of (field, source) pairs
     """
 
@@ -127,6 +147,9 @@ class Workload:
     sparse_params: float = 0.0
     local_batches: tuple = (32, 64, 128, 256)
     max_global_batch: int | None = 65536
+    precision: str = "bf16"
+    architecture: str = ""
+    state_sharded: bool = False
     sources: tuple = ()
 
     def __post_init__(self):
@@ -177,6 +200,10 @@ class Workload:
             raise UsageError(
                 f"Workload.local_batches={lb!r} is not allowed; it must be integers >= 1")
         object.__setattr__(self, "local_batches", tuple(lb))
+        if self.precision not in PRECISIONS:
+            raise UsageError(
+                f"Workload.precision={self.precision!r} is not allowed; it must be one of "
+                f"{', '.join(PRECISIONS)}")
         mg = self.max_global_batch
         if mg is not None and (isinstance(mg, bool) or not isinstance(mg, int) or mg < 1):
             raise UsageError(
@@ -226,9 +253,10 @@ class Workload:
         the model state, over its share of a sample's activations.
 
         A model-parallel workload's state is sharded over all ``n`` accelerators (distributed
-        optimizer / fully sharded state, as the MLPerf LLM submissions run); a data-parallel
-        one holds it whole on each accelerator."""
-        state_shards = shards if (self.model_parallel == 1 or n is None) else n
+        optimizer / fully sharded state, as the MLPerf LLM submissions run), as is one with
+        ``state_sharded``; a data-parallel one holds it whole on each accelerator."""
+        sharded = self.model_parallel > 1 or self.state_sharded
+        state_shards = n if (sharded and n is not None) else shards
         state_gb = self.params * self.state_bytes_per_param / 1e9 / state_shards
         usable = xp.asarray(mem_gb, dtype=np.float64) * 0.9 - state_gb - 1.0  # 1 GB runtime
         return xp.floor(xp.maximum(usable, 0.0) / (self.activation_gb_per_sample / shards))
@@ -301,6 +329,7 @@ def resnet50(epochs_table=None) -> Workload:
         activation_gb_per_sample=0.05,
         benchmark="resnet",
         throughput_unit="images/s",
+        architecture="cnn",
         # ILSVRC2012's training set: 138 GB of JPEGs for 1,281,167 images
         input_bytes_per_sample=110e3,
     )
@@ -312,8 +341,10 @@ HOST_COPY_EFFICIENCY = 0.8
 #: Host-to-accelerator bandwidth per accelerator (GB/s per direction) when a configuration
 #: does not give one: PCIe 4.0 x16, 32 GB/s nominal, at ``HOST_COPY_EFFICIENCY``.
 DEFAULT_HOST_GBPS = 32.0 * HOST_COPY_EFFICIENCY
-#: Version of the model file format; version 1 was the compute-only model.
-MODEL_VERSION = 2
+#: Version of the model file format: 1 was the compute-only model, 2 the roofline model with
+#: one efficiency per family borrowed by families without data, 3 adds the efficiency shared
+#: across families, the per-pass latency and the workload's training precision.
+MODEL_VERSION = 3
 #: Model files larger than this are refused before they are read (a model is a few KB).
 MAX_MODEL_BYTES = 16 << 20
 #: Achieved fraction of the peak memory bandwidth (STREAM-like kernels reach about 88-90% of
@@ -332,18 +363,28 @@ class CalibratedModel:
     """Free parameters of the performance model; fitted by ``calibrate`` or the defaults.
 
     ``compute_efficiency_by_family`` maps an accelerator family (``family`` column of the
-    accelerator catalog) to the achieved fraction of its dense bf16/fp16 tensor peak while
-    computing (the compute term of the roofline; the memory term is separate). A family
-    without a fitted value borrows one: ``borrow_by_generation[generation]`` names the fitted
-    family it borrows from (same generation, else a related one), ``borrow_default`` the
-    family used otherwise; ``compute_efficiency_default`` is used only by a model with no
-    fitted families. :meth:`compute_efficiency_for` returns the value and its basis.
+    accelerator catalog) to the achieved fraction of its dense tensor peak (in the precision
+    the workload trains in) while computing: the compute term of the roofline; the memory
+    term, the per-pass latency and the communication are separate and shared by every
+    family. ``compute_efficiency_shared`` is the efficiency the fit shares across families:
+    each fitted family's value is this shared one times a factor the fit keeps near 1 unless
+    the family's rows demand otherwise (a prior of ``family_prior_sd`` on its logit), through
+    its vendor's value (``compute_efficiency_by_vendor``: the vendor's software, a prior of
+    ``vendor_prior_sd``). A family without rows uses its vendor's value, or the shared one
+    for a vendor without rows, on its own hardware facts (peak, memory bandwidth, scale-up
+    domain): ``borrowed:<vendor>`` or ``borrowed:shared``. ``compute_efficiency_default`` is
+    used only by a model with neither (a hand-set model: ``assumed``).
+    :meth:`compute_efficiency_for` returns the value and its basis.
     """
 
     compute_efficiency_by_family: dict = field(default_factory=dict)
-    borrow_by_generation: dict = field(default_factory=dict)
-    borrow_default: str = ""
+    compute_efficiency_shared: float | None = None  # fitted across families
+    compute_efficiency_by_vendor: dict = field(default_factory=dict)  # a vendor's software
     compute_efficiency_default: float = 0.40
+    family_prior_sd: float = 0.25  # prior SD of a family's logit deviation from its vendor
+    vendor_prior_sd: float = 0.5  # prior SD of a vendor's logit deviation from the shared value
+    step_latency_s: float = 0.0  # per pass over a micro-batch: launches, syncs (fitted)
+    narrow_fraction: float = 1.0  # compute at the narrow (fp8/fp4) peak, the rest at bf16
     arithmetic_intensity: float = 100.0  # FLOPs per byte of memory traffic (fitted)
     mem_efficiency: float = MEM_EFFICIENCY  # achieved / peak memory bandwidth (sourced)
     mem_overlap: float = 0.5  # fraction of the shorter of compute/memory time hidden
@@ -367,6 +408,10 @@ class CalibratedModel:
     def __post_init__(self):
         checks = {
             "compute_efficiency_default": (0, 1, False),
+            "family_prior_sd": (0, None, False),
+            "vendor_prior_sd": (0, None, False),
+            "step_latency_s": (0, None, True),
+            "narrow_fraction": (0, 1, True),
             "arithmetic_intensity": (0, None, False),
             "mem_efficiency": (0, 1, False),
             "mem_overlap": (0, 1, True),
@@ -402,28 +447,23 @@ class CalibratedModel:
                 f"CalibratedModel.allreduce={self.allreduce!r} is not allowed; "
                 "use 'hierarchical' or 'ring'"
             )
-        for d in ("compute_efficiency_by_family", "borrow_by_generation", "fit"):
+        for d in ("compute_efficiency_by_family", "compute_efficiency_by_vendor", "fit"):
             if not isinstance(getattr(self, d), dict):
                 raise UsageError(
                     f"CalibratedModel.{d}={getattr(self, d)!r} is not allowed; it must be a dict"
                 )
-        fams = self.compute_efficiency_by_family
-        for k, v in fams.items():
-            if not (isinstance(k, str) and _number(v) and 0 < v <= 1):
-                raise UsageError(
-                    f"CalibratedModel.compute_efficiency_by_family[{k!r}]={v!r} "
-                    "is not allowed; it must be a number in (0, 1]"
-                )
-        for k, v in self.borrow_by_generation.items():
-            if v not in fams:
-                raise UsageError(
-                    f"CalibratedModel.borrow_by_generation[{k!r}]={v!r} is not "
-                    "allowed; it must name a family of compute_efficiency_by_family"
-                )
-        if self.borrow_default and self.borrow_default not in fams:
+        for d in ("compute_efficiency_by_family", "compute_efficiency_by_vendor"):
+            for k, v in getattr(self, d).items():
+                if not (isinstance(k, str) and _number(v) and 0 < v <= 1):
+                    raise UsageError(
+                        f"CalibratedModel.{d}[{k!r}]={v!r} is not allowed; it must be a "
+                        "number in (0, 1]"
+                    )
+        sh = self.compute_efficiency_shared
+        if sh is not None and not (_number(sh) and 0 < sh <= 1):
             raise UsageError(
-                f"CalibratedModel.borrow_default={self.borrow_default!r} is not "
-                "allowed; it must be '' or a family of compute_efficiency_by_family"
+                f"CalibratedModel.compute_efficiency_shared={sh!r} is not allowed; it must be "
+                "a number in (0, 1] or None"
             )
         if not isinstance(self.workload, str):
             raise UsageError(
@@ -431,22 +471,26 @@ class CalibratedModel:
             )
 
     def compute_efficiency_for(
-        self, family: str, generation: str | None = None
+        self, family: str, generation: str | None = None, *, vendor: str | None = None
     ) -> tuple[float, str]:
         """``(efficiency, basis)`` for an accelerator family.
 
-        ``basis`` is ``"fitted"`` when the family had calibration rows,
-        ``"borrowed:<family>"`` when its value is another family's (same or related
-        generation, else ``borrow_default``), and ``"assumed"`` for
-        ``compute_efficiency_default`` (a model without fitted families).
+        ``basis`` is ``"fitted"`` when the family had calibration rows; for a family without
+        rows, ``"borrowed:<vendor>"`` when its vendor had rows (the efficiency of the
+        vendor's software shared across its families), else ``"borrowed:shared"`` (the one
+        shared across vendors), each applied to the family's own peak, memory and links;
+        ``"assumed"`` for ``compute_efficiency_default`` (a hand-set model without a fit).
+        ``generation`` is accepted for callers that have it; the basis does not depend on
+        it.
         """
+        del generation  # a family's own facts, not its generation's, decide its prediction
         fams = self.compute_efficiency_by_family
         if family in fams:
             return float(fams[family]), "fitted"
-        src = self.borrow_by_generation.get(generation) if generation is not None else None
-        src = src or self.borrow_default
-        if src:
-            return float(fams[src]), f"borrowed:{src}"
+        if vendor is not None and vendor in self.compute_efficiency_by_vendor:
+            return float(self.compute_efficiency_by_vendor[vendor]), f"borrowed:{vendor}"
+        if self.compute_efficiency_shared is not None:
+            return float(self.compute_efficiency_shared), "borrowed:shared"
         return float(self.compute_efficiency_default), "assumed"
 
     def intensity_for(self, workload: "Workload") -> float:
@@ -516,7 +560,7 @@ class CalibratedModel:
         if version != MODEL_VERSION:
             raise DataError(
                 f"model file '{path}' has version={_short(version)}; this gpurank reads version "
-                f"{MODEL_VERSION} (the roofline model; version 1 was the compute-only model): "
+                f"{MODEL_VERSION} (the roofline model with an efficiency shared across families): "
                 "recalibrate with gpurank calibrate"
             )
         names = {f.name for f in fields(cls)}
@@ -630,7 +674,19 @@ def _device_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards
     bm = xp.broadcast_to(xp.asarray(cfg["micro_batch"], dtype=f64), v.shape) if (
         "micro_batch" in cfg) else v.b
     bm = xp.where(v.ok & (bm > 0), bm, v.b) if "micro_batch" in cfg else v.b
-    t_compute = b_acc * F / (v.peak * v.eff_c) * ((bm + model.batch_half) / bm)
+    peak = v.peak
+    if "narrow_peak_tflops" in cfg and model.narrow_fraction > 0:
+        # the share narrow_fraction of the FLOPs runs at the narrow-precision peak (fp8
+        # GEMMs), the rest at the bf16 one (attention, norms, the layers kept wide)
+        nar = xp.broadcast_to(xp.asarray(cfg["narrow_peak_tflops"], dtype=f64), v.shape) * 1e12
+        ratio = xp.where(v.ok & (nar > 0), v.peak / xp.where(nar > 0, nar, 1.0), 1.0)
+        peak = v.peak / ((1.0 - model.narrow_fraction) + model.narrow_fraction * ratio)
+    t_compute = b_acc * F / (peak * v.eff_c) * ((bm + model.batch_half) / bm)
+    if model.step_latency_s > 0:
+        # a fixed time per pass over a micro-batch (kernel launches, synchronizations) that
+        # does not shrink with the peak: what makes a faster chip reach a smaller fraction
+        # of it at the same batch
+        t_compute = t_compute + model.step_latency_s * (v.b / bm)
     # memory: activations per sample (F / intensity bytes) plus one pass over the weights,
     # gradients and optimizer state per step, at the achieved memory bandwidth
     intensity = model.intensity_for(workload)
@@ -648,12 +704,12 @@ def _device_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards
 def _allreduce_time(v: _Inputs, cfg: dict, model, workload: Workload, shards, xp):
     """Time of the gradient all-reduce, and the valid rows whose needed link has no
     bandwidth, ``(t_comm, bad_link)``."""
-    f64 = np.float64
-    n, g, m, ok, one = v.n, v.g, v.m, v.ok, v.one
+    n, ok, one = v.n, v.ok, v.one
     s = workload.synced_params * workload.grad_bytes_per_param / shards  # per accelerator
     ce = model.comm_efficiency
-    intra = xp.broadcast_to(xp.asarray(cfg["intra_GBps"], dtype=f64), v.shape) * 1e9 * ce
-    inter = xp.broadcast_to(xp.asarray(cfg["inter_GBps"], dtype=f64), v.shape) * 1e9 * ce
+    g, m, intra, inter = _reduction_levels(v, cfg, xp)
+    intra = intra * 1e9 * ce
+    inter = inter * 1e9 * ce
     intra_ok = ok & (g > 1) & (intra > 0)
     inter_ok = ok & (m > 1) & (inter > 0)
     intra_s = xp.where(intra_ok, intra, one)
@@ -679,6 +735,29 @@ def _allreduce_time(v: _Inputs, cfg: dict, model, workload: Workload, shards, xp
         + model.latency_inter_s * steps_inter
     )
     return t_comm, bad_link
+
+
+def _reduction_levels(v: _Inputs, cfg: dict, xp):
+    """The two levels of the hierarchical all-reduce: accelerators per first-level group,
+    groups, the group link's GB/s per accelerator and the network's GB/s per group.
+
+    The first level is the node, unless the accelerator's scale-up domain (``scaleup_domain``
+    accelerators joined at ``scaleup_GBps`` each, e.g. an NVL72 rack of 18 trays of 4 GPUs)
+    is wider than the node: then it is the domain (at most ``n``), and the network joins
+    domains, each with every network link of its nodes."""
+    f64 = np.float64
+    g, m = v.g, v.m
+    intra = xp.broadcast_to(xp.asarray(cfg["intra_GBps"], dtype=f64), v.shape)
+    inter = xp.broadcast_to(xp.asarray(cfg["inter_GBps"], dtype=f64), v.shape)
+    if "scaleup_domain" not in cfg:
+        return g, m, intra, inter
+    dom = xp.broadcast_to(xp.asarray(cfg["scaleup_domain"], dtype=f64), v.shape)
+    dbw = xp.broadcast_to(xp.asarray(cfg.get("scaleup_GBps", np.nan), dtype=f64), v.shape)
+    wide = v.ok & (dom > g) & (dbw > 0) & (v.n > g)
+    dom_s = xp.where(wide, dom, v.one)
+    g1 = xp.where(wide, xp.minimum(v.n, dom_s), g)
+    return (g1, xp.where(wide, v.n / g1, m), xp.where(wide, dbw, intra),
+            xp.where(wide, inter * (g1 / g), inter))
 
 
 def _input_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, xp):
@@ -710,14 +789,17 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
     """Evaluate the model for arrays of configurations (no noise).
 
     ``cfg`` keys (arrays broadcastable to one length):
-      peak_tflops, compute_efficiency, mem_bw_tbps, n_accelerators, accelerators_per_node,
-      n_nodes, local_batch (per replica: per accelerator for a data-parallel workload),
-      intra_GBps (per accelerator, per direction), inter_GBps (per node, per direction,
-      protocol efficiency already applied), cpu_cores_per_accelerator (nan = no limit),
-      cpu_decode_factor, dali (bool); optional host_GBps (host-to-accelerator link per
-      accelerator, ``DEFAULT_HOST_GBPS`` when absent) and micro_batch (the batch one pass
-      runs when the replica's batch is accumulated over several; ``local_batch`` when
-      absent)
+      peak_tflops (dense bf16/fp16), compute_efficiency, mem_bw_tbps, n_accelerators,
+      accelerators_per_node, n_nodes, local_batch (per replica: per accelerator for a
+      data-parallel workload), intra_GBps (per accelerator, per direction), inter_GBps (per
+      node, per direction, protocol efficiency already applied), cpu_cores_per_accelerator
+      (nan = no limit), cpu_decode_factor, dali (bool); optional host_GBps
+      (host-to-accelerator link per accelerator, ``DEFAULT_HOST_GBPS`` when absent),
+      narrow_peak_tflops (the dense peak in the workload's narrower training format,
+      fp8/fp4; ``peak_tflops`` where the accelerator has none), scaleup_domain and
+      scaleup_GBps (the accelerator's scale-up domain, :func:`_reduction_levels`) and
+      micro_batch (the batch one pass runs when the replica's batch is accumulated over
+      several; ``local_batch`` when absent)
 
     Returns a dict of arrays: t_compute, t_memory, t_device, t_comm, t_input, t_step,
     throughput (samples/s, all accelerators), utilization (device busy time / step time),

@@ -36,7 +36,16 @@ from .. import catalog as _cat
 from ..errors import UsageError
 from ..outputs import publish_file, publish_folder
 from .accelerators import resolve_accelerators
+from .hardware import hardware_facts
+from .intervals import IntervalTable, interval_table
 from .perfmodel import HOST_COPY_EFFICIENCY, CalibratedModel, Workload, evaluate, resnet50
+from .predict import (
+    basis_kind,
+    basis_note,
+    extrapolation,
+    first_principles,
+    first_principles_note,
+)
 from .workloads import default_model, workload_for_benchmark
 from .workloads import workload as _workload
 
@@ -89,8 +98,9 @@ COLUMNS = (
     "n_nodes", "accelerators_per_node", "host_cpu", "cpu_cores_per_accelerator", "interconnect",
     "network", "framework", "input_pipeline", "provider", "provider_type",
     "price_per_accelerator_hour", "global_batch_size", "local_batch_size", "epochs",
-    "time_to_train_min", "throughput", "utilization", "mfu", "bottleneck", "prediction_basis",
-    "power_w", "cost_usd", "energy_kwh",
+    "time_to_train_min", "time_to_train_min_lo", "time_to_train_min_hi", "throughput",
+    "utilization", "mfu", "bottleneck", "prediction_basis", "prediction_note", "power_w",
+    "cost_usd", "energy_kwh",
 )
 
 
@@ -128,6 +138,7 @@ class _Plan:
     model: CalibratedModel
     workload: Workload
     link_bw: dict
+    intervals: IntervalTable
 
 
 def _model_and_workload(model, workload) -> tuple[CalibratedModel, Workload]:
@@ -145,12 +156,18 @@ def _model_and_workload(model, workload) -> tuple[CalibratedModel, Workload]:
     return model, workload
 
 
-def _modelled_accelerators(acc: pd.DataFrame, accelerators) -> pd.DataFrame:
+def _modelled_accelerators(acc: pd.DataFrame, accelerators, precision: str) -> pd.DataFrame:
     """The catalog's accelerators with a peak and a memory bandwidth (only those of the list
-    ``accelerators``, when given), with their ``peak`` and ``mem_bw`` as numbers."""
-    acc = acc.copy()
+    ``accelerators``, when given), with their ``peak`` (bf16), ``narrow_peak`` (in the
+    workload's training ``precision``), ``mem_bw``, ``scaleup`` and ``scaleup_bw`` as
+    numbers."""
+    acc = acc.copy().reset_index(drop=True)
+    hw = hardware_facts(pd.DataFrame(index=acc.index), acc, precision)
     acc["peak"] = pd.to_numeric(acc["bf16_dense_tflops"], errors="coerce").fillna(
         pd.to_numeric(acc["fp16_dense_tflops"], errors="coerce"))
+    acc["narrow_peak"] = hw.peak
+    acc["scaleup"] = hw.facts["scaleup_domain"]
+    acc["scaleup_bw"] = hw.facts["scaleup_bw_GBps"]
     acc["mem_bw"] = pd.to_numeric(acc["mem_bw_tbps"], errors="coerce")
     modelled = (acc["peak"] > 0) & (acc["mem_bw"] > 0)
     acc = acc.reset_index(drop=True)
@@ -285,6 +302,10 @@ def _accelerator_arrays(acc, cats: dict, eff_basis, links: _Links, workload: Wor
     fabric = np.array([x in spans for x in acc["intra_link_id"]])
     accd = {
         "peak": acc["peak"].to_numpy(float),
+        "narrow_peak": acc["narrow_peak"].to_numpy(float),
+        # a pod fabric already joins the nodes (its network is the fabric): no wider domain
+        "scaleup": np.where(fabric, np.nan, acc["scaleup"].to_numpy(float)),
+        "scaleup_bw": acc["scaleup_bw"].to_numpy(float),
         "mem_bw": acc["mem_bw"].to_numpy(float),
         "eff": np.array([e for e, _b in eff_basis], dtype=float),
         "basis": np.array([bases.index(b) for _e, b in eff_basis], dtype=np.int64),
@@ -343,7 +364,7 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
 
     if isinstance(accelerators, str):
         accelerators = [accelerators]
-    acc = _modelled_accelerators(acc, accelerators)
+    acc = _modelled_accelerators(acc, accelerators, workload.precision)
     acc, prices = _priced(acc, prices, accelerators, providers)
     lk = _links(links, model, acc)
 
@@ -351,19 +372,74 @@ def _prepare(*, model, workload, accelerators, providers, counts, nodes, local_b
     grace = cpus[cpus["host_cpu"].astype(str) == "NVIDIA Grace"]
     grace_cores = float(grace["cores_per_socket"].iloc[0]) if len(grace) else 72.0
     cpu_names = list(x86["host_cpu"].astype(str)) + ["NVIDIA Grace"]
-    eff_basis = [model.compute_efficiency_for(f, g)
-                 for f, g in zip(acc["family"].astype(str), acc["generation"].astype(str))]
+    eff_basis = [model.compute_efficiency_for(f, g, vendor=v)
+                 for f, g, v in zip(acc["family"].astype(str), acc["generation"].astype(str),
+                                    acc["vendor"].astype(str))]
+    fp = first_principles(model, workload)
+    notes = [basis_note(b, f, model, workload) for (_e, b), f in
+             zip(eff_basis, acc["family"].astype(str))]
+    if fp:
+        eff_basis = [(e, f"first-principles:{model.workload}") for e, _b in eff_basis]
+        notes = ["; ".join(x for x in (n, first_principles_note(model, workload)) if x)
+                 for n in notes]
     cats = _categories(acc, prices, cpu_names, lk, eff_basis)
+    cats["prediction_note"], note_base = _note_categories(notes, model, workload)
+    accd = _accelerator_arrays(acc, cats, eff_basis, lk, workload)
+    accd["note_base"], accd["note_map"] = note_base
+    table_i = interval_table()
+    w = [table_i.by_basis.get(_kind_of(b), table_i.by_basis.get("first-principles"))
+         for _e, b in eff_basis]
+    accd["w_lo"] = np.array([x[0] for x in w], dtype=float)
+    accd["w_hi"] = np.array([x[1] for x in w], dtype=float)
     return _Plan(
-        n_acc=len(acc), acc=_accelerator_arrays(acc, cats, eff_basis, lk, workload),
+        n_acc=len(acc), acc=accd,
         **_offers(acc, prices, cats),
         cats=cats, cpu=_cpu_arrays(x86, grace), grace_cores=grace_cores,
         net={"bw": np.array([0.0] + [lk.bw[x] * lk.eff[x] for x in lk.nets])},
         counts=None if counts is None else np.array(counts, dtype=np.int64),
         nodes=None if nodes is None else np.array(nodes, dtype=np.int64),
         local_batch=None if local_batch is None else np.array(local_batch, dtype=np.int64),
-        model=model, workload=workload, link_bw=lk.bw,
+        model=model, workload=workload, link_bw=lk.bw, intervals=table_i,
     )
+
+
+def _kind_of(basis: str) -> str:
+    kind = basis_kind(basis)
+    return kind if kind in ("fitted", "borrowed", "first-principles") else "first-principles"
+
+
+#: The flags of a row's note code beyond its accelerator's base note.
+_BATCH_OUT, _SCALE_OUT, _CURVE_OUT = 1, 2, 4
+
+
+def _note_categories(base_notes, model, workload):
+    """The sweep's ``prediction_note`` dictionary and each accelerator's base code: every
+    distinct base note (its basis) combined with the three extrapolation flags."""
+    distinct = list(dict.fromkeys(base_notes))
+    dom = model.fit.get("domain", {}) if isinstance(model.fit, dict) else {}
+    rng = dom.get("global_batch")
+    nmax = (dom.get("n_accelerators") or [None, None])[1]
+    curve = workload.samples_curve or workload.epochs_curve
+    top = max(b for b, _ in curve) if curve else None
+    fit_on = model.workload or workload.name
+    flags = [
+        (_BATCH_OUT, f"global batch beyond the fitted range {rng[0]:,.0f}-{rng[1]:,.0f} of "
+                     f"{fit_on}" if rng else ""),
+        (_SCALE_OUT, f"scale beyond the largest fitted system ({nmax:,.0f} accelerators)"
+         if nmax else ""),
+        (_CURVE_OUT, f"samples to converge extrapolated beyond the largest reference "
+                     f"convergence batch ({top:,.0f})" if top else ""),
+    ]
+    texts = []
+    for base in distinct:
+        for code in range(8):
+            parts = [base] + [t for bit, t in flags if code & bit]
+            texts.append("; ".join(x for x in parts if x))
+    cats = list(dict.fromkeys(texts))
+    # raw code (8 x base + flags) -> position of its text among the distinct texts
+    code_map = np.array([cats.index(t) for t in texts], dtype=np.int64)
+    base_code = np.array([8 * distinct.index(n) for n in base_notes], dtype=np.int64)
+    return cats, (base_code, code_map)
 
 
 def _workload_meta(wl: Workload) -> dict:
@@ -543,6 +619,8 @@ def _model_inputs(plan: _Plan, d: _Draw) -> dict:
         "cpu_cores_per_accelerator": d.host.cores_pa, "cpu_decode_factor": d.host.cpu_factor,
         "dali": d.dali,
         "host_GBps": A["host_bw"][a],
+        "narrow_peak_tflops": A["narrow_peak"][a],
+        "scaleup_domain": A["scaleup"][a], "scaleup_GBps": A["scaleup_bw"][a],
     }
 
 
@@ -590,7 +668,7 @@ def _exclusions(wl: Workload, lay: _Layout, bat: _Batch):
     return excl, reasons
 
 
-def _frame(plan: _Plan, d: _Draw, res: _Outcome, keep) -> pd.DataFrame:
+def _frame(plan: _Plan, d: _Draw, res: _Outcome, keep, ev: _Evidence) -> pd.DataFrame:
     """The kept rows as the sweep's columns (categoricals on the plan's dictionaries)."""
     A, a, wl = plan.acc, d.a, plan.workload
     n, m, per_node = d.layout.n, d.layout.m, d.layout.per_node
@@ -622,11 +700,14 @@ def _frame(plan: _Plan, d: _Draw, res: _Outcome, keep) -> pd.DataFrame:
         "local_batch_size": b[keep].astype(np.int64),
         "epochs": res.epochs[keep],
         "time_to_train_min": (res.train_s / 60.0)[keep],
+        "time_to_train_min_lo": (res.train_s / 60.0 * ev.lo)[keep],
+        "time_to_train_min_hi": (res.train_s / 60.0 * ev.hi)[keep],
         "throughput": (res.thr * wl.throughput_scale)[keep],
         "utilization": res.util[keep],
         "mfu": res.mfu[keep],
         "bottleneck": cat("bottleneck", res.bottleneck),
         "prediction_basis": cat("prediction_basis", A["basis"][a]),
+        "prediction_note": cat("prediction_note", ev.note),
         "power_w": res.power[keep],
         "cost_usd": (n * res.price * res.train_s / 3600.0)[keep],
         "energy_kwh": ((n * res.power + m * d.host.host_w) * res.train_s / 3.6e6)[keep],
@@ -662,7 +743,27 @@ def _chunk(plan: _Plan, seed: int, k: int, rows: int, xp=np):
     res = _outcome(plan, d, out, z, rows)
     excl, reasons = _exclusions(plan.workload, d.layout, d.batch)
     keep = ~excl if excl.any() else slice(None)
-    return _frame(plan, d, res, keep), reasons
+    return _frame(plan, d, res, keep, _evidence(plan, d)), reasons
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    """Per row: the interval factors on the time and the ``prediction_note`` code."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    note: np.ndarray
+
+
+def _evidence(plan: _Plan, d: _Draw) -> _Evidence:
+    """The 80% interval and the notes of each drawn row, from its accelerator's basis and how
+    far its batch and scale go beyond the model's fitted domain."""
+    A, a = plan.acc, d.a
+    ex = extrapolation(plan.model, plan.workload, d.batch.gb, d.layout.n)
+    widen = plan.intervals.per_doubling * ex.reach
+    code = A["note_map"][A["note_base"][a] + _BATCH_OUT * ex.batch_out
+                         + _SCALE_OUT * ex.scale_out + _CURVE_OUT * ex.curve_out]
+    return _Evidence(np.exp(-(A["w_lo"][a] + widen)), np.exp(A["w_hi"][a] + widen), code)
 
 
 _API_NAMES = {"n": "n", "seed": "seed", "skip": "check_size=False", "output": "path",
