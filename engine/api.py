@@ -180,7 +180,8 @@ class Engine:
         if spec.robust:
             with step("robust", n):
                 robust = self._on_backend(
-                    lambda b, fr, c: robust_step(c, criteria, ranking, spec, backend=b),
+                    lambda b, fr, c: robust_step(c, criteria, ranking, spec, backend=b,
+                                                 frame=fr),
                     frame, costs, "robust", fallbacks)
             for col in ROBUST_COLUMNS:
                 table[col] = robust.column(col)

@@ -149,6 +149,14 @@ def _add_analyze(sub) -> None:
     an.add_argument("table", help="a .parquet file, a folder of .parquet files, or a .csv file")
     an.add_argument("--dask", default=None, metavar="local[:N]|tcp://HOST:PORT", type=_nonempty,
                     help="run on Dask: a local cluster of N worker processes, or a scheduler")
+    an.add_argument("--predict", action="store_true",
+                    help="predict the outcomes (time, throughput, cost, energy, with 80%% "
+                         "intervals) from the configuration columns and analyze those; the "
+                         "default for a table without time_to_train_min")
+    an.add_argument("--model", default=None,
+                    help="with predicted outcomes: calibrated model JSON (default: each "
+                         "benchmark's shipped model)")
+    _catalog(an)
     _common(an, out_default="gpurank-out")
 
 
@@ -319,6 +327,7 @@ def _run_analysis(args, data, *, simulate_rows=None) -> int:
     check_target(args.out, name="--out", overwrite=args.overwrite, folder=True)
     if simulate_rows is None:
         _check_input(args.table)
+        data, spec = _with_predicted_outcomes(args, data, spec)
     progress = _progress(args)
     try:
         engine = Engine(backend=args.backend, progress=progress)
@@ -343,6 +352,31 @@ def _run_analysis(args, data, *, simulate_rows=None) -> int:
     return 0
 
 
+def _with_predicted_outcomes(args, data, spec):
+    """The table to analyze: as given, or, for configurations without outcomes (or with
+    ``--predict``), the configurations with their predicted outcomes and the notes on them."""
+    from dataclasses import replace
+
+    from .sources.outcomes import needs_prediction, predicted_outcomes, table_columns
+
+    asked = [f for f, v in (("--catalog", args.catalog), ("--model", args.model)) if v]
+    if not (args.predict or asked or needs_prediction(table_columns(data))):
+        return data, spec
+    from .catalog import merge_accelerator_catalog
+    from .io import read_table
+    from .sources.perfmodel import CalibratedModel
+
+    table = read_table(data)
+    if not (args.predict or needs_prediction(table.columns)):
+        raise UsageError(f"{asked[0]} applies to predicted outcomes, and the table has "
+                         "measured time_to_train_min; add --predict to analyze predictions "
+                         "instead")
+    acc = merge_accelerator_catalog(args.catalog) if args.catalog else None
+    model = CalibratedModel.from_json(args.model) if args.model else None
+    table, notes = predicted_outcomes(table, model=model, accelerator_table=acc)
+    return table, replace(spec, notes=tuple(spec.notes) + tuple(notes))
+
+
 def _progress(args):
     """Progress bars on stderr when it is a terminal and the user wants human output."""
     from .progress import SILENT, TerminalProgress
@@ -364,6 +398,10 @@ def _cmd_analyze(args) -> int:
 
 def _run_distributed(args) -> int:
     from .api import Engine
+
+    if args.predict or args.catalog or args.model:
+        raise UsageError("--predict, --catalog and --model predict outcomes in memory; run "
+                         "gpurank predict first and analyze its output with --dask")
     from .console import make_console, print_summary
     from .distributed import check_dask_available
     from .spec import AnalysisSpec

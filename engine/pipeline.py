@@ -151,11 +151,15 @@ def rank_step(frame, costs, criteria, spec, *, backend, ranks=None):
                                ranks=ranks)
 
 
-def robust_step(costs, criteria, ranking, spec, *, backend):
-    """SMAA over TOPSIS weights on the analyzed rows (see :mod:`gpurank.engine.robust`)."""
-    from .robust import robust_from_costs_spec
+def robust_step(costs, criteria, ranking, spec, *, backend, frame=None):
+    """SMAA over TOPSIS weights on the analyzed rows (see :mod:`gpurank.engine.robust`);
+    with the analyzed ``frame``, the predicted values are drawn inside their prediction
+    intervals too, where the table has them (:func:`~gpurank.engine.robust.uncertainty_of`)."""
+    from .robust import robust_from_costs_spec, uncertainty_of
 
-    return robust_from_costs_spec(costs, criteria, ranking, spec=spec, backend=backend)
+    u = uncertainty_of(frame, criteria, backend=backend) if frame is not None else None
+    return robust_from_costs_spec(costs, criteria, ranking, spec=spec, backend=backend,
+                                  uncertainty=u)
 
 
 def with_criteria(spec, criteria):

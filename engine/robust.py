@@ -40,6 +40,7 @@ from .results import RobustResult
 __all__ = [
     "DRAW_DISTRIBUTION",
     "ROBUST_COLUMNS",
+    "uncertainty_of",
     "ValueUncertainty",
     "interval_candidates",
     "robust_from_candidates",
@@ -407,6 +408,45 @@ def weight_bounds(spec, criteria):
         raise UsageError(f"weight_ranges names {', '.join(repr(u) for u in unknown)}, which "
                          f"is not a criterion; criteria are: {', '.join(names)}")
     return ([ranges.get(c, (0.0, 1.0)) for c in names] if ranges else None), ranges
+
+
+#: Criteria that move with a row's predicted time (exponent +1) or against it (-1).
+_WITH_TIME = ("time_to_train_min", "predicted_time_to_train_min", "accelerator_hours",
+              "cost_usd", "predicted_cost_usd", "energy_kwh", "predicted_energy_kwh")
+_AGAINST_TIME = ("throughput", "predicted_throughput", "throughput_per_accelerator",
+                 "speedup", "scaling_efficiency")
+#: The time columns whose ``_lo`` / ``_hi`` columns carry a prediction interval.
+_TIME_COLUMNS = ("time_to_train_min", "predicted_time_to_train_min")
+
+
+def uncertainty_of(frame, criteria, *, backend) -> ValueUncertainty | None:
+    """The model uncertainty of an analyzed table: the prediction interval of its time to
+    train (``time_to_train_min_lo`` / ``_hi``, as simulated and predicted tables carry it),
+    moving every criterion that follows the time; None when the table has no interval.
+
+    A row without interval bounds (NaN) is measured and does not move; the reference row of
+    ``speedup`` and ``scaling_efficiency`` keeps its point estimate."""
+    cols = set(frame.columns)
+    time = next((t for t in _TIME_COLUMNS if {t, f"{t}_lo", f"{t}_hi"} <= cols), None)
+    if time is None:
+        return None
+    exponent = [1 if c.column in _WITH_TIME else -1 if c.column in _AGAINST_TIME else 0
+                for c in criteria]
+    if not any(exponent):
+        return None
+
+    def host(col):
+        # one explicit copy per column (three n-vectors), as every host crossing is
+        return np.asarray(backend.to_host(frame[col].astype("float64")), dtype=np.float64)
+
+    value, lo, hi = host(time), host(f"{time}_lo"), host(f"{time}_hi")
+    # a row without a usable interval is taken as measured (it cannot be drawn)
+    usable = np.isfinite(lo) & np.isfinite(hi) & (lo > 0) & (lo <= value) & (value <= hi)
+    lo = np.where(usable, lo, np.nan)
+    hi = np.where(usable, hi, np.nan)
+    return ValueUncertainty.from_bounds(
+        np.where(usable, value, 1.0), lo, hi, exponent=exponent,
+        source=f"the 80% prediction interval of {time} ({time}_lo, {time}_hi)")
 
 
 def robust_from_costs_spec(costs, criteria, ranking, *, spec, backend,

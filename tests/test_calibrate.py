@@ -67,7 +67,8 @@ def _row(t, key):
 def test_json_round_trip(tmp_path):
     m = CalibratedModel(
         compute_efficiency_by_family={"A100": 0.25},
-        borrow_by_generation={"Ada": "A100"},
+        compute_efficiency_by_vendor={"NVIDIA": 0.3},
+        compute_efficiency_shared=0.35,
         overlap=0.3,
         fit={"note": "x"},
     )
@@ -75,17 +76,18 @@ def test_json_round_trip(tmp_path):
     assert CalibratedModel.from_json(path) == m
     assert [p.name for p in path.parent.iterdir()] == ["model.json"]
     raw = json.loads(path.read_text())
-    assert raw["format"] == "gpurank.CalibratedModel" and raw["version"] == 2
-    assert CalibratedModel.from_json(path).compute_efficiency_for("L40", "Ada") == (
-        0.25,
-        "borrowed:A100",
-    )
+    assert raw["format"] == "gpurank.CalibratedModel" and raw["version"] == 3
+    back = CalibratedModel.from_json(path)
+    assert back.compute_efficiency_for("A100") == (0.25, "fitted")
+    assert back.compute_efficiency_for("L40", "Ada", vendor="NVIDIA") == (0.3, "borrowed:NVIDIA")
+    assert back.compute_efficiency_for("MI300", vendor="AMD") == (0.35, "borrowed:shared")
 
 
 def test_default_model_is_the_shipped_fit():
     assert DEFAULT_MODEL.fit["success"] and DEFAULT_MODEL.fit["n_train"] > 200
     assert DEFAULT_MODEL.compute_efficiency_for("H100", "Hopper")[1] == "fitted"
-    assert DEFAULT_MODEL.compute_efficiency_for("B200", "Blackwell")[1] == "borrowed:H100"
+    assert DEFAULT_MODEL.compute_efficiency_for("B200", vendor="NVIDIA")[1] == "borrowed:NVIDIA"
+    assert DEFAULT_MODEL.compute_efficiency_for("MI355X", vendor="AMD")[1] == "borrowed:shared"
     assert CalibratedModel().compute_efficiency_for("A100", "Ampere") == (0.40, "assumed")
 
 
@@ -103,10 +105,10 @@ def test_from_json_errors(tmp_path):
         json.dumps({"format": "gpurank.CalibratedModel", "version": 1, "mfu_default": 0.2})
     )
     with pytest.raises(
-        DataError, match=r"has version=1; this gpurank reads version 2 .*recalibrate"
+        DataError, match=r"has version=1; this gpurank reads version 3 .*recalibrate"
     ):
         CalibratedModel.from_json(bad)
-    bad.write_text(json.dumps({"format": "gpurank.CalibratedModel", "version": 2, "overlap": 3}))
+    bad.write_text(json.dumps({"format": "gpurank.CalibratedModel", "version": 3, "overlap": 3}))
     with pytest.raises(
         DataError,
         match=r"CalibratedModel.overlap=3 is not allowed; it must be a number in \[0, 1\]$",
@@ -116,12 +118,13 @@ def test_from_json_errors(tmp_path):
         json.dumps(
             {
                 "format": "gpurank.CalibratedModel",
-                "version": 2,
-                "borrow_by_generation": {"Ada": "L40"},
+                "version": 3,
+                "compute_efficiency_by_vendor": {"NVIDIA": 1.5},
             }
         )
     )
-    with pytest.raises(DataError, match=r"borrow_by_generation\['Ada'\]='L40' is not allowed"):
+    with pytest.raises(DataError, match=r"compute_efficiency_by_vendor\['NVIDIA'\]=1.5 is not "
+                                        r"allowed; it must be a number in \(0, 1\]"):
         CalibratedModel.from_json(bad)
 
 
@@ -191,8 +194,13 @@ def test_predict_keeps_measured_and_matches_simulator():
         assert pred[c].equals(sim[c])  # measured values untouched
     ape = (pred["predicted_throughput"] / sim["throughput"] - 1).abs()
     assert ape.median() < 0.05  # only the seeded noise differs
-    assert (pred["prediction_note"] == "").all()
+    # the sweep's notes (borrowed families, extrapolations) are the prediction's; a
+    # prediction adds only what the table leaves out (none here)
+    assert (pred["prediction_note"] == sim["prediction_note"].astype(str)).all()
     assert (pred["prediction_basis"].astype(str) == sim["prediction_basis"].astype(str)).all()
+    for end in ("lo", "hi"):
+        ratio = pred[f"predicted_time_to_train_min_{end}"] / pred["predicted_time_to_train_min"]
+        assert np.allclose(ratio, sim[f"time_to_train_min_{end}"] / sim["time_to_train_min"])
     assert (pred["predicted_bottleneck"].astype(str) == sim["bottleneck"].astype(str)).mean() > 0.9
 
 
@@ -200,7 +208,7 @@ def test_prediction_basis_fitted_and_borrowed():
     t = simulate(3000, seed=2)
     basis = dict(zip(t["family"].astype(str), t["prediction_basis"].astype(str)))
     assert basis["H100"] == basis["A100"] == "fitted"
-    assert basis["B200"] == "borrowed:H100" and basis["MI300"] == "borrowed:H100"
+    assert basis["B200"] == "borrowed:NVIDIA" and basis["MI300"] == "borrowed:shared"
     pred = predict(
         t[["accelerator", "accelerator_id", "n_accelerators", "n_nodes", "accelerators_per_node"]]
     )
@@ -402,7 +410,7 @@ def test_validation_report_tables():
     assert text.startswith(REPORT_BEGIN) and text.rstrip().endswith(REPORT_END)
     assert "**Leave-one-round-out**" in text and "**Leave-one-family-out**" in text
     assert "| family | n | median % | p90 % | worst row | its error % | basis |" in text
-    assert "B200 (Blackwell) borrowed:H100" in text
+    assert "B200 (Blackwell) borrowed:NVIDIA" in text
 
 
 @needs_mlperf

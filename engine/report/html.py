@@ -355,14 +355,29 @@ def _tradeoff_figure(table, summary, sample, sample_caption) -> str:
             hit = np.flatnonzero(ok & (ranks == r))
             if hit.size:
                 top.append((r, x[hit[0]], y[hit[0]]))
+    intervals = None
+    if {"time_to_train_min_lo", "time_to_train_min_hi"} <= set(part.columns):
+        # the predicted rows' intervals: on the front and the top ranks, or every point of
+        # a small table
+        shown = front.copy() if len(part) > 300 else np.ones(len(part), dtype=bool)
+        if ranks is not None:
+            shown |= np.isin(ranks, (1, 2, 3))
+        intervals = (_num(part, "time_to_train_min_lo")[ok],
+                     _num(part, "time_to_train_min_hi")[ok], shown[ok])
     fig = plots.tradeoff_figure(x[ok], y[ok], clusters[ok], front[ok], xlabel=_header(xcol),
-                                ylabel=_header("time_to_train_min"), top_ranks=top)
+                                ylabel=_header("time_to_train_min"), top_ranks=top,
+                                intervals=intervals)
     dropped = int((~ok).sum())
     why_x = "" if xcol == "cost_usd" else " (no cost column, so accelerator-hours stand in)"
     cap = (f"Time to train against {_e(_header(xcol))}{why_x}, log axes; diamonds: the "
            f"Pareto front over all {len(summary.get('criteria') or [])} criteria (not only "
            "these two, so some front rows look dominated here); #1-#3 mark the top-ranked "
-           f"rows. {sample_caption}"
+           "rows. "
+           + ("Grey segments: the 80% prediction interval of a predicted time (and of the "
+              f"{_e(_header(xcol))} it drives, so along the diagonal), for "
+              + ("every row" if len(part) <= 300 else "the front and the top-ranked rows")
+              + ". " if intervals is not None else "")
+           + f"{sample_caption}"
            f"{f' {dropped:,} rows without positive values are left out.' if dropped else ''}")
     return _figure("tradeoff", fig, "time to train against cost, Pareto front highlighted",
                    cap)
@@ -563,13 +578,27 @@ def _robust(summary) -> str:
             "central weights": "-" if cw is None else
             ", ".join(f"{c} {fixed(v, 2)}" for c, v in cw.items()),
         })
+    mu = rb.get("model_uncertainty")
+    drawn = isinstance(mu, dict) and bool(mu.get("drawn"))
+    if drawn:
+        for rec, r in zip(recs, rb["top"]):
+            vf = r.get("value_factor")
+            rec["value factor"] = ("-" if not isinstance(vf, (list, tuple)) or len(vf) != 2
+                                   else f"{fixed(vf[0], 2)}-{fixed(vf[1], 2)}")
     cols = list(recs[0])
+    pruned = (f"{_fmt(rb['pruned'])} rows that {k} or more rows dominate in every draw "
+              f"cannot reach the top {k}" if drawn else
+              f"{_fmt(rb['pruned'])} rows dominated by {k} or more rows cannot reach the top "
+              f"{k} under any weights")
     return (f"<h3>Robust ranking (SMAA)</h3><p>Configurations in the top {k} under the largest "
             f"share of {_fmt(rb['samples'])} weight vectors drawn "
-            f"{_e(rb.get('weights', ''))}; ± one standard error. {_fmt(rb['pruned'])} rows "
-            f"dominated by {k} or more rows cannot reach the top {k} under any weights and "
-            f"were not scored; the mean rank is among the {_fmt(rb['candidates'])} others. "
+            f"{_e(rb.get('weights', ''))}; ± one standard error. {pruned} and were not "
+            f"scored; the mean rank is among the {_fmt(rb['candidates'])} others. "
             "Central weights: the mean weights under which the configuration ranks first.</p>"
+            + (f"<p>{_e(mu['text'][:1].upper() + mu['text'][1:])}: the share of draws a "
+               "configuration wins says how sure the winner is given the model's error; "
+               "value factor: the interval of its predicted time over its point "
+               "estimate.</p>" if drawn and mu.get("text") else "")
             + _table(recs, cols, headers=[_e(c) for c in cols]))
 
 

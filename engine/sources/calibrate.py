@@ -32,6 +32,8 @@ from .intervals import fit_interval_table
 from .perfmodel import CalibratedModel
 from .predict import BOTTLENECKS, PREDICTED, fit_errors, predict, workload_of
 from .validation import (
+    EVIDENCE_BEGIN,
+    EVIDENCE_END,
     REPORT_BEGIN,
     REPORT_END,
     WORKLOADS_BEGIN,
@@ -103,6 +105,19 @@ def _report_target(path, begin: str = REPORT_BEGIN, end: str = REPORT_END
     return p, text[:a], after[1:] if after.startswith("\n") else after
 
 
+def _evidence_target(path):
+    """The evidence section's place in the report file: an existing file with its markers,
+    or a new file (written after the workloads section); None for a file without them."""
+    p = Path(path)
+    if p.is_file():
+        try:
+            text = p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        return p if EVIDENCE_BEGIN in text and EVIDENCE_END in text else None
+    return p
+
+
 def _write_report(rep, section: str) -> None:
     text = rep[1] + section + rep[2]
     # the section is ours and everything around it is kept: replacing the file is safe
@@ -125,8 +140,9 @@ def run_calibrate_cli(
     cross-validation tables; with ``"all"``, :func:`workloads_report`, between the
     ``WORKLOADS_BEGIN`` / ``WORKLOADS_END`` lines). A new file is created; an existing one must
     hold the two marker lines and only the text between them is replaced, the rest of the
-    file is kept byte for byte. With ``"all"`` the report also holds the cross-workload
-    evidence (:func:`~.evidence.evidence_report`), and ``intervals`` names the JSON file that
+    file is kept byte for byte. With ``"all"`` a file that holds the ``EVIDENCE_BEGIN`` /
+    ``EVIDENCE_END`` lines (or a new one) also gets the cross-workload evidence
+    (:func:`~.evidence.evidence_report`), and ``intervals`` names the JSON file that
     receives the prediction-interval table fitted on it (``engine/data/
     prediction_intervals.json`` for the shipped one).
     """
@@ -152,13 +168,19 @@ def run_calibrate_cli(
                             "(engine/data/workloads.csv)")
         if intervals is not None:
             check_target(intervals, name="--intervals", overwrite=overwrite)
-        evidence = interval_evidence(table) if (rep is not None or intervals) else None
+        ev_rep = _evidence_target(report) if report else None
+        evidence = interval_evidence(table) if (ev_rep is not None or intervals) else None
         table_i = fit_interval_table(evidence, source=f"gpurank calibrate {Path(table_path).name}"
                                      " --benchmark all") if evidence is not None else None
         if rep is not None:
-            _write_report(rep, workloads_report(
-                table, models={w: m for w, (_b, m) in models.items()},
-                extra_lines=evidence_report(table, evidence, table_i)))
+            _write_report(rep, workloads_report(table, models={w: m for w, (_b, m) in
+                                                               models.items()}))
+        if ev_rep is not None:
+            text = ev_rep.read_text(encoding="utf-8") if ev_rep.is_file() else ""
+            # a new file gets the evidence after the workloads section it was just given
+            target = (_report_target(report, EVIDENCE_BEGIN, EVIDENCE_END)
+                      if EVIDENCE_BEGIN in text else (ev_rep, text + "\n", ""))
+            _write_report(target, evidence_report(table, evidence, table_i))
         if intervals is not None:
             text = json.dumps(table_i.to_dict(), indent=2, sort_keys=True) + "\n"
             write_text(text, intervals, overwrite=overwrite, name="--intervals")

@@ -62,27 +62,28 @@ class RowNotes:
     def __init__(self, n: int):
         self.refused = np.zeros(n, dtype=bool)
         self._notes: list[list[str]] = [[] for _ in range(n)]
+        self._reasons: list[str] = [""] * n
 
     def refuse(self, mask, text) -> None:
         """Refuse the rows of ``mask`` (not refused yet) for ``text`` (a string or one per
-        row)."""
+        row): the first reason found is the one a row gives."""
         mask = np.asarray(mask, dtype=bool) & ~self.refused
-        self._put(mask, text)
+        for i in np.flatnonzero(mask):
+            self._reasons[i] = text if isinstance(text, str) else text[i]
         self.refused |= mask
 
     def add(self, mask, text) -> None:
         """Note ``text`` on the rows of ``mask`` that still get a prediction."""
-        self._put(np.asarray(mask, dtype=bool) & ~self.refused, text)
-
-    def _put(self, mask, text) -> None:
-        for i in np.flatnonzero(mask):
+        for i in np.flatnonzero(np.asarray(mask, dtype=bool) & ~self.refused):
             t = text if isinstance(text, str) else text[i]
             if t and t not in self._notes[i]:
                 self._notes[i].append(t)
 
     def text(self) -> np.ndarray:
-        """One string per row: its notes joined with ``"; "`` (``""`` for none)."""
-        return np.array(["; ".join(x) for x in self._notes], dtype=object)
+        """One string per row: a refused row's reason, else its notes joined with ``"; "``
+        (``""`` for none)."""
+        return np.array([r if ref else "; ".join(x) for r, ref, x in
+                         zip(self._reasons, self.refused, self._notes)], dtype=object)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,14 @@ from ..errors import DataError
 from .fit import calibrate
 from .intervals import BASIS_KINDS, INTERVAL_LEVEL, fit_interval_table, interval_factors
 from .predict import basis_kind, predict
-from .validation import benchmarks_of, cross_validate, held_out_frame, rows_of
+from .validation import (
+    EVIDENCE_BEGIN,
+    EVIDENCE_END,
+    benchmarks_of,
+    cross_validate,
+    held_out_frame,
+    rows_of,
+)
 from .workloads import nearest_calibrated, workload, workload_for_benchmark
 
 __all__ = [
@@ -205,12 +212,13 @@ def _pct(v) -> str:
 
 
 def evidence_report(table: pd.DataFrame, evidence: pd.DataFrame | None = None,
-                    intervals=None) -> list[str]:
-    """The Markdown lines of the cross-workload evidence: forward in time (every round but the
+                    intervals=None) -> str:
+    """The Markdown section (between :data:`~.validation.EVIDENCE_BEGIN` and ``_END``) of the
+    cross-workload evidence: forward in time (every round but the
     latest predicts the latest), leave one family out and leave one workload out from the
     configuration columns, and the prediction intervals with their held-out coverage."""
     rounds = sorted(set(table["round"].astype(str)), key=_round_key)
-    lines = []
+    lines = [EVIDENCE_BEGIN, ""]
     if len(rounds) >= 2:
         fwd = forward_in_time(table, train_rounds=rounds[:-1], test_round=rounds[-1])
         fwd = fwd[np.isfinite(fwd["error_pct"])]
@@ -281,8 +289,9 @@ def evidence_report(table: pd.DataFrame, evidence: pd.DataFrame | None = None,
         "|:--|--:|--:|--:|--:|",
         *rows,
         "",
+        EVIDENCE_END,
     ]
-    return lines
+    return "\n".join(lines) + "\n"
 
 
 def _round_key(r: str):

@@ -381,7 +381,7 @@ class CalibratedModel:
     compute_efficiency_shared: float | None = None  # fitted across families
     compute_efficiency_by_vendor: dict = field(default_factory=dict)  # a vendor's software
     compute_efficiency_default: float = 0.40
-    family_prior_sd: float = 0.25  # prior SD of a family's logit deviation from its vendor
+    family_prior_sd: float = 0.5  # prior SD of a family's logit deviation from its vendor
     vendor_prior_sd: float = 0.5  # prior SD of a vendor's logit deviation from the shared value
     step_latency_s: float = 0.0  # per pass over a micro-batch: launches, syncs (fitted)
     narrow_fraction: float = 1.0  # compute at the narrow (fp8/fp4) peak, the rest at bf16

@@ -1105,12 +1105,15 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
 
 def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, counts=None,
                      nodes=None, providers=None, row_group_rows=1_000_000, partitioned=False,
-                     overwrite=False, check_size=True, workload=None):
+                     overwrite=False, check_size=True, workload=None, catalog=None):
     """CLI entry: ``gpurank simulate --n N --seed S [--workload NAME] [--model model.json]
     -o sweep.parquet``.
 
     ``workload`` names a shipped workload or MLPerf benchmark (``bert``, ``gpt3_175b``, ...);
-    without ``model_path`` its shipped model is used.
+    without ``model_path`` its shipped model is used; a model fitted on another workload
+    predicts it from that workload's efficiencies (``first-principles:<workload>``).
+    ``catalog`` is a CSV of accelerators merged over the built-in catalog (its rows are
+    sampled when they have a price: ``price_typ_usd_gpu_hr``).
 
     Writes Parquet (file, or folder of parts with ``partitioned``) or, when ``output`` ends
     in ``.csv``, a CSV (in memory). Returns the summary dict of ``simulate_to_parquet``.
@@ -1121,13 +1124,10 @@ def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, c
     _check_n_seed(n, seed, _CLI_NAMES)
     model = CalibratedModel.from_json(model_path) if model_path is not None else None
     wl = _workload(workload) if workload is not None else None
-    if wl is not None and model is not None and model.workload != wl.name:
-        raise UsageError(f"--model {str(model_path)!r} was fitted on workload {model.workload!r}, "
-                         f"not {wl.name!r}; pass a model calibrated on {wl.name} or leave out "
-                         "--model (its shipped model is used)")
+    acc = _cat.merge_accelerator_catalog(catalog) if catalog is not None else None
     output = Path(output)
     kw = dict(seed=seed, model=model, accelerators=accelerators, counts=counts, nodes=nodes,
-              providers=providers, workload=wl)
+              providers=providers, workload=wl, accelerator_table=acc)
     if output.suffix.lower() == ".csv":
         if partitioned:
             raise UsageError(f"--output '{output}' ends in .csv; --partitioned writes a folder "

@@ -33,6 +33,8 @@ __all__ = [
     "REPORT_END",
     "WORKLOADS_BEGIN",
     "WORKLOADS_END",
+    "EVIDENCE_BEGIN",
+    "EVIDENCE_END",
 ]
 
 #: The section of a Markdown file that ``calibrate --report`` rewrites (the rest is kept).
@@ -42,6 +44,12 @@ REPORT_END = "<!-- gpurank calibrate --report: end -->"
 WORKLOADS_BEGIN = ("<!-- gpurank calibrate --benchmark all --report: begin (generated; edits "
                    "here are replaced) -->")
 WORKLOADS_END = "<!-- gpurank calibrate --benchmark all --report: end -->"
+#: The section ``calibrate --benchmark all --report`` rewrites where a file has it: the
+#: evidence across workloads (forward in time, leave one family and one workload out, the
+#: prediction intervals and their coverage; :mod:`.evidence`).
+EVIDENCE_BEGIN = ("<!-- gpurank calibrate --benchmark all --report, evidence: begin (generated; "
+                  "edits here are replaced) -->")
+EVIDENCE_END = "<!-- gpurank calibrate --benchmark all --report, evidence: end -->"
 
 
 def cross_validate(
@@ -255,14 +263,13 @@ def validation_report(mlperf_table, *, model: CalibratedModel | None = None, **k
     return "\n".join(lines) + "\n"
 
 
-def workloads_report(mlperf_table, *, models: dict | None = None, extra_lines=(), **kw) -> str:
+def workloads_report(mlperf_table, *, models: dict | None = None, **kw) -> str:
     """The Markdown section ``calibrate --benchmark all --report`` writes: per workload, the
     rows fitted, the in-sample error, the leave-one-round-out error (leave-one-submitter-out
     for a workload of one round) and leave-one-family-out error, with a per-family table.
 
     ``models`` maps workload names to fits on all of its rows (fitted here when missing);
-    ``extra_lines`` follow the per-workload tables (the cross-workload evidence); ``kw`` go
-    to :func:`cross_validate` (the catalog tables).
+    ``kw`` go to :func:`cross_validate` (the catalog tables).
     """
     models = dict(models or {})
     summary, details = [], []
@@ -318,7 +325,6 @@ def workloads_report(mlperf_table, *, models: dict | None = None, extra_lines=()
         *summary,
         "",
         *details,
-        *extra_lines,
         WORKLOADS_END,
     ]
     return "\n".join(lines) + "\n"
