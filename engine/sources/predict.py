@@ -307,8 +307,8 @@ def predict(
         return res
     inputs = model_inputs(table, model, workload, **kw)
     out = model_outputs(inputs.cfg, inputs.extra, model, workload)
-    reach = _domain_notes(inputs, model, workload, use_table_epochs)
     basis = _basis_notes(inputs, model, workload)
+    reach = _domain_notes(inputs, model, workload, use_table_epochs)
     valid = inputs.extra["valid"] & np.isfinite(out["time_to_train_min"])
     inputs.notes.refuse(inputs.extra["valid"] & ~valid,
                         "no link bandwidth for the topology (a link the row needs has none)")
