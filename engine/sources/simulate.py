@@ -66,11 +66,11 @@ __all__ = [
 
 LOGICAL_CHUNK = 1 << 16
 #: Bytes per row, measured on the default sweep and rounded up (docs/simulator.md, "Scale"):
-#: the DataFrame ``simulate`` returns is 141 B/row and its chunks are held while they are
-#: joined; Parquet (snappy) is 75-81 B/row on disk; CSV text is 325 B/row.
-MEMORY_BYTES_PER_ROW = 300
-PARQUET_BYTES_PER_ROW = 85
-CSV_BYTES_PER_ROW = 340
+#: the DataFrame ``simulate`` returns is 158 B/row and its chunks are held while they are
+#: joined; Parquet (snappy) is 93 B/row on disk; CSV text is 405 B/row (the notes are text).
+MEMORY_BYTES_PER_ROW = 320
+PARQUET_BYTES_PER_ROW = 100
+CSV_BYTES_PER_ROW = 440
 #: Accelerator counts of the default grid: powers of two and common node multiples (x3 of 8).
 DEFAULT_COUNTS = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024,
                   1536, 2048, 3072, 4096)
