@@ -294,3 +294,45 @@ def test_documented_validation_is_current_and_under_20_percent(table):
         cv = cross_validate(rows, by=by)
         assert cv["error_pct"].abs().median() < 20, bench
     assert math.isfinite(float(cv["error_pct"].abs().median()))
+
+
+@pytest.fixture(scope="module")
+def evidence(table):
+    from gpurank.engine.sources.evidence import interval_evidence
+
+    return interval_evidence(table)
+
+
+@real
+def test_documented_evidence_and_shipped_intervals_are_current(table, evidence):
+    """docs/simulator.md's evidence section and engine/data/prediction_intervals.json are
+    what `calibrate --benchmark all --report --intervals` writes."""
+    from pathlib import Path
+
+    from gpurank.engine.sources.evidence import evidence_report
+    from gpurank.engine.sources.intervals import fit_interval_table, interval_table
+    from gpurank.engine.sources.validation import EVIDENCE_BEGIN, EVIDENCE_END
+
+    shipped = interval_table()
+    fitted = fit_interval_table(evidence)
+    assert fitted.per_doubling == pytest.approx(shipped.per_doubling)
+    for kind, (w_lo, w_hi, n) in fitted.by_basis.items():
+        lo, hi, n0 = shipped.by_basis[kind]
+        assert n == n0 and w_lo == pytest.approx(lo, abs=1e-4) and w_hi == pytest.approx(
+            hi, abs=1e-4), kind
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "simulator.md").read_text(
+        encoding="utf-8")
+    a, b = doc.index(EVIDENCE_BEGIN), doc.index(EVIDENCE_END) + len(EVIDENCE_END) + 1
+    assert same_report(doc[a:b], evidence_report(table, evidence, fitted)), (
+        "docs/simulator.md's evidence section is stale; regenerate it with gpurank calibrate "
+        "mlperf_training.parquet --benchmark all -o engine/data/models --report "
+        "docs/simulator.md --intervals engine/data/prediction_intervals.json")
+
+
+@real
+def test_intervals_hold_80_percent_of_held_out_rows_per_basis(evidence):
+    from gpurank.engine.sources.evidence import interval_coverage
+
+    cov = interval_coverage(evidence).set_index("basis")
+    assert set(cov.index) == {"fitted", "borrowed", "first-principles"}
+    assert cov["inside_pct"].between(73, 87).all(), cov
