@@ -263,6 +263,23 @@ def test_robust_matches_cpu(strict):
         np.testing.assert_array_equal(g.table[col].to_numpy(), c.table[col].to_numpy(), col)
 
 
+def test_robust_with_prediction_intervals_matches_cpu(strict):
+    """The drawn SMAA path (predicted times inside their intervals) on the device."""
+    df = tricky_table(40, seed=7)
+    rng = np.random.default_rng(0)
+    t = df["time_to_train_min"].to_numpy(float)
+    df["time_to_train_min_lo"] = t * rng.uniform(0.6, 0.95, len(df))
+    df["time_to_train_min_hi"] = t * rng.uniform(1.05, 1.6, len(df))
+    df.loc[::4, ["time_to_train_min_lo", "time_to_train_min_hi"]] = np.nan  # measured rows
+    opts = {**FAST, "robust": True, "samples": 6, "drop_invalid": True}
+    g = Engine(backend=strict).analyze(df, **opts)
+    c = Engine(backend="cpu").analyze(df, **opts)
+    assert c.robust.model_uncertainty["drawn"]
+    assert g.robust.model_uncertainty == c.robust.model_uncertainty
+    for col in ("p_top1", "p_topk", "expected_rank"):
+        np.testing.assert_array_equal(g.table[col].to_numpy(), c.table[col].to_numpy(), col)
+
+
 def test_single_steps_take_pandas_and_the_backends_frame(strict):
     """derive, rank, cluster and importance move host input to the device once (at the
     entry point) and take the backend's own frame as it is."""
