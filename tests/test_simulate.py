@@ -215,11 +215,11 @@ def test_in_memory_size_is_checked_before_allocating(monkeypatch):
     import gpurank.engine.sources.simulate as sim
 
     monkeypatch.setattr(sim, "_available_memory", lambda: 1_000_000)
-    with pytest.raises(UsageError, match=r"^n=10,000 would need about 3.0 MB of memory \(300 bytes "
+    with pytest.raises(UsageError, match=r"^n=10,000 would need about 3.2 MB of memory \(320 bytes "
                                         r"per row\) but 1.0 MB is available; use simulate_to_parquet"):
         simulate(10_000)
     assert len(simulate(10_000, check_size=False)) == 10_000
-    with pytest.raises(UsageError, match=r"^n=1,000,000,000,000 would need about 300.0 TB"):
+    with pytest.raises(UsageError, match=r"^n=1,000,000,000,000 would need about 320.0 TB"):
         sim._check_memory(10**12, sim._API_NAMES)
 
 
@@ -227,8 +227,8 @@ def test_parquet_size_is_checked_against_free_disk(tmp_path, monkeypatch):
     import gpurank.engine.sources.simulate as sim
 
     monkeypatch.setattr(sim, "_free_disk", lambda target: (50_000, tmp_path))
-    with pytest.raises(UsageError, match=rf"^n=1,000 would need about 85.0 KB on disk for the parquet "
-                                        rf"output \(85 bytes per row\) but '{tmp_path}' has 50.0 KB free"):
+    with pytest.raises(UsageError, match=rf"^n=1,000 would need about 100.0 KB on disk for the parquet "
+                                        rf"output \(100 bytes per row\) but '{tmp_path}' has 50.0 KB free"):
         simulate_to_parquet(tmp_path / "s.parquet", 1_000)
     assert list(tmp_path.iterdir()) == []
     simulate_to_parquet(tmp_path / "s.parquet", 1_000, check_size=False)
