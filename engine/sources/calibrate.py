@@ -31,6 +31,7 @@ from .. import catalog as _cat
 from ..errors import DataError, UsageError
 from ..io import read_table, write_table
 from ..outputs import check_target, publish_file
+from ..schema import shown_names
 from .accelerators import resolve_accelerator
 from .perfmodel import HOST_COPY_EFFICIENCY, CalibratedModel, Workload, evaluate, resnet50
 from .workloads import default_model, workload, workload_for_benchmark
@@ -415,7 +416,7 @@ def _configs(
 
     ids, note = _resolve_rows(table, acc)
     acc = acc.set_index("accelerator_id", drop=False)
-    known = np.array([i is not None for i in ids])
+    known = np.array([i is not None for i in ids], dtype=bool)
     A = acc.loc[[i if i is not None else acc.index[0] for i in ids]]
     peak = (
         pd.to_numeric(A["bf16_dense_tflops"], errors="coerce")
@@ -540,10 +541,14 @@ def predict(
     workload = workload_of(table, workload, model)
     model = default_model(workload.name) if model is None else model
     res = table.copy()
-    if len(table) == 0:
+    if len(table) == 0:  # the columns a table with rows gets, without rows
+        if "accelerator_id" not in res.columns:
+            res["accelerator_id"] = pd.Series(dtype=object)
         for c in PREDICTED + ("epochs",):
             res[f"predicted_{c}"] = pd.Series(dtype=float)
+        res["predicted_bottleneck"] = pd.Categorical([], categories=list(BOTTLENECKS))
         res["prediction_basis"] = pd.Series(dtype=str)
+        res["prediction_note"] = pd.Series(dtype=str)
         return res
     cfg, extra, note = _configs(
         table,
@@ -627,11 +632,16 @@ def fit_errors(
 # --------------------------------------------------------------------------------------
 # the fit
 # --------------------------------------------------------------------------------------
-def _usable(t: pd.DataFrame, cfg, extra, note, ttt) -> tuple[np.ndarray, dict]:
-    """Rows a fit may use, and how many were skipped for each reason."""
+def _usable(t: pd.DataFrame, cfg, extra, note, ttt, modelled) -> tuple[np.ndarray, dict]:
+    """Rows a fit may use, and how many were skipped for each reason. ``modelled``: each
+    row's time to train under the starting model; a row without a finite one (inputs so
+    large or small that the model overflows) cannot be fitted."""
     skipped = {}
     usable = extra["valid"] & (note == "")
     skipped["accelerator not modelled or row incomplete"] = int((~usable).sum())
+    finite = np.isfinite(modelled) & (modelled > 0)
+    skipped["inputs out of the model's range"] = int((usable & ~finite).sum())
+    usable &= finite
     timed = np.isfinite(ttt) & (ttt > 0)
     skipped["no measured time"] = int((usable & ~timed).sum())
     usable &= timed
@@ -655,6 +665,12 @@ def _usable(t: pd.DataFrame, cfg, extra, note, ttt) -> tuple[np.ndarray, dict]:
     skipped["same accelerator, count and time as an earlier row"] = int((usable & rep).sum())
     usable &= ~rep
     return usable, skipped
+
+
+def _modelled(cfg, extra, model, workload) -> np.ndarray:
+    """Each row's time to train under ``model`` (inf or NaN where its inputs overflow)."""
+    with np.errstate(all="ignore"):
+        return np.asarray(_outputs(cfg, extra, model, workload)["time_to_train_min"], float)
 
 
 def _borrowing(train_families: dict, acc: pd.DataFrame) -> tuple[dict, str]:
@@ -786,17 +802,18 @@ def _start_and_bounds(rows: _FitRows, base: CalibratedModel, workload: Workload,
         np.maximum(rows.ttt * 60.0 - base.overhead_s, 1.0),
     )
     b_tr = sub["local_batch"]
-    achieved = _div(
-        thr_meas * workload.flops_per_sample * (b_tr + base.batch_half),
-        sub["n_accelerators"] * sub["peak_tflops"] * 1e12 * b_tr,
-    )
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is a NaN of _div
+        achieved = _div(
+            thr_meas * workload.flops_per_sample * (b_tr + base.batch_half),
+            sub["n_accelerators"] * sub["peak_tflops"] * 1e12 * b_tr,
+        )
     # the workload's own estimate of its intensity starts the fit and widens its bounds
     ai_est = (
         workload.flops_per_sample / workload.bytes_per_sample
         if workload.bytes_per_sample
         else None
     )
-    eff0 = [float(np.clip(2.0 * np.nanmedian(achieved[fi == j]), 0.05, 0.95)) for j in range(k)]
+    eff0 = [_start_efficiency(achieved[fi == j], base) for j in range(k)]
     ai0 = (
         (ai_est or base.arithmetic_intensity)
         if workload.arithmetic_intensity is None
@@ -832,6 +849,15 @@ def _start_and_bounds(rows: _FitRows, base: CalibratedModel, workload: Workload,
         ]
     )
     return x0, lo, hi
+
+
+def _start_efficiency(achieved: np.ndarray, base: CalibratedModel) -> float:
+    """Twice a family's median achieved fraction of peak, clipped to [0.05, 0.95]; the
+    base's default where no run gives a finite fraction (inputs that overflow it)."""
+    finite = achieved[np.isfinite(achieved)]
+    if not finite.size:
+        return float(base.compute_efficiency_default)
+    return float(np.clip(2.0 * np.median(finite), 0.05, 0.95))
 
 
 def _least_squares_fit(rows: _FitRows, start, workload: Workload, space, x0, lo, hi):
@@ -951,7 +977,7 @@ def calibrate(
         base, compute_efficiency_by_family={}, borrow_by_generation={}, borrow_default=""
     )
     cfg, extra, note = _configs(t, start, workload, **kw)
-    usable, skipped = _usable(t, cfg, extra, note, ttt)
+    usable, skipped = _usable(t, cfg, extra, note, ttt, _modelled(cfg, extra, start, workload))
     in_train = _training_mask(t, usable, train_rounds)
     rows = _fit_rows(cfg, extra, in_train, ttt)
     space = _ParamSpace(k=len(rows.families), fit_intensity=workload.arithmetic_intensity is None)
@@ -1032,7 +1058,7 @@ def cross_validate(
         base, compute_efficiency_by_family={}, borrow_by_generation={}, borrow_default=""
     )
     cfg, extra, note = _configs(t, start, workload, **kw)
-    usable, _ = _usable(t, cfg, extra, note, ttt)
+    usable, _ = _usable(t, cfg, extra, note, ttt, _modelled(cfg, extra, start, workload))
     u = t[usable].reset_index(drop=True)
     fam = extra["family"][usable].astype(str)
     key = (u["round"].astype(str).to_numpy() if by == "round"
@@ -1287,7 +1313,7 @@ def _rows_of(table: pd.DataFrame, benchmark: str) -> pd.DataFrame:
     names = _benchmarks_of(table)
     if benchmark not in names:
         raise DataError(f"benchmark {benchmark!r} matches no row; the table has: "
-                        f"{', '.join(names) or 'none'}")
+                        f"{shown_names(benchmark, names)}")
     return table[table["benchmark"].astype(str) == benchmark].reset_index(drop=True)
 
 

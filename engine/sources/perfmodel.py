@@ -415,12 +415,13 @@ class CalibratedModel:
                     "is not allowed; it must be a number in (0, 1]"
                 )
         for k, v in self.borrow_by_generation.items():
-            if v not in fams:
+            if not isinstance(v, str) or v not in fams:
                 raise UsageError(
                     f"CalibratedModel.borrow_by_generation[{k!r}]={v!r} is not "
                     "allowed; it must name a family of compute_efficiency_by_family"
                 )
-        if self.borrow_default and self.borrow_default not in fams:
+        if not isinstance(self.borrow_default, str) or (
+                self.borrow_default and self.borrow_default not in fams):
             raise UsageError(
                 f"CalibratedModel.borrow_default={self.borrow_default!r} is not "
                 "allowed; it must be '' or a family of compute_efficiency_by_family"
