@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import DataError
-from .params import SEED_MAX
+from .params import SEED_MAX, Interval
 
 __all__ = ["SUMMARY_SCHEMA", "check_summary"]
 
@@ -33,56 +33,33 @@ class _Bad(Exception):
         self.where, self.expected, self.value = where, expected, value
 
 
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 @dataclass(frozen=True)
-class Int:
-    """An integer in ``[low, high]`` (a side ``None`` is open)."""
+class Range:
+    """A number the declared :class:`~gpurank.engine.params.Interval` accepts (the type the
+    parameter checks use, with the same descriptions)."""
 
-    low: int | None = None
-    high: int | None = None
+    interval: Interval
 
     def check(self, v, where):
-        if not _is_int(v) or (self.low is not None and v < self.low) or (
-                self.high is not None and v > self.high):
-            raise _Bad(where, self.describe(), v)
-
-    def describe(self):
-        if self.low is not None and self.high is not None:
-            return f"an integer in [{self.low}, {self.high}]"
-        if self.low is not None:
-            return f"an integer >= {self.low}"
-        return "an integer"
-
-
-@dataclass(frozen=True)
-class Num:
-    """A finite JSON number in ``[low, high]``."""
-
-    low: float | None = None
-    high: float | None = None
-
-    def check(self, v, where):
-        ok = isinstance(v, (int, float)) and not isinstance(v, bool)
-        if ok:
-            try:
-                x = float(v)
-            except OverflowError:  # an integer beyond float64
-                ok = False
-            else:
-                ok = math.isfinite(x) and (self.low is None or x >= self.low) and (
-                    self.high is None or x <= self.high)
+        try:
+            ok = self.interval.accepts(v)
+        except OverflowError:  # an integer beyond float64
+            ok = False
         if not ok:
             raise _Bad(where, self.describe(), v)
 
     def describe(self):
-        if self.low is not None and self.high is not None:
-            return f"a finite number in [{self.low:g}, {self.high:g}]"
-        if self.low is not None:
-            return f"a finite number >= {self.low:g}"
-        return "a finite number"
+        return self.interval.describe()
+
+
+def Int(low=None, high=None) -> Range:
+    """An integer in ``[low, high]`` (a side ``None`` is open)."""
+    return Range(Interval(int, low, high))
+
+
+def Num(low=None, high=None) -> Range:
+    """A finite number in ``[low, high]``."""
+    return Range(Interval(float, low, high))
 
 
 @dataclass(frozen=True)
