@@ -334,7 +334,8 @@ def _host_inputs(table: pd.DataFrame, A: pd.DataFrame, cpus: pd.DataFrame):
     if "input_pipeline" in table.columns:
         dali = table["input_pipeline"].astype(str).str.lower().str.contains("dali").to_numpy()
     elif "framework" in table.columns:
-        dali = np.array([bool(_ACCEL_FW.search(str(f).lower())) for f in table["framework"]])
+        dali = np.array([bool(_ACCEL_FW.search(str(f).lower())) for f in table["framework"]],
+                        dtype=bool)
     else:
         dali = np.zeros(n_rows, bool)
     # Gaudi2/Gaudi3 decode JPEGs on the accelerator's media engine whatever the framework says
