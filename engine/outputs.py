@@ -648,6 +648,9 @@ def _into_set(target: Path, home: dict, notes: list):
     file of the set is carried over into a staging folder, the new file is written there, and
     the set is swapped in whole with a manifest that lists it (same run id and fields)."""
     folder = target.parent
+    if _protected(folder):
+        yield from _into_set_in_place(target, home, notes)
+        return
     notes += clean_leftovers(folder)
     members = []
     for root, dirs, names in os.walk(folder):
@@ -663,3 +666,31 @@ def _into_set(target: Path, home: dict, notes: list):
     with _staged_set(pub, str(home.get("kind", "analysis")), linked=members):
         yield Publication(path=pub.path / target.name, target=target, run_id=pub.run_id,
                           notes=notes)
+
+
+def _into_set_in_place(target: Path, home: dict, notes: list):
+    """:func:`_into_set` for a set whose folder cannot be swapped (the current folder, whose
+    replacement would leave the user's shell in a removed folder): the file is renamed into
+    the folder, then a manifest that lists it, each in one atomic rename. A crash between
+    the two leaves the new file beside a manifest that gives its old size."""
+    notes += clean_leftovers(target)
+    staging, _tag = _staging_name(target)
+    pub = Publication(path=staging, target=target, run_id=str(home.get("run_id", "")),
+                      notes=notes)
+    try:
+        yield pub
+        os.chmod(staging, _umask_mode(0o666))
+        os.replace(staging, target)
+    except BaseException:
+        staging.unlink(missing_ok=True)
+        raise
+    manifest = target.parent / MANIFEST_NAME
+    files = dict(home.get("files") or {}, **{target.name: target.stat().st_size})
+    text = json.dumps({**home, "files": files}, indent=2, allow_nan=False) + "\n"
+    tmp, _tag = _staging_name(manifest)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, manifest)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -264,3 +264,16 @@ def test_a_published_scores_file_without_its_columns_names_the_closest(tmp_path)
     text = str(info.value)
     assert "has no column(s) submitter; the closest of its 44 columns: submiter, " in text
     assert "col_39" not in text or text.count(",") <= 3
+
+
+def test_a_report_rebuilt_from_inside_its_analysis_folder_keeps_that_folder(
+        tmp_path, analysis_sets, monkeypatch):
+    folder = tmp_path / "a"
+    shutil.copytree(analysis_sets / "a", folder)
+    monkeypatch.chdir(folder)  # the set is the current folder: it is never swapped away
+    inode = folder.stat().st_ino
+    assert main(["report", "ranking.parquet"]) == 0
+    assert folder.stat().st_ino == inode
+    consistent_set(folder)
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "_gpurank_manifest.json", "ranking.parquet", "report.html", "summary.json"]
