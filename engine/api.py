@@ -12,8 +12,10 @@ import os
 import time
 from contextlib import contextmanager
 from dataclasses import fields, replace
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from .backend import resolve_backend
 from .clustering import cluster_configurations, profile_clusters
@@ -23,6 +25,7 @@ from .io import read_table, write_json, write_table
 from .metrics import derive_metrics
 from .outputs import publish_folder
 from .params import Options, check_param
+from .partitions import check_parts
 from .pipeline import (
     check_target_column,
     cluster_step,
@@ -39,6 +42,7 @@ from .progress import SILENT
 from .ranking import rank_configurations
 from .results import AnalysisResult, ClusterResult, PreparationResult
 from .robust import ROBUST_COLUMNS, weight_bounds
+from .schema import text_from_bytes
 from .spec import NORMS, AnalysisSpec, default_criteria, limit_notes, parse_criteria
 from .summary import build_summary
 
@@ -204,6 +208,8 @@ class Engine:
         """``data`` as the backend's frame: a path is read, a host table is moved once."""
         if isinstance(data, (str, os.PathLike)):
             return self.load(data)
+        if isinstance(data, pd.DataFrame):  # bytes decoded before a device sees them
+            data = text_from_bytes(data, where="the table")
         return self.backend.as_frame(data)
 
     def analyze_dataset(self, path, /, *, out_dir=None, overwrite=False,
@@ -223,6 +229,8 @@ class Engine:
             raise UsageError("analyze_dataset needs Engine(dask='local[:N]' | 'tcp://...' | client)")
         spec = _as_spec(spec, options)
         check_dask_available()
+        if isinstance(path, (str, os.PathLike)) and Path(path).is_dir():
+            check_parts(path)  # a dataset whose parts differ is refused before Dask starts
         owned = isinstance(self.dask, str)
         client = start_dask(self.dask) if owned else self.dask
         try:

@@ -549,6 +549,34 @@ def _cmd_report(args) -> int:
     return 0
 
 
+def _outputs(args) -> list:
+    """(path, flag) of each output the command writes: claimed before any work, so a second
+    run into the same path is refused at once instead of replacing this one's output."""
+    if args.command in ("demo", "analyze"):
+        return [(args.out, "--out")]
+    if args.command == "report":
+        from .report import report_path
+
+        return [(report_path(args.ranking, args.out), "--out")]
+    outs = [(getattr(args, "output", None), "--output"),
+            (getattr(args, "report", None), "--report")]
+    return [(path, flag) for path, flag in outs if path is not None]
+
+
+@contextlib.contextmanager
+def _claimed(args):
+    """Hold the claims of :func:`_outputs`; their notes (a lock taken over from a run that
+    is gone) go to stderr once the command has succeeded."""
+    from .writelock import claim
+
+    with contextlib.ExitStack() as stack:
+        claims = [stack.enter_context(claim(path, name=flag)) for path, flag in _outputs(args)]
+        yield
+        if not getattr(args, "quiet", False):
+            for note in (n for c in claims for n in c.notes):
+                print(printable(f"note: {note}"), file=sys.stderr)
+
+
 _COMMANDS = {
     "report": _cmd_report,
     "demo": _cmd_demo,
@@ -591,6 +619,25 @@ def _silenced(quiet: bool):
                 lg.setLevel(level)
 
 
+@contextlib.contextmanager
+def _held_warnings(args):
+    """Warnings raised while a command runs (a library's RuntimeWarning about an overflow
+    that the command then handles) are shown once it has succeeded; when it fails, its
+    error is the one line on stderr (with --verbose, the warnings are shown too)."""
+    import warnings
+
+    caught, ok = [], False
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            yield
+        ok = True
+    finally:
+        if ok or args.verbose:
+            for w in caught:
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file,
+                                     w.line)
+
+
 def _terminated(signum, frame):
     # SIGTERM (a batch scheduler's kill, `timeout`, a container stop) unwinds like Ctrl-C,
     # so a write in progress removes its staging files instead of leaving them behind.
@@ -611,7 +658,7 @@ def main(argv=None) -> int:
         print(f"gpurank: error: {_one_line(exc)}", file=sys.stderr)
         return exc.exit_code
     try:
-        with _silenced(getattr(args, "quiet", False)):
+        with _held_warnings(args), _silenced(getattr(args, "quiet", False)), _claimed(args):
             return _COMMANDS[args.command](args)
     except GpurankError as exc:
         if args.verbose:

@@ -21,6 +21,7 @@ from dataclasses import replace
 
 from .errors import SchemaError
 from .metrics import plan_metrics
+from .schema import closest_names
 from .spec import default_criteria, default_target
 
 __all__ = [
@@ -170,6 +171,5 @@ def with_criteria(spec, criteria):
 def check_target_column(spec, columns) -> None:
     """Refuse an explicit target the table does not have, before any work is done."""
     if spec.target is not None and spec.target not in analyzed_columns(columns):
-        shown = ", ".join(map(str, list(columns)[:30]))
-        raise SchemaError(f"target column '{spec.target}' is not in the table; columns are: "
-                          f"{shown}")
+        raise SchemaError(f"target column '{spec.target}' is not in the table; "
+                          f"{closest_names(spec.target, analyzed_columns(columns))}")

@@ -62,7 +62,18 @@ def test_missing_criterion_column_lists_columns():
     with pytest.raises(SchemaError) as info:
         rank_configurations(_df(), parse_criteria("thruput:max"), backend=CPU)
     assert str(info.value) == ("criterion column 'thruput' is not in the table; "
-                               "columns are: time, cost, eff")
+                               "its columns: time, cost, eff")
+
+
+def test_missing_criterion_column_of_a_wide_table_names_the_three_closest():
+    wide = pd.DataFrame({f"metric_{i:03d}": [float(i)] * 5 for i in range(500)})
+    df = pd.concat([_df(), wide], axis=1).assign(throughput=1.0)
+    with pytest.raises(SchemaError) as info:
+        rank_configurations(df, parse_criteria("thruput:max"), backend=CPU)
+    text = str(info.value)
+    assert text.startswith("criterion column 'thruput' is not in the table; the closest of its "
+                           "504 columns: throughput, ")
+    assert text.count(",") == 2 and len(text) < 150
 
 
 def test_nan_and_inf_criteria_named_with_row_count():

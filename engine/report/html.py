@@ -24,12 +24,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError
+from ..errors import DataError, UsageError
 from ..formatting import column_label, fixed, integer, number, percent, unit_of, value
 from ..io import read_table, write_text
 from . import plots
 
-__all__ = ["build_report", "write_report", "rebuild_report", "SECTIONS", "CHARTJS_VERSION"]
+__all__ = ["build_report", "write_report", "rebuild_report", "report_path", "SECTIONS",
+           "CHARTJS_VERSION"]
 
 #: (id, heading) of every section, in order.
 SECTIONS = (
@@ -850,6 +851,15 @@ def write_report(table: pd.DataFrame, summary: dict, path, *, overwrite=False,
                       name="--out")
 
 
+def report_path(ranking_parquet_path, output=None) -> Path:
+    """Where :func:`rebuild_report` writes: ``output``, ``report.html`` inside it when it is
+    a folder, or ``report.html`` beside the ranking by default."""
+    if output is None:
+        return Path(ranking_parquet_path).parent / "report.html"
+    out = Path(output)
+    return out / "report.html" if out.is_dir() else out
+
+
 def rebuild_report(ranking_parquet_path, output=None, *, overwrite=False, **options) -> Path:
     """Rebuild ``report.html`` from ``ranking.parquet`` and the ``summary.json`` beside it.
 
@@ -874,6 +884,7 @@ def rebuild_report(ranking_parquet_path, output=None, *, overwrite=False, **opti
     """
     from ..io import read_metadata
     from ..outputs import MANIFEST_NAME, check_target, read_manifest
+    from ..summary_schema import check_summary
 
     src = Path(ranking_parquet_path)
     summary_path = src.parent / "summary.json"
@@ -894,10 +905,8 @@ def rebuild_report(ranking_parquet_path, output=None, *, overwrite=False, **opti
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise DataError(f"cannot read summary file '{summary_path}': "
                         f"{type(exc).__name__}: {_one_line(exc)}") from None
-    _check_summary(summary, summary_path)
-    out = Path(output) if output is not None else src.parent / "report.html"
-    if out.is_dir():
-        out = out / "report.html"
+    check_summary(summary, path=summary_path)
+    out = report_path(src, output)
     check_target(out, name="--out", overwrite=overwrite)
     try:
         meta = read_metadata(src)
@@ -912,38 +921,17 @@ def rebuild_report(ranking_parquet_path, output=None, *, overwrite=False, **opti
         shown = ", ".join(f"{k} has run {v or 'none'}" for k, v in ids.items())
         raise DataError(f"'{src}' and '{summary_path}' do not belong to the same analysis "
                         f"({shown}); rebuild from one output folder of gpurank analyze")
+    home = read_manifest(out.parent)
+    if home is not None and home.get("run_id") != summary.get("run_id"):
+        raise UsageError(f"--out '{out}' is inside the output of another analysis (run "
+                         f"{home.get('run_id')}); write the report beside its own ranking, or "
+                         "outside an output folder")
     table = read_table(src)
     if "rows" in summary and int(summary["rows"]) != len(table):
         raise DataError(f"summary file '{summary_path}' describes {summary['rows']} rows but "
                         f"'{src}' holds {len(table)}; they do not belong to the same analysis")
     options.setdefault("seed", int((summary.get("settings") or {}).get("seed", 0)))
     return write_report(table, summary, out, overwrite=overwrite, **options)
-
-
-#: Fields of summary.json the report reads, and the JSON types they must have.
-_SUMMARY_TYPES = {
-    "rows": int, "backend": str, "criteria": list, "settings": dict, "notes": list,
-    "top": list, "timings_s": dict, "pareto_front_size": int, "ideal": dict, "anti_ideal": dict,
-}
-
-
-def _check_summary(summary, path) -> None:
-    if not isinstance(summary, dict):
-        raise DataError(f"summary file '{path}' does not hold a JSON object")
-    for key, kind in _SUMMARY_TYPES.items():
-        if key in summary and summary[key] is not None and (
-                not isinstance(summary[key], kind) or isinstance(summary[key], bool)):
-            raise DataError(f"summary file '{path}': field '{key}' must be a JSON "
-                            f"{'number' if kind is int else kind.__name__}; it holds "
-                            f"{type(summary[key]).__name__}")
-    for i, c in enumerate(summary.get("criteria") or []):
-        if not isinstance(c, dict) or not isinstance(c.get("column"), str):
-            raise DataError(f"summary file '{path}': criteria[{i}] must be an object with a "
-                            "'column' string")
-    seed = (summary.get("settings") or {}).get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise DataError(f"summary file '{path}': settings.seed must be a non-negative "
-                        f"integer; it holds {seed!r}")
 
 
 def _one_line(exc) -> str:

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 import numpy as np
 import pandas as pd
 
+from ..magnitudes import MOMENTS_SAFE, column_scales
+
 __all__ = [
     "figure_rc",
     "to_png_data_uri",
@@ -271,6 +273,12 @@ def projection(table: pd.DataFrame, features: list[str]):
     if valid.sum() < 2:
         return xy, valid, (0.0, 0.0)
     Xv = X[valid]
+    # Columns of huge or tiny magnitudes are brought near one first (exactly, by powers of
+    # two): their squares would overflow or underflow the standard deviation.
+    scales = column_scales(np.abs(Xv).max(axis=0), low=MOMENTS_SAFE[0],
+                           high=MOMENTS_SAFE[1])
+    if scales:
+        Xv = Xv * np.asarray(scales)
     sd = Xv.std(axis=0)
     Z = (Xv - Xv.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
     _, s, vt = np.linalg.svd(Z, full_matrices=False)

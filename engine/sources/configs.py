@@ -384,7 +384,8 @@ def _host_inputs(table: pd.DataFrame, A: pd.DataFrame, cpus: pd.DataFrame):
     if "input_pipeline" in table.columns:
         dali = table["input_pipeline"].astype(str).str.lower().str.contains("dali").to_numpy()
     elif "framework" in table.columns:
-        dali = np.array([bool(_ACCEL_FW.search(str(f).lower())) for f in table["framework"]])
+        dali = np.array([bool(_ACCEL_FW.search(str(f).lower())) for f in table["framework"]],
+                        dtype=bool)
     else:
         dali = np.zeros(n_rows, bool)
     # Gaudi2/Gaudi3 decode JPEGs on the accelerator's media engine whatever the framework says
@@ -499,7 +500,7 @@ def model_inputs(
     ids, unmodelled = _resolve_rows(table, acc)
     acc = acc.set_index("accelerator_id", drop=False)
     A = acc.loc[[i if i is not None else acc.index[0] for i in ids]]
-    known = np.array([i is not None for i in ids])
+    known = np.array([i is not None for i in ids], dtype=bool)
     hw = hardware_facts(table, A.reset_index(drop=True), workload.precision)
     wide = np.where(np.isnan(hw.facts["bf16_dense_tflops"]), hw.facts["fp16_dense_tflops"],
                     hw.facts["bf16_dense_tflops"])

@@ -31,7 +31,7 @@ from .configs import REQUIRED_PREDICT_COLUMNS, model_inputs, safe_div, to_float
 from .perfmodel import CalibratedModel, Workload
 from .predict import fit_errors, model_outputs, predict, workload_of
 
-__all__ = ["calibrate", "usable_rows", "REQUIRED_CALIBRATE_COLUMNS"]
+__all__ = ["calibrate", "usable_rows", "modelled_times", "REQUIRED_CALIBRATE_COLUMNS"]
 
 REQUIRED_CALIBRATE_COLUMNS = REQUIRED_PREDICT_COLUMNS + ("time_to_train_min",)
 #: Bounds of the per-pass latency (seconds): a kernel launch is a few microseconds, a step
@@ -39,12 +39,18 @@ REQUIRED_CALIBRATE_COLUMNS = REQUIRED_PREDICT_COLUMNS + ("time_to_train_min",)
 _LATENCY_BOUNDS = (1e-5, 0.2)
 
 
-def usable_rows(t: pd.DataFrame, inputs, ttt) -> tuple[np.ndarray, dict]:
-    """Rows a fit may use, and how many were skipped for each reason."""
+def usable_rows(t: pd.DataFrame, inputs, ttt, modelled=None) -> tuple[np.ndarray, dict]:
+    """Rows a fit may use, and how many were skipped for each reason. ``modelled``: each
+    row's time to train under the starting model; a row without a finite one (inputs so
+    large or small that the model overflows) cannot be fitted."""
     cfg, extra = inputs.cfg, inputs.extra
     skipped = {}
     usable = extra["valid"].copy()
     skipped["accelerator not modelled or row incomplete"] = int((~usable).sum())
+    if modelled is not None:
+        finite = np.isfinite(modelled) & (modelled > 0)
+        skipped["inputs out of the model's range"] = int((usable & ~finite).sum())
+        usable &= finite
     timed = np.isfinite(ttt) & (ttt > 0)
     skipped["no measured time"] = int((usable & ~timed).sum())
     usable &= timed
@@ -68,6 +74,13 @@ def usable_rows(t: pd.DataFrame, inputs, ttt) -> tuple[np.ndarray, dict]:
     skipped["same accelerator, count and time as an earlier row"] = int((usable & rep).sum())
     usable &= ~rep
     return usable, skipped
+
+
+def modelled_times(inputs, model: CalibratedModel, workload: Workload) -> np.ndarray:
+    """Each row's time to train under ``model`` (inf or NaN where its inputs overflow)."""
+    with np.errstate(all="ignore"):
+        out = model_outputs(inputs.cfg, inputs.extra, model, workload)
+    return np.asarray(out["time_to_train_min"], float)
 
 
 def _sigmoid(x):
@@ -255,13 +268,17 @@ def _start_and_bounds(rows: _FitRows, base: CalibratedModel, workload: Workload,
         np.maximum(rows.ttt * 60.0 - base.overhead_s, 1.0),
     )
     b_tr = sub["local_batch"]
-    achieved = safe_div(
-        thr_meas * workload.flops_per_sample * (b_tr + base.batch_half),
-        sub["n_accelerators"] * sub["peak_tflops"] * 1e12 * b_tr,
-    )
-    fam_eff = np.array([np.nanmedian(achieved[fi == j]) for j in range(k)])
-    eff0 = float(np.clip(2.0 * np.nanmedian(fam_eff), 0.05, 0.95))
-    dev0 = [_logit(float(np.clip(2.0 * f, 0.05, 0.95))) - _logit(eff0) for f in fam_eff]
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is a NaN of safe_div
+        achieved = safe_div(
+            thr_meas * workload.flops_per_sample * (b_tr + base.batch_half),
+            sub["n_accelerators"] * sub["peak_tflops"] * 1e12 * b_tr,
+        )
+    raw = np.array([np.median(a[np.isfinite(a)]) if np.isfinite(a).any() else np.nan
+                    for a in (achieved[fi == j] for j in range(k))])
+    eff0 = (float(np.clip(2.0 * np.nanmedian(raw), 0.05, 0.95)) if np.isfinite(raw).any()
+            else float(base.compute_efficiency_default))
+    dev0 = [_logit(_start_efficiency(achieved[fi == j], base)) - _logit(eff0)
+            for j in range(k)]
     nv = space.nv
     start = {
         "comm_efficiency": base.comm_efficiency,
@@ -280,6 +297,15 @@ def _start_and_bounds(rows: _FitRows, base: CalibratedModel, workload: Workload,
     hi = np.concatenate([[_logit(0.99) + 1], np.full(nv + k, 8.0),
                          [c.hi for c in space.coords]])
     return x0, lo, hi
+
+
+def _start_efficiency(achieved: np.ndarray, base: CalibratedModel) -> float:
+    """Twice a family's median achieved fraction of peak, clipped to [0.05, 0.95]; the
+    base's default where no run gives a finite fraction (inputs that overflow it)."""
+    finite = achieved[np.isfinite(achieved)]
+    if not finite.size:
+        return float(base.compute_efficiency_default)
+    return float(np.clip(2.0 * np.median(finite), 0.05, 0.95))
 
 
 def _least_squares_fit(rows: _FitRows, start, workload: Workload, space, x0, lo, hi):
@@ -418,7 +444,7 @@ def calibrate(
     start = replace(base, compute_efficiency_by_family={}, compute_efficiency_shared=None,
                     compute_efficiency_by_vendor={})
     inputs = model_inputs(t, start, workload, **kw)
-    usable, skipped = usable_rows(t, inputs, ttt)
+    usable, skipped = usable_rows(t, inputs, ttt, modelled_times(inputs, start, workload))
     in_train = _training_mask(t, usable, train_rounds)
     rows = _fit_rows(inputs.cfg, inputs.extra, in_train, ttt)
     ai0, ai_lo, ai_hi = _intensity_range(workload, base)

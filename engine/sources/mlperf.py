@@ -37,6 +37,7 @@ from gpurank.engine.catalog import accelerator_catalog
 from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.io import write_table
 from gpurank.engine.outputs import check_target
+from gpurank.engine.schema import closest_names
 from gpurank.engine.sources.accelerators import ResolvedAccelerator, resolve_accelerator
 from gpurank.engine.sources.mlperf_logs import RunLog, parse_result_log
 from gpurank.engine.sources.mlperf_rules import (
@@ -1020,9 +1021,8 @@ def _read_csv_strings(path, what: str, required) -> pd.DataFrame:
                         f"({excerpt(' '.join(str(exc).split()), 120)})") from None
     missing = [c for c in required if c not in df.columns]
     if missing:
-        cols = ", ".join(excerpt(c, 40) for c in list(df.columns)[:20])
-        raise DataError(f"{path_text(p)}: {what} has no column(s) {', '.join(missing)}; columns "
-                        f"are: {cols}{' ...' if len(df.columns) > 20 else ''}")
+        raise DataError(f"{path_text(p)}: {what} has no column(s) {', '.join(missing)}; "
+                        f"{closest_names(missing[0], df.columns)}")
     return df
 
 

@@ -296,7 +296,10 @@ def predict(
     workload = workload_of(table, workload, model)
     model = default_model(workload.name) if model is None else model
     res = table.copy()
-    if len(table) == 0:
+    if len(table) == 0:  # the columns a table with rows gets, without rows
+        if "accelerator_id" not in res.columns:
+            res["accelerator_id"] = pd.Series(dtype=object)
+        res["predicted_bottleneck"] = pd.Categorical([], categories=list(BOTTLENECKS))
         for c in PREDICTED + ("epochs",):
             res[f"predicted_{c}"] = pd.Series(dtype=float)
         for c in INTERVAL_COLUMNS:

@@ -15,8 +15,9 @@ import pandas as pd
 
 from .. import catalog as _cat
 from ..errors import DataError, UsageError
+from ..schema import shown_names
 from .configs import model_inputs, safe_div, to_float
-from .fit import calibrate, usable_rows
+from .fit import calibrate, modelled_times, usable_rows
 from .perfmodel import CalibratedModel, Workload
 from .predict import predict, workload_of
 from .workloads import workload, workload_for_benchmark
@@ -112,7 +113,7 @@ def cross_validate(
     start = replace(base, compute_efficiency_by_family={}, compute_efficiency_shared=None,
                     compute_efficiency_by_vendor={})
     inputs = model_inputs(t, start, workload, **kw)
-    usable, _ = usable_rows(t, inputs, ttt)
+    usable, _ = usable_rows(t, inputs, ttt, modelled_times(inputs, start, workload))
     u = t[usable].reset_index(drop=True)
     fam = inputs.extra["family"][usable].astype(str)
     key = (u["round"].astype(str).to_numpy() if by == "round"
@@ -341,5 +342,5 @@ def rows_of(table: pd.DataFrame, benchmark: str) -> pd.DataFrame:
     names = benchmarks_of(table)
     if benchmark not in names:
         raise DataError(f"benchmark {benchmark!r} matches no row; the table has: "
-                        f"{', '.join(names) or 'none'}")
+                        f"{shown_names(benchmark, names)}")
     return table[table["benchmark"].astype(str) == benchmark].reset_index(drop=True)
