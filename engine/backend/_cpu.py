@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
 from gpurank.kernels import cpu as cpu_kernels
 from gpurank.kernels.cpu.threads import concurrent_calls_safe
 
