@@ -85,7 +85,8 @@ def _nonempty(text):
 #: Parameters (API spellings) whose command-line flag is not ``--`` + the name with dashes.
 _FLAGS = {"weight_ranges": "--weights-range", "constraints": "--require",
           "out_dir": "--out", "k": "--clusters", "path": "--output", "model_path": "--model",
-          "check_size": "--no-size-check", "check_size=False": "--no-size-check"}
+          "check_size": "--no-size-check", "check_size=False": "--no-size-check",
+          "robust=True": "--robust"}
 
 
 def _flag(param: str) -> str:
