@@ -19,6 +19,7 @@ import pandas as pd
 
 from .backend import resolve_backend
 from .clustering import cluster_configurations, profile_clusters
+from .distributed import analyze_dataset, check_dask_available, start_dask
 from .errors import DataError, DeviceMemoryError, UnsupportedOnGPU, UsageError
 from .importance import feature_importance
 from .io import read_table, write_json, write_table
@@ -40,6 +41,7 @@ from .pipeline import (
 from .prepare import describe_preparation, prepare_rows, raise_or_note
 from .progress import SILENT
 from .ranking import rank_configurations
+from .report import write_report
 from .results import AnalysisResult, ClusterResult, PreparationResult
 from .robust import ROBUST_COLUMNS, weight_bounds
 from .schema import text_from_bytes
@@ -223,8 +225,6 @@ class Engine:
         -------
         gpurank.engine.distributed.DistributedResult
         """
-        from .distributed import analyze_dataset, check_dask_available, start_dask
-
         if self.dask is None:
             raise UsageError("analyze_dataset needs Engine(dask='local[:N]' | 'tcp://...' | client)")
         spec = _as_spec(spec, options)
@@ -308,7 +308,6 @@ class Engine:
             write_json(summary, pub.path / "summary.json")
             if report:
                 # Imported here: matplotlib loads only when a report is built.
-                from .report import write_report
 
                 write_report(result.table, summary, pub.path / "report.html",
                              seed=result.spec.seed)

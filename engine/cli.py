@@ -13,10 +13,30 @@ import sys
 import traceback
 from pathlib import Path
 
-from .errors import GpurankError, UsageError
+from .api import Engine
+from .backend import describe_environment
+from .commands import (
+    run_calibrate_cli,
+    run_mlperf_cli,
+    run_predict_cli,
+    run_simulate_cli,
+    run_study_cli,
+)
+from .console import make_console, print_summary
+from .distributed import check_dask_available
+from .errors import DataError, GpurankError, UsageError
 from .formatting import printable
+from .io import read_table, to_jsonable
 from .outputs import check_target
 from .params import ParamError
+from .progress import SILENT, TerminalProgress
+from .report import rebuild_report, report_path
+from .sources.catalog import merge_accelerator_catalog
+from .sources.outcomes import needs_prediction, predicted_outcomes, table_columns
+from .sources.perfmodel import CalibratedModel
+from .sources.simulate import simulate
+from .spec import AnalysisSpec, parse_criteria
+from .writelock import claim
 
 __all__ = ["main", "build_parser"]
 
@@ -46,13 +66,6 @@ def _integer(text):
     return int(f)
 
 
-def _positive_int(text):
-    v = _integer(text)
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
-
-
 def _clusters(text):
     if text == "auto":
         return "auto"
@@ -69,12 +82,14 @@ def _nonempty(text):
     return text
 
 
-#: Parameters whose command-line flag is not ``--`` + the name with dashes.
+#: Parameters (API spellings) whose command-line flag is not ``--`` + the name with dashes.
 _FLAGS = {"weight_ranges": "--weights-range", "constraints": "--require",
-          "out_dir": "--out", "k": "--clusters"}
+          "out_dir": "--out", "k": "--clusters", "path": "--output", "model_path": "--model",
+          "check_size": "--no-size-check", "check_size=False": "--no-size-check"}
 
 
 def _flag(param: str) -> str:
+    """The command line's name for a parameter (or a ``name=value`` setting) of the API."""
     return _FLAGS.get(param, "--" + param.replace("_", "-"))
 
 
@@ -138,7 +153,7 @@ def _common(p, *, out_default):
 def _add_demo(sub) -> None:
     """The ``demo`` command and its options."""
     demo = sub.add_parser("demo", help="run the whole analysis on a built-in simulated sweep")
-    demo.add_argument("--n", type=_positive_int, default=200_000,
+    demo.add_argument("--n", type=_integer, default=200_000,
                       help="configurations to simulate (default: 200,000)")
     _common(demo, out_default="gpurank-demo")
 
@@ -186,7 +201,7 @@ def _add_study(sub) -> None:
     st.add_argument("paths", nargs="+", metavar="PATH", help="MLPerf Training results folders")
     st.add_argument("--published-scores", default=None, metavar="SUMMARY_CSV",
                     help="published per-system scores for systems whose logs are incomplete")
-    st.add_argument("--seed", type=int, default=0)
+    st.add_argument("--seed", type=_integer, default=0)
     st.add_argument("--benchmark", default="resnet", metavar="NAME|all",
                     help="benchmark to study (default: resnet), or 'all': one section per "
                          "benchmark")
@@ -198,8 +213,8 @@ def _add_study(sub) -> None:
 def _add_simulate(sub) -> None:
     """The ``simulate`` command and its options."""
     sim = sub.add_parser("simulate", help="simulate a sweep of training configurations")
-    sim.add_argument("--n", type=_positive_int, required=True, help="configurations to simulate")
-    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--n", type=_integer, required=True, help="configurations to simulate")
+    sim.add_argument("--seed", type=_integer, default=0)
     sim.add_argument("-o", "--output", required=True,
                      help="output .parquet file (or folder with --partitioned, or .csv)")
     sim.add_argument("--model", default=None, help="calibrated model JSON (gpurank calibrate)")
@@ -211,7 +226,7 @@ def _add_simulate(sub) -> None:
     sim.add_argument("--counts", default=None, help="comma-separated accelerator counts")
     sim.add_argument("--nodes", default=None, help="comma-separated node counts")
     sim.add_argument("--providers", default=None, help="comma-separated provider names")
-    sim.add_argument("--row-group-rows", type=_positive_int, default=1_000_000)
+    sim.add_argument("--row-group-rows", type=_integer, default=1_000_000)
     sim.add_argument("--partitioned", action="store_true",
                      help="write a folder of Parquet part files (a dataset for Dask)")
     sim.add_argument("--no-size-check", action="store_true",
@@ -294,8 +309,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _spec_options(args) -> dict:
-    from .spec import parse_criteria
-
     return dict(
         criteria=parse_criteria(args.criteria) if args.criteria is not None else None,
         constraints=args.require if args.require is not None else (),
@@ -318,11 +331,6 @@ def _spec_options(args) -> dict:
 
 def _run_analysis(args, data, *, simulate_rows=None) -> int:
     """Analyze ``data`` (a path or table) or, with ``simulate_rows``, a fresh simulated sweep."""
-    from .api import Engine
-    from .console import make_console, print_summary
-
-    from .spec import AnalysisSpec
-
     spec = AnalysisSpec(**_spec_options(args))  # every option checked before any work
     check_target(args.out, name="--out", overwrite=args.overwrite, folder=True)
     if simulate_rows is None:
@@ -332,8 +340,6 @@ def _run_analysis(args, data, *, simulate_rows=None) -> int:
     try:
         engine = Engine(backend=args.backend, progress=progress)
         if simulate_rows is not None:
-            from .sources.simulate import simulate
-
             with progress.step("simulate", simulate_rows):
                 data = simulate(simulate_rows, seed=args.seed)
         result = engine.analyze(data, spec)
@@ -357,14 +363,9 @@ def _with_predicted_outcomes(args, data, spec):
     ``--predict``), the configurations with their predicted outcomes and the notes on them."""
     from dataclasses import replace
 
-    from .sources.outcomes import needs_prediction, predicted_outcomes, table_columns
-
     asked = [f for f, v in (("--catalog", args.catalog), ("--model", args.model)) if v]
     if not (args.predict or asked or needs_prediction(table_columns(data))):
         return data, spec
-    from .catalog import merge_accelerator_catalog
-    from .io import read_table
-    from .sources.perfmodel import CalibratedModel
 
     table = read_table(data)
     if not (args.predict or needs_prediction(table.columns)):
@@ -379,8 +380,6 @@ def _with_predicted_outcomes(args, data, spec):
 
 def _progress(args):
     """Progress bars on stderr when it is a terminal and the user wants human output."""
-    from .progress import SILENT, TerminalProgress
-
     if getattr(args, "quiet", False) or getattr(args, "json", False) or not sys.stderr.isatty():
         return SILENT
     return TerminalProgress()
@@ -397,14 +396,9 @@ def _cmd_analyze(args) -> int:
 
 
 def _run_distributed(args) -> int:
-    from .api import Engine
-
     if args.predict or args.catalog or args.model:
         raise UsageError("--predict, --catalog and --model predict outcomes in memory; run "
                          "gpurank predict first and analyze its output with --dask")
-    from .console import make_console, print_summary
-    from .distributed import check_dask_available
-    from .spec import AnalysisSpec
 
     spec = AnalysisSpec(**_spec_options(args))
     check_dask_available()
@@ -425,16 +419,12 @@ def _run_distributed(args) -> int:
 
 def _check_input(path) -> None:
     """Refuse a missing input before any work (the reader says why a present one is bad)."""
-    from .errors import DataError
-
     p = Path(path)
     if not p.exists():
         raise DataError(f"table '{p}' does not exist")
 
 
 def _cmd_info(args) -> int:
-    from .backend import describe_environment
-
     print(json.dumps(describe_environment(), indent=2))
     return 0
 
@@ -451,16 +441,12 @@ def _split(text, cast=str):
 
 def _emit(args, payload: dict, line: str) -> None:
     if args.json:
-        from .io import to_jsonable
-
         print(json.dumps(to_jsonable(payload), indent=2))
     else:
         print(printable(line, newlines=True))
 
 
 def _cmd_mlperf(args) -> int:
-    from .sources.mlperf import run_mlperf_cli
-
     progress = _progress(args)
     try:
         with progress.step("read"):
@@ -481,8 +467,6 @@ def _cmd_mlperf(args) -> int:
 
 
 def _cmd_study(args) -> int:
-    from .study import run_study_cli
-
     res = run_study_cli(args.paths, args.output, published_scores=args.published_scores,
                         seed=args.seed, overwrite=args.overwrite, benchmark=args.benchmark)
     _emit(args, {"output": args.output, "verdicts": res.verdicts()},
@@ -491,8 +475,6 @@ def _cmd_study(args) -> int:
 
 
 def _cmd_simulate(args) -> int:
-    from .sources.simulate import run_simulate_cli
-
     progress = _progress(args)
     try:
         with progress.step("simulate", args.n):
@@ -517,8 +499,6 @@ def _cmd_simulate(args) -> int:
 
 
 def _cmd_calibrate(args) -> int:
-    from .sources.calibrate import run_calibrate_cli
-
     model = run_calibrate_cli(args.table, args.output, overwrite=args.overwrite,
                               report=args.report, benchmark=args.benchmark,
                               intervals=args.intervals)
@@ -531,8 +511,6 @@ def _cmd_calibrate(args) -> int:
 
 
 def _cmd_predict(args) -> int:
-    from .sources.calibrate import run_predict_cli
-
     res = run_predict_cli(args.table, args.model, args.output, overwrite=args.overwrite,
                           benchmark=args.benchmark, use_table_epochs=not args.config_only,
                           catalog=args.catalog)
@@ -542,8 +520,6 @@ def _cmd_predict(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    from .report import rebuild_report
-
     path = rebuild_report(args.ranking, args.out, overwrite=args.overwrite)
     _emit(args, {"output": str(path)}, f"wrote {path}")
     return 0
@@ -555,8 +531,6 @@ def _outputs(args) -> list:
     if args.command in ("demo", "analyze"):
         return [(args.out, "--out")]
     if args.command == "report":
-        from .report import report_path
-
         return [(report_path(args.ranking, args.out), "--out")]
     outs = [(getattr(args, "output", None), "--output"),
             (getattr(args, "report", None), "--report")]
@@ -567,8 +541,6 @@ def _outputs(args) -> list:
 def _claimed(args):
     """Hold the claims of :func:`_outputs`; their notes (a lock taken over from a run that
     is gone) go to stderr once the command has succeeded."""
-    from .writelock import claim
-
     with contextlib.ExitStack() as stack:
         claims = [stack.enter_context(claim(path, name=flag)) for path, flag in _outputs(args)]
         yield
@@ -663,7 +635,7 @@ def main(argv=None) -> int:
     except GpurankError as exc:
         if args.verbose:
             print(printable(traceback.format_exc(), newlines=True), end="", file=sys.stderr)
-        message = exc.for_flag(_flag(exc.param)) if isinstance(exc, ParamError) else str(exc)
+        message = exc.for_flag(_flag) if isinstance(exc, ParamError) else str(exc)
         print(f"gpurank: error: {_one_line(message)}", file=sys.stderr)
         return exc.exit_code
     except (MemoryError, OSError) as exc:

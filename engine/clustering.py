@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .backend import resolve_backend
 from .errors import UsageError
 from .magnitudes import MOMENTS_SAFE, column_scales
 from .params import ParamError
@@ -23,16 +24,9 @@ from .profiles_text import range_text as _range_text
 from .results import ClusterResult
 from .spec import DEFAULT_CLUSTERS
 
-__all__ = [
-    "ClusterModel",
-    "fit_cluster_model",
-    "cluster_configurations",
-    "default_cluster_features",
-    "stable_order",
-    "relabel",
-    "profile_clusters",
-    "DEFAULT_FEATURES",
-]
+__all__ = ["ClusterModel", "fit_cluster_model", "cluster_configurations",
+           "default_cluster_features", "stable_order", "relabel", "profile_clusters",
+           "DEFAULT_FEATURES", "FIT_ROWS"]
 
 DEFAULT_FEATURES = (
     "n_accelerators",
@@ -429,8 +423,6 @@ def profile_clusters(df, labels, *, backend=None) -> pd.DataFrame:
     DataFrame
     """
     if backend is None:
-        from .backend import resolve_backend
-
         backend = resolve_backend("cpu")
     xp = backend.xp
     lab = xp.asarray(np.asarray(labels, dtype=np.int32))

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import DataError, UsageError
+from .jsonable import to_jsonable
 from .outputs import publish_file
 from .partitions import check_parts
 from .schema import check_column_names, text_from_bytes
@@ -164,31 +165,3 @@ def write_text(text, path, *, overwrite=False, name="path") -> Path:
     with publish_file(path, name=name, overwrite=overwrite) as pub:
         pub.path.write_text(text, encoding="utf-8")
     return Path(path)
-
-
-def to_jsonable(obj):
-    """Turn results into JSON builtins: NumPy scalars and arrays, tuples, and NaN as null.
-
-    JSON has no NaN; a missing figure is written as null rather than as invalid JSON.
-    """
-    import math
-
-    import numpy as np
-
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return [to_jsonable(v) for v in obj.tolist()]
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, (int, np.integer)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        return float(obj) if math.isfinite(obj) else None
-    if obj is None or isinstance(obj, str):
-        return obj
-    if obj is pd.NA or obj is pd.NaT:
-        return None
-    return str(obj)

@@ -41,6 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UsageError
+from .jsonable import to_jsonable
+from .manifest import MANIFEST_NAME, protected_reason, read_manifest
+from .schema import SIMULATED_COLUMNS
 from .writelock import claim
 
 __all__ = [
@@ -54,8 +57,6 @@ __all__ = [
     "clean_leftovers",
 ]
 
-#: The file that makes a folder a gpurank output set; written last, read by ``report``.
-MANIFEST_NAME = "_gpurank_manifest.json"
 _STAGING = "gpurank-staging"
 _OLD = "gpurank-old"
 _LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?P<what>gpurank-staging|gpurank-old)-(?P<pid>\d+)-"
@@ -102,20 +103,6 @@ def _gpurank_version() -> str:
         return "unknown"
 
 
-def read_manifest(folder) -> dict | None:
-    """The manifest of an output folder, or ``None`` when it has none or it is unreadable."""
-    p = Path(folder) / MANIFEST_NAME
-    try:
-        if not p.is_file() or p.stat().st_size > 1 << 20:
-            return None
-        raw = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return None
-    if not isinstance(raw, dict) or raw.get("format") != "gpurank.output":
-        return None
-    return raw
-
-
 def _parquet_is_ours(path: Path) -> bool:
     try:
         import pyarrow.parquet as pq
@@ -158,10 +145,8 @@ _PREDICT_MARKERS = (b"predicted_time_to_train_min", b"predicted_throughput", b"p
 def _csv_is_ours(path: Path) -> bool:
     """A simulated sweep (exactly the simulator's header) or a predicted table (a header
     with the columns predict adds)."""
-    from .sources.simulate import COLUMNS
-
     first = _head(path, 1 << 16).split(b"\n", 1)[0].strip()
-    if first == ",".join(COLUMNS).encode():
+    if first == ",".join(SIMULATED_COLUMNS).encode():
         return True
     fields = set(first.split(b","))
     return all(m in fields for m in _PREDICT_MARKERS)
@@ -229,26 +214,6 @@ def is_gpurank_output(path) -> bool:
     return False
 
 
-def _protected(target: Path) -> str | None:
-    """Why ``target`` may never be replaced, or None."""
-    try:
-        resolved = target.resolve()
-        cwd = Path.cwd().resolve()
-    except OSError:
-        return None
-    if resolved == Path(resolved.anchor):
-        return "is the root of the file system"
-    if resolved == cwd or resolved in cwd.parents:
-        return "is the current folder or one of its parents"
-    home = Path.home()
-    try:
-        if resolved == home.resolve():
-            return "is the home folder"
-    except OSError:
-        pass
-    return None
-
-
 #: Bytes a staging name adds to the target's name: ".NAME.gpurank-staging-PID-XXXXXXXX".
 _STAGING_OVERHEAD = len(".." + _STAGING + "-4194304-") + 8
 
@@ -293,7 +258,7 @@ def check_target(target, *, name, overwrite=False, folder=False) -> Path:
     if len(os.fsencode(p.name)) > longest:
         raise UsageError(f"{name}: the name '{p.name[:40]}...' is {len(os.fsencode(p.name))} "
                          f"bytes long; at most {longest} are allowed here")
-    why = _protected(p)
+    why = protected_reason(p)
     if why:
         raise UsageError(f"{name} '{target}' {why}; name a new path for gpurank's output")
     parent = p.parent
@@ -587,8 +552,6 @@ def _write_manifest(pub: Publication, kind: str) -> None:
         **pub.manifest,
         "files": files,
     }
-    from .io import to_jsonable
-
     text = json.dumps(to_jsonable(body), indent=2, allow_nan=False) + "\n"
     path = pub.path / MANIFEST_NAME
     with open(path, "w", encoding="utf-8") as fh:
@@ -648,7 +611,7 @@ def _into_set(target: Path, home: dict, notes: list):
     file of the set is carried over into a staging folder, the new file is written there, and
     the set is swapped in whole with a manifest that lists it (same run id and fields)."""
     folder = target.parent
-    if _protected(folder):
+    if protected_reason(folder):
         yield from _into_set_in_place(target, home, notes)
         return
     notes += clean_leftovers(folder)

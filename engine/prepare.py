@@ -25,12 +25,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
 
 from .constraints import ConstraintCounts, constraint_mask, infeasible_message
 from .errors import DataError
 from .metrics import METRIC_INPUTS, derive_metrics, plan_metrics, reference_table
+from .ranking import criteria_matrix
 from .schema import check_column_names, require_columns, shown_names, text_from_bytes
 
 __all__ = [
@@ -411,8 +411,6 @@ def prepare_rows(df, spec, criteria, *, backend, reference=None, offset=0):
         Invalid rows are left out of ``frame`` and ``costs`` here whatever ``drop_invalid``
         says; :func:`raise_or_note` decides, once the whole table's report is known.
     """
-    from .ranking import criteria_matrix
-
     df, replaced = check_columns(df)
     n = len(df)
     df, not_numbers = _coerce_numbers(df, backend)

@@ -35,6 +35,7 @@ import numpy as np
 from gpurank.kernels.reference import MAX_EXPONENT, RowFactors
 
 from .errors import DataError, UsageError
+from .ranking import topsis_input
 from .results import RobustResult
 
 __all__ = [
@@ -456,8 +457,6 @@ def robust_from_costs_spec(costs, criteria, ranking, *, spec, backend,
     counts for the pruning when they are exact (or capped at k or more). With
     ``uncertainty`` (a :class:`ValueUncertainty` of the analyzed rows) each sample also
     draws the predicted values."""
-    from .ranking import topsis_input
-
     criteria = tuple(criteria)
     bounds, ranges = weight_bounds(spec, criteria)
     backend.check_supported("robust", len(criteria))

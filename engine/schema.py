@@ -28,7 +28,20 @@ __all__ = [
     "check_column_names",
     "numeric_values",
     "invalid_rows",
+    "SIMULATED_COLUMNS",
 ]
+
+#: The columns of a simulated sweep, in order: ``gpurank simulate``'s output, and the header
+#: by which a CSV is recognized as one (``outputs.py``).
+SIMULATED_COLUMNS = (
+    "accelerator", "accelerator_id", "family", "generation", "release_year", "n_accelerators",
+    "n_nodes", "accelerators_per_node", "host_cpu", "cpu_cores_per_accelerator", "interconnect",
+    "network", "framework", "input_pipeline", "provider", "provider_type",
+    "price_per_accelerator_hour", "global_batch_size", "local_batch_size", "epochs",
+    "time_to_train_min", "time_to_train_min_lo", "time_to_train_min_hi", "throughput",
+    "utilization", "mfu", "bottleneck", "prediction_basis", "prediction_note", "power_w",
+    "cost_usd", "energy_kwh",
+)
 
 
 @dataclass(frozen=True)

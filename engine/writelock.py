@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UsageError
+from .manifest import protected_reason, read_manifest
 
 try:
     import fcntl
@@ -164,13 +165,11 @@ def lock_path(target) -> Path | None:
     whose publisher holds the set's lock, and for paths whose folder does not exist or that
     are no usable name.
     """
-    from .outputs import _protected, read_manifest
-
     text = os.fspath(target)
     if not str(text).strip() or "\x00" in str(text):
         return None
     p = Path(os.path.abspath(text))
-    if p.name in ("", ".", "..") or _protected(p):
+    if p.name in ("", ".", "..") or protected_reason(p):
         return None  # refused by the command's own check, which names why
     # One lock per folder whatever the spelling of its path (symbolic links, "..").
     p = Path(os.path.realpath(p.parent)) / p.name

@@ -68,6 +68,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._topsis_stats import stats_of
 from ._validate import check_benefit, check_smaa_inputs
 
 __all__ = [
@@ -77,7 +78,6 @@ __all__ = [
     "MAX_EXPONENT",
     "DrawnInput",
     "RowFactors",
-    "canonical_stats",
     "capped_dominators",
     "check_factors",
     "corner_message",
@@ -102,16 +102,6 @@ __all__ = [
     "unpermute",
     "winner_weight_sums",
 ]
-
-
-def canonical_stats(stats, benefit):
-    """The stats of the canonical costs (benefit columns negated) from those of the matrix."""
-    from ._topsis_stats import TopsisStats
-
-    b = np.asarray(benefit, dtype=bool)
-    return TopsisStats.of(stats.n, np.where(b, -stats.hi, stats.lo),
-                          np.where(b, -stats.lo, stats.hi), stats.scale.copy(),
-                          stats.ssq.copy())
 
 
 def unit_map(stats, norm):
@@ -142,9 +132,7 @@ def unit_vectors(costs, norm, stats=None):
     if stats is None:
         if costs.shape[0] == 0:
             return None
-        from .reference import topsis_stats
-
-        stats = topsis_stats(costs)
+        stats = stats_of(np.asarray(costs, dtype=np.float64))
     return unit_map(stats, norm)
 
 

@@ -234,15 +234,8 @@ def topsis_stats(matrix):
     >>> s.n, s.lo, s.hi, s.scale, s.norm
     (2, array([ 3., -1.]), array([4., 0.]), array([4., 1.]), array([5., 1.]))
     """
-    x = check_costs(matrix, name="matrix").astype(np.float64, copy=False)
-    n, m = x.shape
-    if n == 0:
-        return _topsis_stats.TopsisStats(0, np.full(m, np.inf), np.full(m, -np.inf),
-                                         np.zeros(m), np.zeros(m))
-    lo, hi = x.min(axis=0), x.max(axis=0)
-    scale = _topsis_stats.power_of_two_floor(np.maximum(np.abs(lo), np.abs(hi)))
-    xs = np.divide(x, scale, out=np.zeros_like(x), where=scale > 0)
-    return _topsis_stats.TopsisStats(n, lo, hi, scale, (xs * xs).sum(axis=0))
+    return _topsis_stats.stats_of(check_costs(matrix, name="matrix").astype(np.float64,
+                                                                          copy=False))
 
 
 def topsis_from_stats(matrix, stats, weights, benefit, *, norm="vector", out=None):

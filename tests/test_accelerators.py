@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from gpurank.engine.catalog import accelerator_catalog
+from gpurank.engine.sources.catalog import accelerator_catalog
 from gpurank.engine.errors import UsageError
 from gpurank.engine.sources.accelerators import (
     accelerator_aliases,

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from gpurank.engine.catalog import (
+from gpurank.engine.sources.catalog import (
     ACCELERATOR_NUMBERS,
     accelerator_catalog,
     interconnect_catalog,

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from gpurank.engine.catalog import accelerator_catalog
+from gpurank.engine.sources.catalog import accelerator_catalog
 from gpurank.engine.cli import main
 from gpurank.engine.sources.calibrate import predict
 from gpurank.engine.sources.intervals import interval_table

@@ -128,15 +128,14 @@ def test_backend_runs_independent_calls_together_and_keeps_their_order():
 
 
 def test_rank_step_results_do_not_depend_on_concurrency(monkeypatch):
-    from gpurank.engine import backend as backend_module
-    from gpurank.engine.backend import resolve_backend
+    from gpurank.engine.backend import _cpu, resolve_backend
     from gpurank.engine.spec import Criterion
 
     rng = np.random.default_rng(7)
     df = pd.DataFrame(rng.integers(0, 6, (3000, 4)).astype(float), columns=list("abcd"))
     crit = [Criterion(c, "min") for c in "abc"] + [Criterion("d", "max")]
     together = rank_configurations(df, crit, backend=resolve_backend("cpu"))
-    monkeypatch.setattr(backend_module, "_cpu_concurrent", lambda: False)
+    monkeypatch.setattr(_cpu, "concurrent_calls_safe", lambda: False)
     serial = rank_configurations(df, crit, backend=resolve_backend("cpu"))
     for name in ("pareto_rank", "domination_count", "topsis_score", "rank"):
         np.testing.assert_array_equal(getattr(together, name), getattr(serial, name))

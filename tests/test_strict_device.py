@@ -16,25 +16,13 @@ import pytest
 
 from gpurank.engine import DeviceMemoryError, Engine
 from gpurank.engine import ranking as ranking_module
-from gpurank.engine.backend import (
-    MISSING_CODE,
-    BackendUnavailableError,
-    _configure_device_memory,
-    resolve_backend,
-    strict_device_backend,
-)
-from gpurank.engine.errors import DataError
+from gpurank.engine.backend import MISSING_CODE, resolve_backend, strict_device_backend
+from gpurank.engine.backend._gpu import _configure_device_memory
+from gpurank.engine.backend.strict_device import HostCopy, StrictArray, record_host_copies, xp
+from gpurank.engine.backend.strict_frames import StrictFrame, StrictSeries, xdf
+from gpurank.engine.errors import BackendUnavailableError, DataError
 from gpurank.engine.importance import encode_features
 from gpurank.engine.metrics import DERIVED_COLUMNS
-from gpurank.engine.strict_device import (
-    HostCopy,
-    StrictArray,
-    StrictFrame,
-    StrictSeries,
-    record_host_copies,
-    xdf,
-    xp,
-)
 from tables import config_table
 
 #: TOPSIS scores of the two backends agree to this absolute tolerance (scores lie in [0, 1];

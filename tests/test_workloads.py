@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 from generated import same_report
 from gpurank.engine.errors import DataError, UsageError
+from gpurank.engine.commands import run_calibrate_cli, run_predict_cli
 from gpurank.engine.sources.calibrate import (
     WORKLOADS_BEGIN,
     WORKLOADS_END,
     calibrate,
     cross_validate,
     predict,
-    run_calibrate_cli,
     workloads_report,
 )
 from gpurank.engine.sources.mlperf_rules import reference_convergence
@@ -25,7 +25,8 @@ from gpurank.engine.sources.perfmodel import (
     evaluate,
     resnet50,
 )
-from gpurank.engine.sources.simulate import run_simulate_cli, simulate
+from gpurank.engine.commands import run_simulate_cli
+from gpurank.engine.sources.simulate import simulate
 from gpurank.engine.sources.workloads import (
     default_model,
     nearest_calibrated,
@@ -89,19 +90,22 @@ def test_workloads_build_with_reference_convergence_points():
 
 def test_workload_validation():
     base = dict(name="w", flops_per_sample=1e9, params=1e6, dataset_size=None, epochs_curve=())
-    with pytest.raises(UsageError, match=r"Workload.epochs_curve=\(\) is not allowed"):
+    with pytest.raises(UsageError, match=r"^epochs_curve must be a non-empty sequence of "
+                                         r"\(global_batch > 0, epochs > 0\) pairs"):
         Workload(**base)
-    with pytest.raises(UsageError, match=r"Workload.dataset_size=None is not allowed"):
+    with pytest.raises(UsageError, match=r"^dataset_size must be a finite number > 0; got None$"):
         Workload(**{**base, "epochs_curve": ((256, 10.0),)})
     w = Workload(**base, samples_curve=((256, 1e6),))
     assert w.samples([256.0, 512.0]).tolist() == [1e6, 1e6]
-    with pytest.raises(UsageError, match=r"Workload.model_parallel=0 is not allowed"):
+    with pytest.raises(UsageError, match=r"^model_parallel must be an integer >= 1; got 0$"):
         Workload(**base, samples_curve=((256, 1e6),), model_parallel=0)
-    with pytest.raises(UsageError, match=r"Workload.sparse_params=2000000.0 is not allowed"):
+    with pytest.raises(UsageError, match=r"^sparse_params must be a finite number in \[0, 1000000\]; "
+                                         r"got 2000000.0$"):
         Workload(**base, samples_curve=((256, 1e6),), sparse_params=2e6)
-    with pytest.raises(UsageError, match=r"tokens_per_sample=None is not allowed"):
+    with pytest.raises(UsageError, match=r"^tokens_per_sample must be a finite number > 0; got None$"):
         Workload(**base, samples_curve=((256, 1e6),), throughput_unit="tokens/s")
-    with pytest.raises(UsageError, match=r"Workload.local_batches=\(\) is not allowed"):
+    with pytest.raises(UsageError, match=r"^local_batches must be a non-empty sequence of values, each "
+                                         r"an integer >= 1; got \(\)$"):
         Workload(**base, samples_curve=((256, 1e6),), local_batches=())
 
 
@@ -186,7 +190,7 @@ def test_simulate_each_workload(name):
     assert (df["time_to_train_min"] > 0).all() and (df["throughput"] > 0).all()
     assert (df["global_batch_size"] <= w.max_global_batch).all()
     # throughput in the workload's unit; mfu from the samples rate
-    from gpurank.engine.catalog import accelerator_catalog
+    from gpurank.engine.sources.catalog import accelerator_catalog
 
     cat = accelerator_catalog().set_index("accelerator_id")
     peak = pd.to_numeric(cat["bf16_dense_tflops"], errors="coerce").fillna(

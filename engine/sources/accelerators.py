@@ -40,6 +40,7 @@ from importlib import resources
 import pandas as pd
 
 from ..errors import UsageError
+from .catalog import accelerator_catalog
 
 __all__ = [
     "ResolvedAccelerator",
@@ -236,8 +237,6 @@ def _index(catalog: pd.DataFrame) -> _CatalogIndex:
 
 @lru_cache(maxsize=1)
 def _builtin_index() -> _CatalogIndex:
-    from ..catalog import accelerator_catalog
-
     return _index(accelerator_catalog())
 
 
@@ -245,8 +244,6 @@ def _catalog_index(catalog) -> _CatalogIndex:
     if catalog is None:
         return _builtin_index()
     if not isinstance(catalog, pd.DataFrame):
-        from ..catalog import accelerator_catalog
-
         catalog = accelerator_catalog(catalog)
     return _index(catalog)
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from .. import catalog as _cat
 from ..errors import DataError
+from . import catalog as _cat
 from .accelerators import resolve_accelerator
 from .hardware import hardware_facts
 from .perfmodel import HOST_COPY_EFFICIENCY, CalibratedModel, Workload

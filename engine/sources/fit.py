@@ -26,7 +26,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError, UsageError
+from ..errors import DataError
+from ..params import InstanceOf, check_param
 from .configs import REQUIRED_PREDICT_COLUMNS, model_inputs, safe_div, to_float
 from .perfmodel import CalibratedModel, Workload
 from .predict import fit_errors, model_outputs, predict, workload_of
@@ -191,10 +192,7 @@ class _ParamSpace:
 
 def _check_calibration_table(mlperf_table) -> None:
     """Refuse anything but a DataFrame holding the required columns."""
-    if not isinstance(mlperf_table, pd.DataFrame):
-        raise UsageError(
-            f"mlperf_table: {type(mlperf_table).__name__} is not allowed; pass a pandas DataFrame"
-        )
+    check_param("mlperf_table", mlperf_table, InstanceOf(pd.DataFrame, "a pandas DataFrame"))
     missing = [c for c in REQUIRED_CALIBRATE_COLUMNS if c not in mlperf_table.columns]
     if missing:
         raise DataError(

@@ -11,328 +11,29 @@ are in ``docs/simulator.md``.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from ..errors import DataError, UsageError
+from ..io import to_jsonable, write_text
+from ..params import (
+    FRACTION,
+    FRACTION_OPEN,
+    NON_NEGATIVE,
+    POSITIVE,
+    TEXT,
+    Mapping,
+    Options,
+    check_fields,
+)
+from .workload import IMAGENET_TRAIN_SAMPLES, PRECISIONS, Workload, resnet50
 
-__all__ = [
-    "Workload",
-    "CalibratedModel",
-    "resnet50",
-    "DEFAULT_MODEL",
-    "evaluate",
-    "IMAGENET_TRAIN_SAMPLES",
-    "MODEL_VERSION",
-    "MEM_EFFICIENCY",
-    "HOST_COPY_EFFICIENCY",
-    "PRECISIONS",
-]
-
-#: ImageNet-1k training images (MLPerf ``train_samples``; summary.csv README).
-IMAGENET_TRAIN_SAMPLES = 1_281_167
-#: Training number formats, narrowest last; a format an accelerator lacks falls back to the
-#: next wider one it has (bf16 always: fp16 where no bf16).
-PRECISIONS = ("bf16", "fp8", "fp4")
-
-
-@dataclass(frozen=True)
-class Workload:
-    """What one training job costs, independent of the hardware.
-
-    The shipped workloads (one per MLPerf Training benchmark, every number with its source)
-    are in ``engine/data/workloads.csv``; :func:`gpurank.engine.sources.workloads.workload`
-    builds them. Describe another workload by these numbers (docs/simulator.md, "Workloads").
-
-    Attributes
-    ----------
-    name : str
-    flops_per_sample : float
-        Training FLOPs per sample (forward + backward, 1 multiply-add = 2 FLOPs).
-    params : float
-        Parameters whose state the accelerators hold (weights, and for trained ones gradients
-        and optimizer state: ``state_bytes_per_param``); the memory term reads it once a step.
-    dataset_size : int or None
-        Samples per epoch. None only with a ``samples_curve`` (a workload without epochs,
-        e.g. GPT-3 trained from a checkpoint): ``epochs`` are then NaN.
-    epochs_curve : tuple of (global_batch, epochs) pairs
-        Epochs to reach the quality target vs global batch size; interpolated linearly in
-        log2(batch), flat below the first point, extended with the last segment's slope above
-        the last point. May be empty when ``samples_curve`` is given.
-    activation_gb_per_sample : float
-        Accelerator memory per sample of batch (activations, mixed precision), shared by the
-        ``model_parallel`` accelerators of one replica.
-    state_bytes_per_param : float
-        Weights, gradients and optimizer state per parameter (fp32 master + momentum + bf16).
-        The memory term reads and writes them once per step.
-    grad_bytes_per_param : float
-        Bytes per parameter exchanged in the gradient all-reduce (2 = bf16/fp16 gradients).
-    decode_cost : float
-        Host preprocessing work per sample relative to an ImageNet JPEG (0 = no decoding).
-    arithmetic_intensity : float or None
-        Training FLOPs per byte of accelerator-memory traffic (the roofline's x-axis):
-        ``flops_per_sample / arithmetic_intensity`` bytes move per sample. ``None`` (the
-        default) uses the value ``calibrate`` fitted (``CalibratedModel.arithmetic_intensity``);
-        a number (e.g. measured with a profiler's DRAM byte counters) overrides it and is
-        then held fixed by ``calibrate``.
-    benchmark : str
-        The MLPerf benchmark name(s) it stands for (``;``-joined), "" when none.
-    throughput_unit : str
-        Unit of the ``throughput`` columns: ``images/s``, ``sequences/s``, ``tokens/s``,
-        ``samples/s``. ``tokens/s`` counts ``tokens_per_sample`` tokens per sample.
-    tokens_per_sample : int or None
-    samples_curve : tuple of (global_batch, samples) pairs
-        Samples to reach the quality target vs global batch (the MLPerf reference convergence
-        points); takes precedence over ``epochs_curve``; interpolated the same way.
-    allreduce_params : float or None
-        Parameters whose gradients are all-reduced each step (None: all ``params``; LoRA: the
-        adapters; DLRM: the dense layers, its embeddings being model parallel).
-    model_parallel : int
-        Accelerators that share one copy of the model state (tensor x pipeline parallel, or
-        sharded embeddings); one replica uses ``min(n, model_parallel)`` of them. 1 = data
-        parallel.
-    bytes_per_sample : float or None
-        Estimated accelerator-memory traffic per sample; sets the starting (and, for a model
-        calibrated on another workload, the used) arithmetic intensity
-        ``flops_per_sample / bytes_per_sample``.
-    input_bytes_per_sample : float
-        Bytes copied from the host to the accelerator per sample (the input term's transfer).
-    sparse_params : float
-        Parameters among ``params`` that a step touches only through per-sample lookups
-        (embedding tables): they take memory but are not read whole each step (their
-        traffic is in ``bytes_per_sample``).
-    local_batches : tuple of int
-        Samples per replica the simulator draws from; ``max_global_batch`` caps the global
-        batch (None: no cap beyond the reference convergence table).
-    precision : str
-        The number format the workload's matrix multiplications train in where the
-        accelerator supports it: ``"bf16"`` (bf16 or fp16 mixed precision), ``"fp8"`` (FP8
-        with higher-precision accumulation, as transformer submissions run on Hopper,
-        Blackwell, Ada, Gaudi2/3 and CDNA3/4) or ``"fp4"``. The compute term uses the
-        accelerator's dense peak in that format, falling back to the next wider format it
-        has (``PRECISIONS``).
-    architecture : str
-        What kind of network it trains (``cnn``, ``transformer-encoder``,
-        ``transformer-decoder``, ``diffusion``, ``rnn``, ``recommender``, ``gnn``, or ""):
-        the first thing :func:`~gpurank.engine.sources.workloads.nearest_calibrated`
-        compares when a workload without calibration rows takes another's efficiencies.
-    state_sharded : bool
-        The optimizer state is sharded over all accelerators (a distributed optimizer,
-        ZeRO/FSDP) even when the model is data parallel; a model-parallel workload's state
-        always is.
-    sources : tuple of (field, source) pairs
-    """
-
-    name: str
-    flops_per_sample: float
-    params: float
-    dataset_size: int | None
-    epochs_curve: tuple
-    activation_gb_per_sample: float = 0.05
-    state_bytes_per_param: float = 16.0
-    grad_bytes_per_param: float = 2.0
-    decode_cost: float = 1.0
-    arithmetic_intensity: float | None = None
-    benchmark: str = ""
-    throughput_unit: str = "samples/s"
-    tokens_per_sample: int | None = None
-    samples_curve: tuple = ()
-    allreduce_params: float | None = None
-    model_parallel: int = 1
-    bytes_per_sample: float | None = None
-    input_bytes_per_sample: float = 0.0
-    sparse_params: float = 0.0
-    local_batches: tuple = (32, 64, 128, 256)
-    max_global_batch: int | None = 65536
-    precision: str = "bf16"
-    architecture: str = ""
-    state_sharded: bool = False
-    sources: tuple = ()
-
-    def __post_init__(self):
-        for name in ("flops_per_sample", "params", "activation_gb_per_sample"):
-            v = getattr(self, name)
-            if not _positive(v):
-                raise UsageError(f"Workload.{name}={v!r} is not allowed; it must be a number > 0")
-        for name in ("state_bytes_per_param", "grad_bytes_per_param", "decode_cost",
-                     "input_bytes_per_sample", "sparse_params"):
-            v = getattr(self, name)
-            if not (_number(v) and v >= 0):
-                raise UsageError(f"Workload.{name}={v!r} is not allowed; it must be a number >= 0")
-        for name in ("allreduce_params", "bytes_per_sample"):
-            v = getattr(self, name)
-            if v is not None and not _positive(v):
-                raise UsageError(
-                    f"Workload.{name}={v!r} is not allowed; it must be a number > 0 or None")
-        if self.sparse_params > self.params:
-            raise UsageError(
-                f"Workload.sparse_params={self.sparse_params!r} is not allowed; it must be at "
-                f"most params={self.params!r}")
-        mp = self.model_parallel
-        if isinstance(mp, bool) or not isinstance(mp, int) or mp < 1:
-            raise UsageError(
-                f"Workload.model_parallel={mp!r} is not allowed; it must be an integer >= 1")
-        ai = self.arithmetic_intensity
-        if ai is not None and not _positive(ai):
-            raise UsageError(
-                f"Workload.arithmetic_intensity={ai!r} is not allowed; it must be "
-                "a number > 0 (FLOPs per byte) or None (use the calibrated value)"
-            )
-        samples = self._pairs("samples_curve", allow_empty=True)
-        epochs = self._pairs("epochs_curve", allow_empty=bool(samples))
-        object.__setattr__(self, "samples_curve", samples)
-        object.__setattr__(self, "epochs_curve", epochs)
-        ds = self.dataset_size
-        if not (ds is None and samples) and not _positive(ds):
-            raise UsageError(
-                f"Workload.dataset_size={ds!r} is not allowed; it must be a number > 0 (None "
-                "only with a samples_curve)")
-        tps = self.tokens_per_sample
-        if self.throughput_unit == "tokens/s" and not _positive(tps):
-            raise UsageError(
-                f"Workload.tokens_per_sample={tps!r} is not allowed with throughput_unit "
-                "'tokens/s'; it must be a number > 0")
-        lb = self.local_batches
-        if not lb or any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in lb):
-            raise UsageError(
-                f"Workload.local_batches={lb!r} is not allowed; it must be integers >= 1")
-        object.__setattr__(self, "local_batches", tuple(lb))
-        if self.precision not in PRECISIONS:
-            raise UsageError(
-                f"Workload.precision={self.precision!r} is not allowed; it must be one of "
-                f"{', '.join(PRECISIONS)}")
-        mg = self.max_global_batch
-        if mg is not None and (isinstance(mg, bool) or not isinstance(mg, int) or mg < 1):
-            raise UsageError(
-                f"Workload.max_global_batch={mg!r} is not allowed; it must be an integer >= 1 "
-                "or None")
-
-    def _pairs(self, name: str, *, allow_empty: bool) -> tuple:
-        raw = getattr(self, name)
-        try:
-            pts = tuple((float(b), float(e)) for b, e in raw)
-        except (TypeError, ValueError):
-            pts = None
-        if pts is None or (not pts and not allow_empty) or any(
-                not (b > 0 and e > 0) or not math.isfinite(b + e) for b, e in pts):
-            what = "samples" if name == "samples_curve" else "epochs"
-            raise UsageError(
-                f"Workload.{name}={raw!r} is not allowed; it must be a "
-                f"{'' if allow_empty else 'non-empty '}sequence of (global_batch > 0, "
-                f"{what} > 0) pairs"
-            )
-        return tuple(sorted(pts))
-
-    @property
-    def throughput_scale(self) -> float:
-        """Units of ``throughput_unit`` per sample (tokens per sample for ``tokens/s``)."""
-        return float(self.tokens_per_sample) if self.throughput_unit == "tokens/s" else 1.0
-
-    @property
-    def dense_params(self) -> float:
-        """Parameters whose state every step reads and writes whole."""
-        return float(self.params - self.sparse_params) if self.sparse_params else self.params
-
-    @property
-    def synced_params(self) -> float:
-        """Parameters whose gradients the all-reduce exchanges."""
-        return float(self.params if self.allreduce_params is None else self.allreduce_params)
-
-    def shards(self, n, xp=np):
-        """Accelerators sharing one copy of the model state: ``min(n, model_parallel)``."""
-        if self.model_parallel == 1:
-            return 1.0
-        return xp.minimum(xp.maximum(xp.asarray(n, dtype=np.float64), 1.0),
-                          float(self.model_parallel))
-
-    def max_local_batch(self, mem_gb, xp=np, shards=1.0, n=None):
-        """Largest batch per replica that fits: 90% of memory minus the accelerator's share of
-        the model state, over its share of a sample's activations.
-
-        A model-parallel workload's state is sharded over all ``n`` accelerators (distributed
-        optimizer / fully sharded state, as the MLPerf LLM submissions run), as is one with
-        ``state_sharded``; a data-parallel one holds it whole on each accelerator."""
-        sharded = self.model_parallel > 1 or self.state_sharded
-        state_shards = n if (sharded and n is not None) else shards
-        state_gb = self.params * self.state_bytes_per_param / 1e9 / state_shards
-        usable = xp.asarray(mem_gb, dtype=np.float64) * 0.9 - state_gb - 1.0  # 1 GB runtime
-        return xp.floor(xp.maximum(usable, 0.0) / (self.activation_gb_per_sample / shards))
-
-    def epochs(self, global_batch, xp=np):
-        """Epochs to converge for each global batch (see ``epochs_curve``; from
-        ``samples_curve`` / ``dataset_size`` when the workload has one, NaN without a data-set
-        size)."""
-        if self.samples_curve:
-            if self.dataset_size is None:
-                return xp.full(np.shape(global_batch), np.nan)
-            return self.samples(global_batch, xp=xp) / float(self.dataset_size)
-        return self._curve(self.epochs_curve, global_batch, xp)
-
-    def samples(self, global_batch, xp=np):
-        """Samples to converge for each global batch (``samples_curve``, else epochs x
-        ``dataset_size``)."""
-        if self.samples_curve:
-            return self._curve(self.samples_curve, global_batch, xp)
-        return self._curve(self.epochs_curve, global_batch, xp) * float(self.dataset_size)
-
-    def _curve(self, pts, global_batch, xp):
-        gb = np.asarray(global_batch, dtype=np.float64)
-        uniq, inv = np.unique(gb, return_inverse=True)
-        vals = np.array([_interp(pts, float(b)) for b in uniq], dtype=np.float64)
-        return xp.asarray(vals[inv].reshape(gb.shape))
-
-    def _epochs_scalar(self, b: float) -> float:
-        return _interp(self.epochs_curve, b)
-
-
-def _positive(v) -> bool:
-    return _number(v) and v > 0
-
-
-def _interp(pts, b: float) -> float:
-    """Linear in log2(batch), flat below the first point, the last slope above the last."""
-    if not math.isfinite(b) or b <= 0:
-        return math.nan
-    if len(pts) == 1 or b <= pts[0][0]:
-        return pts[0][1]
-    xs = [math.log2(p[0]) for p in pts]
-    x = math.log2(b)
-    for i in range(1, len(pts)):
-        if x <= xs[i]:
-            t = (x - xs[i - 1]) / (xs[i] - xs[i - 1])
-            return pts[i - 1][1] + t * (pts[i][1] - pts[i - 1][1])
-    slope = (pts[-1][1] - pts[-2][1]) / (xs[-1] - xs[-2])
-    return pts[-1][1] + slope * (x - xs[-1])
-
-
-def resnet50(epochs_table=None) -> Workload:
-    """ResNet-50 v1.5 on ImageNet-1k, 224x224, the MLPerf Training benchmark.
-
-    FLOPs: 4.1 GMAC forward per image (NVIDIA DeepLearningExamples ResNet-50 v1.5; He et
-    al. 2016 give 3.8 GMAC for v1) x 2 FLOPs/MAC x 3 (backward ~ 2x forward) = 24.6 GFLOP.
-    Parameters: 25.6 M (He et al. 2016). Epochs curve: MLPerf reference convergence points
-    (``resnet50_epochs_vs_batch.csv``, source R1).
-    """
-    from ..catalog import epochs_curve
-
-    t = epochs_curve(epochs_table)
-    pts = tuple(zip(t["global_batch"].astype(float), t["mean_epochs_to_75.9pct"].astype(float)))
-    return Workload(
-        name="resnet50",
-        flops_per_sample=24.6e9,
-        params=25.6e6,
-        dataset_size=IMAGENET_TRAIN_SAMPLES,
-        epochs_curve=pts,
-        activation_gb_per_sample=0.05,
-        benchmark="resnet",
-        throughput_unit="images/s",
-        architecture="cnn",
-        # ILSVRC2012's training set: 138 GB of JPEGs for 1,281,167 images
-        input_bytes_per_sample=110e3,
-    )
+__all__ = ["Workload", "CalibratedModel", "resnet50", "DEFAULT_MODEL", "evaluate",
+           "IMAGENET_TRAIN_SAMPLES", "MODEL_VERSION", "MEM_EFFICIENCY", "HOST_COPY_EFFICIENCY",
+           "PRECISIONS"]
 
 
 #: Achieved fraction of a host link's nominal bandwidth in host-to-device copies (PCIe DMA
@@ -352,10 +53,6 @@ MAX_MODEL_BYTES = 16 << 20
 #: 1.80 of 2.04 TB/s measured with Nsight Compute, about 90% for the best kernel of a GTC
 #: talk cited there). Only ``arithmetic_intensity x mem_efficiency`` is identified by a fit.
 MEM_EFFICIENCY = 0.90
-
-
-def _number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 @dataclass(frozen=True)
@@ -405,70 +102,38 @@ class CalibratedModel:
     workload: str = "resnet50"
     fit: dict = field(default_factory=dict)  # calibration report (errors, rounds, n rows)
 
+    parameter_constraints: ClassVar[dict] = {
+        "compute_efficiency_default": (FRACTION_OPEN,),
+        "family_prior_sd": (POSITIVE,),
+        "vendor_prior_sd": (POSITIVE,),
+        "step_latency_s": (NON_NEGATIVE,),
+        "narrow_fraction": (FRACTION,),
+        "arithmetic_intensity": (POSITIVE,),
+        "mem_efficiency": (FRACTION_OPEN,),
+        "mem_overlap": (FRACTION,),
+        "comm_efficiency": (FRACTION,),
+        "overlap": (FRACTION,),
+        "overhead_s": (NON_NEGATIVE,),
+        "batch_half": (NON_NEGATIVE,),
+        "cpu_decode_rate": (NON_NEGATIVE,),
+        "dali_decode_rate": (NON_NEGATIVE,),
+        "dali_gpu_overhead": (NON_NEGATIVE,),
+        "latency_intra_s": (NON_NEGATIVE,),
+        "latency_inter_s": (NON_NEGATIVE,),
+        "noise_sigma": (FRACTION,),
+        "epochs_noise_sigma": (FRACTION,),
+        "idle_power_frac": (FRACTION,),
+        "tcp_efficiency": (FRACTION,),
+        "allreduce": (Options(("hierarchical", "ring")),),
+        "compute_efficiency_by_family": (Mapping(TEXT, FRACTION_OPEN),),
+        "compute_efficiency_by_vendor": (Mapping(TEXT, FRACTION_OPEN),),
+        "fit": (Mapping(TEXT),),
+        "compute_efficiency_shared": (None, FRACTION_OPEN),
+        "workload": (TEXT,),
+    }
+
     def __post_init__(self):
-        checks = {
-            "compute_efficiency_default": (0, 1, False),
-            "family_prior_sd": (0, None, False),
-            "vendor_prior_sd": (0, None, False),
-            "step_latency_s": (0, None, True),
-            "narrow_fraction": (0, 1, True),
-            "arithmetic_intensity": (0, None, False),
-            "mem_efficiency": (0, 1, False),
-            "mem_overlap": (0, 1, True),
-            "comm_efficiency": (0, 1, True),
-            "overlap": (0, 1, True),
-            "overhead_s": (0, None, True),
-            "batch_half": (0, None, True),
-            "cpu_decode_rate": (0, None, True),
-            "dali_decode_rate": (0, None, True),
-            "dali_gpu_overhead": (0, None, True),
-            "latency_intra_s": (0, None, True),
-            "latency_inter_s": (0, None, True),
-            "noise_sigma": (0, 1, True),
-            "epochs_noise_sigma": (0, 1, True),
-            "idle_power_frac": (0, 1, True),
-            "tcp_efficiency": (0, 1, True),
-        }
-        for name, (lo, hi, lo_ok) in checks.items():
-            v = getattr(self, name)
-            ok = _number(v) and (v >= lo if lo_ok else v > lo) and (hi is None or v <= hi)
-            if not ok:
-                low = "[" if lo_ok else "("
-                allowed = (
-                    f"a number in {low}{lo}, {hi}]"
-                    if hi is not None
-                    else f"a number {'>=' if lo_ok else '>'} {lo}"
-                )
-                raise UsageError(
-                    f"CalibratedModel.{name}={v!r} is not allowed; it must be {allowed}"
-                )
-        if self.allreduce not in ("hierarchical", "ring"):
-            raise UsageError(
-                f"CalibratedModel.allreduce={self.allreduce!r} is not allowed; "
-                "use 'hierarchical' or 'ring'"
-            )
-        for d in ("compute_efficiency_by_family", "compute_efficiency_by_vendor", "fit"):
-            if not isinstance(getattr(self, d), dict):
-                raise UsageError(
-                    f"CalibratedModel.{d}={getattr(self, d)!r} is not allowed; it must be a dict"
-                )
-        for d in ("compute_efficiency_by_family", "compute_efficiency_by_vendor"):
-            for k, v in getattr(self, d).items():
-                if not (isinstance(k, str) and _number(v) and 0 < v <= 1):
-                    raise UsageError(
-                        f"CalibratedModel.{d}[{k!r}]={v!r} is not allowed; it must be a "
-                        "number in (0, 1]"
-                    )
-        sh = self.compute_efficiency_shared
-        if sh is not None and not (_number(sh) and 0 < sh <= 1):
-            raise UsageError(
-                f"CalibratedModel.compute_efficiency_shared={sh!r} is not allowed; it must be "
-                "a number in (0, 1] or None"
-            )
-        if not isinstance(self.workload, str):
-            raise UsageError(
-                f"CalibratedModel.workload={self.workload!r} is not allowed; it must be a string"
-            )
+        check_fields(self, self.parameter_constraints)
 
     def compute_efficiency_for(
         self, family: str, generation: str | None = None, *, vendor: str | None = None
@@ -511,8 +176,6 @@ class CalibratedModel:
     def to_json(self, path, *, overwrite=False) -> Path:
         """Write the model as JSON atomically (temp file in the same folder, then rename);
         an existing file is replaced only when it is a gpurank model or ``overwrite``."""
-        from gpurank.engine.io import to_jsonable, write_text
-
         text = json.dumps(to_jsonable(self.to_dict()), indent=2, sort_keys=True) + "\n"
         return write_text(text, path, overwrite=overwrite, name="--output")
 
@@ -601,8 +264,6 @@ def _load_default_model() -> "CalibratedModel":
 #: cross-validated errors are in docs/simulator.md). Families without MLPerf data (B200,
 #: MI300, ...) borrow a related family's compute efficiency (``prediction_basis``).
 DEFAULT_MODEL = _load_default_model()
-
-
 #: The ``cfg`` inputs of :func:`evaluate` that set the broadcast shape.
 _SHAPED_INPUTS = (
     "peak_tflops",

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import catalog as _cat
-from ..errors import DataError, UsageError
+from ..errors import DataError
+from ..params import InstanceOf, check_param, validate_params
+from . import catalog as _cat
 from .configs import model_inputs, safe_div
 from .intervals import INTERVAL_LEVEL, interval_factors
 from .perfmodel import CalibratedModel, Workload, evaluate, resnet50
@@ -63,10 +64,7 @@ def workload_of(table, given: Workload | None, model: CalibratedModel | None) ->
 
     The table's own benchmark comes before the model's: a model fitted on another workload
     predicts this one from its efficiencies (``first-principles:<workload>``)."""
-    if given is not None:
-        if not isinstance(given, Workload):
-            raise UsageError(
-                f"workload: {type(given).__name__} is not allowed; pass a Workload or None")
+    if check_param("workload", given, None, InstanceOf(Workload)) is not None:
         return given
     if isinstance(table, pd.DataFrame) and "benchmark" in table.columns:
         names = sorted({str(b) for b in table["benchmark"].dropna() if str(b).strip()})
@@ -244,6 +242,9 @@ def first_principles_note(model: CalibratedModel, workload: Workload) -> str:
             f"{model.workload} with {workload.name}'s FLOPs, bytes and convergence")
 
 
+@validate_params({"table": (InstanceOf(pd.DataFrame, "a pandas DataFrame"),),
+                  "model": (None, InstanceOf(CalibratedModel)),
+                  "workload": (None, InstanceOf(Workload))})
 def predict(
     table,
     model: CalibratedModel | None = None,
@@ -280,12 +281,6 @@ def predict(
     built-in catalog when omitted) under the table's own per-row columns
     (:mod:`.hardware`).
     """
-    if not isinstance(table, pd.DataFrame):
-        raise UsageError(f"table: {type(table).__name__} is not allowed; pass a pandas DataFrame")
-    if model is not None and not isinstance(model, CalibratedModel):
-        raise UsageError(
-            f"model: {type(model).__name__} is not allowed; pass a CalibratedModel or None"
-        )
     kw = dict(use_table_epochs=use_table_epochs, accelerator_table=accelerator_table,
               interconnect_table=interconnect_table, host_cpu_table=host_cpu_table)
     if workload is None and "benchmark" in table.columns:

@@ -13,9 +13,10 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from .. import catalog as _cat
-from ..errors import DataError, UsageError
+from ..errors import DataError
+from ..params import InstanceOf, Options, check_param
 from ..schema import shown_names
+from . import catalog as _cat
 from .configs import model_inputs, safe_div, to_float
 from .fit import calibrate, modelled_times, usable_rows
 from .perfmodel import CalibratedModel, Workload
@@ -90,15 +91,11 @@ def cross_validate(
         (signed: positive = predicted slower), ``prediction_basis`` and
         ``prediction_extrapolation`` (:func:`held_out_frame`).
     """
-    if by not in ("round", "family", "submitter"):
-        raise UsageError(f"by={by!r} is not allowed; use 'round', 'family' or 'submitter'")
+    check_param("by", by, Options(("round", "family", "submitter")))
     if by == "submitter" and "submitter" not in mlperf_table.columns:
         raise DataError("calibration table has no column 'submitter'; "
                         "leave-one-submitter-out needs it")
-    if not isinstance(mlperf_table, pd.DataFrame):
-        raise UsageError(
-            f"mlperf_table: {type(mlperf_table).__name__} is not allowed; pass a pandas DataFrame"
-        )
+    check_param("mlperf_table", mlperf_table, InstanceOf(pd.DataFrame, "a pandas DataFrame"))
     if by == "round" and "round" not in mlperf_table.columns:
         raise DataError("calibration table has no column 'round'; leave-one-round-out needs it")
     base = CalibratedModel() if base is None else base

@@ -30,7 +30,6 @@ from .._smaa import (
     EXP_TAYLOR,
     GOLDEN,
     LN2,
-    canonical_stats,
     capped_dominators,
     check_factors,
     corner_message,
@@ -44,6 +43,7 @@ from .._smaa import (
     unit_map,
     unpermute,
 )
+from .._topsis_stats import canonical_stats
 from .._validate import (
     check_benefit,
     check_candidates,

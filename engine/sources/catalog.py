@@ -29,7 +29,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import DataError
+from ..errors import DataError
+from .regular_files import UnreadableFile, excerpt, path_text, read_regular
 
 __all__ = [
     "accelerator_catalog",
@@ -73,8 +74,6 @@ MAX_TABLE_BYTES = 64 << 20
 def _read_csv_file(where: str, p: Path, **read_csv) -> pd.DataFrame:
     """The CSV file ``p`` (a regular file of at most :data:`MAX_TABLE_BYTES`) as a DataFrame;
     every failure is a one-line DataError that begins with ``where``."""
-    from .sources.regular_files import UnreadableFile, excerpt, read_regular
-
     if not (p.exists() or p.is_symlink()):
         raise DataError(f"{where} does not exist; pass a CSV file path or a DataFrame")
     try:
@@ -90,8 +89,6 @@ def _read_csv_file(where: str, p: Path, **read_csv) -> pd.DataFrame:
 
 @lru_cache(maxsize=32)
 def _read(kind: str, path: str | None) -> pd.DataFrame:
-    from .sources.regular_files import path_text
-
     if path is None:
         with resources.files("gpurank.engine.data").joinpath(_FILES[kind]).open("rb") as fh:
             return pd.read_csv(fh)
@@ -235,8 +232,6 @@ def _closest(name: str, known: list[str]) -> str:
 def _user_table(user) -> tuple[pd.DataFrame, str, str]:
     """The user's table (a file's cells as text), how messages name it and how
     ``spec_sources`` does."""
-    from .sources.regular_files import path_text
-
     if isinstance(user, pd.DataFrame):
         return user.copy(), "accelerators table (DataFrame)", "user:DataFrame"
     p = Path(user)
@@ -280,8 +275,6 @@ def merge_accelerator_catalog(user, base=None) -> pd.DataFrame:
         message names the table, the ``accelerator_id``, the column, the value and what is
         allowed.
     """
-    from .sources.regular_files import excerpt
-
     table, where, source = _user_table(user)
     cat = accelerator_catalog() if base is None else accelerator_catalog(base)
     known = list(cat.columns)
