@@ -293,15 +293,17 @@ def predict(
     res = table.copy()
     if len(table) == 0:  # the columns a table with rows gets, without rows
         if "accelerator_id" not in res.columns:
-            res["accelerator_id"] = pd.Series(dtype=object)
-        res["predicted_bottleneck"] = pd.Categorical([], categories=list(BOTTLENECKS))
+            res["accelerator_id"] = np.array([], dtype=object)
         for c in PREDICTED + ("epochs",):
-            res[f"predicted_{c}"] = pd.Series(dtype=float)
+            res[f"predicted_{c}"] = np.array([], dtype=float)
         for c in INTERVAL_COLUMNS:
-            res[c] = pd.Series(dtype=float)
-        res["prediction_basis"] = pd.Series(dtype=str)
-        res["prediction_extrapolation"] = pd.Series(dtype=float)
-        res["prediction_note"] = pd.Series(dtype=str)
+            res[c] = np.array([], dtype=float)
+        res["predicted_bottleneck"] = pd.Categorical([], categories=list(BOTTLENECKS))
+        # text columns take pandas' string dtype, as the filled ones do
+        res["prediction_basis"] = pd.Series([], dtype="str", index=res.index)
+        res["prediction_extrapolation"] = np.array([], dtype=float)
+        res["prediction_note"] = pd.Series([], dtype="str", index=res.index)
+        res.attrs["prediction_interval"] = INTERVAL_LEVEL
         return res
     inputs = model_inputs(table, model, workload, **kw)
     out = model_outputs(inputs.cfg, inputs.extra, model, workload)
