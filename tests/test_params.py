@@ -28,6 +28,7 @@ from gpurank.engine.params import (
     shown,
 )
 from gpurank.engine.sources.workload import resnet50
+from tables import config_table
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -65,6 +66,7 @@ CALLS = {
         lambda **kw: owner(10, **kw)),
     "gpurank.engine.sources.predict.predict": lambda owner, tmp: (
         lambda **kw: owner(kw.pop("table", pd.DataFrame()), **kw)),
+    "gpurank.engine.distributed.cluster.start_dask": lambda owner, tmp: owner,
 }
 
 
@@ -84,7 +86,7 @@ def test_every_declared_constraint_refuses_with_one_message_in_both_spellings(tm
             assert str(exc) == f"{name} {expected}"
             assert exc.for_flag(cli._flag) == f"{cli._flag(name)} {expected}"
             checked += 1
-    assert checked >= 60  # the spec, the workload, the model, the sweep and predict
+    assert checked >= 60  # the spec, the workload, the model, the sweep, predict, Dask
 
 
 SPEC, SWEEP = "gpurank.engine.spec.AnalysisSpec", "gpurank.engine.sources.simulate.simulate"
@@ -106,6 +108,8 @@ CLI_CASES = [
      "row_group_rows", 0),
     (["simulate", "--n", "10", "--counts", "0", "-o", "s.parquet"], SWEEP, "counts", [0]),
     (["simulate", "--n", "10", "--nodes", "2,0", "-o", "s.parquet"], SWEEP, "nodes", [2, 0]),
+    (["analyze", "t", "--dask", "local:0"], "gpurank.engine.distributed.cluster.start_dask",
+     "dask", "local:0"),
 ]
 
 
@@ -115,11 +119,17 @@ def test_the_command_line_shows_the_declared_message_with_its_flags(tmp_path, mo
                                                                      capsys, argv, owner, name,
                                                                      value):
     monkeypatch.chdir(tmp_path)
+    inputs = []
+    if "--dask" in argv:  # the address is checked when the cluster starts, after the dataset
+        pytest.importorskip("distributed")
+        (tmp_path / "t").mkdir()
+        config_table(20, seed=0).to_parquet(tmp_path / "t" / "part-0.parquet")
+        inputs = ["t"]
     assert cli.main(argv) == 2
     declared = _owners()[owner].parameter_constraints[name]
     expected = ParamError(name, f"must be {allowed(*declared)}; got {shown(value)}")
     assert capsys.readouterr().err == f"gpurank: error: {expected.for_flag(cli._flag)}\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == inputs
 
 
 def test_other_parameters_a_message_names_are_translated_too():
