@@ -7,6 +7,8 @@ module imports nothing but the standard library, so importing it never pulls in 
 
 from __future__ import annotations
 
+__all__ = ["dominates", "dominates_t", "lex_compare", "rows_equal"]
+
 
 def dominates(a, i, b, j, m):
     """True when row ``i`` of ``a`` dominates row ``j`` of ``b`` (minimization).

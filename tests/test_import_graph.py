@@ -1,7 +1,18 @@
-"""The import graph of the engine and the kernels, read from the source with ``ast``: internal
-imports at module top, no cycle, no private name imported across modules, and every name
-imported from an engine module listed in that module's ``__all__``
-(``tests/kernels/test_imports.py`` holds the kernels' own rules)."""
+"""The import graph of the engine and the kernels, read from the source with ``ast``.
+
+- Every import of a gpurank module sits at its module's top; a function imports only the
+  libraries of :data:`LAZY`, where it needs them. The one other place is a package's
+  module-level ``__getattr__`` (PEP 562), which exists to load a package's parts on first
+  use (``gpurank.kernels`` loads its backends there, so that ``import gpurank.kernels``
+  imports no Numba).
+- The modules form no cycle.
+- No name with a leading underscore is imported from another module, and a private module
+  (``_launch``) is imported only from inside its own package.
+- Every name imported from another module is in that module's ``__all__``, and every module
+  declares one.
+
+``tests/kernels/test_imports.py`` checks at run time what importing the kernels loads.
+"""
 
 from __future__ import annotations
 
@@ -10,31 +21,17 @@ import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = {"engine": "gpurank.engine", "kernels": "gpurank.kernels"}
-#: Libraries a function may import where it needs them: the optional and device libraries,
-#: never loaded on a path that does not use them.
-LAZY = ("sklearn", "matplotlib", "dask", "distributed", "cupy", "cudf", "cuml", "numba.cuda",
-        "rmm", "dask_cuda", "dask_cudf")
-#: The Dask driver's pieces that still import the pipeline inside its functions, as
-#: (module, imported module); the list may only shrink.
-DRIVER_LOCAL = {
-    ("gpurank.engine.distributed.cross", "gpurank.kernels.cpu"),
-    ("gpurank.engine.distributed.cross", "gpurank.kernels.cpu.blocks"),
-    ("gpurank.engine.distributed.cross", "gpurank.engine.ranking"),
-    ("gpurank.engine.distributed.cross", "gpurank.engine.distributed.tasks"),
-    ("gpurank.engine.distributed.driver", "gpurank.engine.metrics"),
-    ("gpurank.engine.distributed.driver", "gpurank.engine.pipeline"),
-    ("gpurank.engine.distributed.driver", "gpurank.engine.prepare"),
-    ("gpurank.engine.distributed.driver", "gpurank.engine.results"),
-    ("gpurank.engine.distributed.driver", "gpurank.engine.robust"),
-    ("gpurank.engine.distributed.driver", "gpurank.engine.clustering"),
-    ("gpurank.engine.distributed.driver", "gpurank.engine.io"),
-    ("gpurank.engine.distributed.driver", "gpurank.engine.summary"),
-    ("gpurank.engine.distributed.driver", "gpurank.engine.ranking"),
-    ("gpurank.engine.distributed.tasks", "gpurank.engine.backend"),
-    ("gpurank.engine.distributed.tasks", "gpurank.engine.prepare"),
-    ("gpurank.engine.distributed.tasks", "gpurank.kernels.cpu"),
-    ("gpurank.engine.distributed.tasks", "gpurank.engine.ranking"),
-}
+#: What a function may import where it needs it: the device libraries and the CUDA kernels
+#: (they import numba.cuda at their top); the optional ones: Dask, mlperf-logging (the MLPerf
+#: reader works without it) and rich (the progress bars on a terminal; the GPU machine of
+#: benchmarks/gpu_check.py does not have it, tests/test_gpu_check.py); and the heavy ones only
+#: one step uses: scikit-learn's models, matplotlib's figures, SciPy's least squares (together
+#: seconds of import time that a command without that step never pays).
+LAZY = ("sklearn", "scipy", "matplotlib", "dask", "distributed", "mlperf_logging", "rich",
+        "cupy", "cudf", "cuml", "rmm", "dask_cuda", "dask_cudf", "numba.cuda",
+        "gpurank.kernels.cuda")
+DEVICE_LIBRARIES = ("cupy", "cudf", "cuml", "numba.cuda", "rmm", "dask_cuda", "dask_cudf",
+                    "gpurank.kernels.cuda")
 
 
 def _modules():
@@ -52,19 +49,76 @@ def _modules():
 MODULES = _modules()
 
 
+def _is_package(module):
+    return MODULES[module][0].name == "__init__.py"
+
+
 def _target(module, node):
     """The absolute module an ``ImportFrom`` reads from."""
     if node.level == 0:
         return node.module or ""
-    path, _ = MODULES[module]
-    base = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    base = module.split(".") if _is_package(module) else module.split(".")[:-1]
     base = base[: len(base) - (node.level - 1)]
     return ".".join(base + ([node.module] if node.module else []))
 
 
+def _names(module, node):
+    """What each name of an import statement loads: ``from numba import cuda`` loads
+    ``numba.cuda``, ``from .spec import AnalysisSpec`` loads ``gpurank.engine.spec``."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    target = _target(module, node)
+    return [f"{target}.{a.name}" if f"{target}.{a.name}" in MODULES
+            or _within(f"{target}.{a.name}", LAZY) else target for a in node.names]
+
+
+def _within(name, libraries):
+    return any(name == lib or name.startswith(lib + ".") for lib in libraries)
+
+
+def _function_imports():
+    """(module, line, dotted names, in a package's ``__getattr__``) of every import inside a
+    function, and of every ``importlib.import_module``/``__import__`` call (its argument:
+    a text, or the texts of the literal tuple a loop draws it from; None when neither)."""
+    out = []
+    for module, (_path, tree) in MODULES.items():
+        lazy_hook = {id(f) for f in tree.body if isinstance(f, ast.FunctionDef)
+                     and f.name == "__getattr__" and _is_package(module)}
+        for func in ast.walk(tree):
+            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            loops = {n.target.id: n.iter for n in ast.walk(func) if isinstance(n, ast.For)
+                     and isinstance(n.target, ast.Name)}
+            for node in ast.walk(func):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    out.append((module, node.lineno, _names(module, node),
+                                id(func) in lazy_hook))
+                elif isinstance(node, ast.Call) and _is_dynamic_import(node):
+                    out.append((module, node.lineno, _dynamic_names(node.args[0], loops),
+                                id(func) in lazy_hook))
+    return out
+
+
+def _is_dynamic_import(call):
+    f = call.func
+    return bool(call.args) and (
+        (isinstance(f, ast.Name) and f.id == "__import__")
+        or (isinstance(f, ast.Attribute) and f.attr == "import_module"))
+
+
+def _dynamic_names(arg, loops):
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return [arg.value]
+    source = loops.get(arg.id) if isinstance(arg, ast.Name) else None
+    if isinstance(source, (ast.Tuple, ast.List)) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in source.elts):
+        return [e.value for e in source.elts]
+    return [None]
+
+
 def _imports():
-    """(module, line, imported module, name or None, inside a function) of every internal
-    import."""
+    """(module, line, imported module, name or None, inside a function) of every import of
+    a gpurank module."""
     out = []
     for module, (_path, tree) in MODULES.items():
         local = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef,
@@ -92,14 +146,20 @@ def _edge(target, name):
     return sub if sub in MODULES else target
 
 
-def test_internal_imports_are_at_module_top():
-    local = {(m, _edge(t, name)) for m, _line, t, name, inside in IMPORTS
-             if inside and m.startswith("gpurank.engine")}
-    assert local - DRIVER_LOCAL == set(), "import these at the top of the module"
-    assert DRIVER_LOCAL - local == set(), "imported at the top now: shorten DRIVER_LOCAL"
+def test_a_function_imports_only_the_lazy_libraries():
+    bad = [(module, line, names) for module, line, names, hook in _function_imports()
+           if not hook and not all(n is not None and _within(n, LAZY) for n in names)]
+    assert bad == [], "import these at the top of the module"
 
 
-DEVICE_LIBRARIES = ("cupy", "cudf", "cuml", "numba.cuda", "rmm", "dask_cuda", "dask_cudf")
+def test_the_rule_sees_what_it_should():
+    """The walk finds the imports it judges: the device libraries of the GPU backend, the
+    lazy parts of ``gpurank.kernels`` and the dynamic imports of the environment check."""
+    found = {(m, tuple(n)) for m, _line, n, _hook in _function_imports()}
+    assert ("gpurank.engine.backend._gpu", ("cudf",)) in found
+    assert ("gpurank.engine.backend._gpu", ("gpurank.kernels.cuda",)) in found
+    assert ("gpurank.engine.backend.environment", ("cudf", "cuml")) in found
+    assert any(m == "gpurank.kernels" and hook for m, _l, _n, hook in _function_imports())
 
 
 def test_only_the_backend_imports_a_device_library():
@@ -112,14 +172,9 @@ def test_only_the_backend_imports_a_device_library():
             continue
         top = set(map(id, tree.body))
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and not node.level:
-                names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
-            elif isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            else:
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
-            device = any(n == lib or n.startswith(lib + ".") for n in names
-                         for lib in DEVICE_LIBRARIES)
+            device = any(_within(n, DEVICE_LIBRARIES) for n in _names(module, node))
             if device and (id(node) in top or not module.startswith("gpurank.engine.backend")):
                 bad.append((module, node.lineno))
     assert bad == []
@@ -158,13 +213,54 @@ def test_the_module_graph_has_no_cycle():
         if v not in index:
             visit(v)
     assert cycles == []
+    assert sum(map(len, graph.values())) > 300  # the walk saw the graph
 
 
-def test_no_private_name_crosses_engine_modules():
+def _private(part):
+    return part.startswith("_") and not part.startswith("__")
+
+
+def test_no_private_name_crosses_modules():
     bad = [(m, line, t, name) for m, line, t, name, _inside in IMPORTS
-           if m.startswith("gpurank.engine") and name and name.startswith("_")
-           and not name.startswith("__")]
+           if name and _private(name) and f"{t}.{name}" not in MODULES]
     assert bad == []
+
+
+def test_a_private_module_is_imported_only_inside_its_package():
+    bad = []
+    for module, line, target, name, _inside in IMPORTS:
+        dest = _edge(target, name)
+        parts = dest.split(".")
+        for i, part in enumerate(parts):
+            package = ".".join(parts[:i])
+            if _private(part) and not (module == package or module.startswith(package + ".")):
+                bad.append((module, line, dest))
+    assert bad == []
+
+
+def _resolve_all(module, node):
+    """The names of an ``__all__`` literal whose items are texts or ``*NAME`` of a tuple
+    defined in the module or imported into it."""
+    out = []
+    for e in node.elts:
+        if isinstance(e, ast.Constant):
+            out.append(e.value)
+        elif isinstance(e, ast.Starred) and isinstance(e.value, ast.Name):
+            out += _tuple_named(module, e.value.id)
+        else:
+            raise AssertionError(f"{module}: __all__ holds {ast.dump(e)}")
+    return set(out)
+
+
+def _tuple_named(module, name):
+    _path, tree = MODULES[module]
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name
+                                                for t in node.targets):
+            return list(ast.literal_eval(node.value))
+        if isinstance(node, ast.ImportFrom) and any(a.name == name for a in node.names):
+            return _tuple_named(_target(module, node), name)
+    raise AssertionError(f"{module}: {name} is not defined")
 
 
 def _exported(module):
@@ -172,24 +268,21 @@ def _exported(module):
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
                                                 for t in node.targets):
-            return set(ast.literal_eval(node.value))
+            return _resolve_all(module, node.value)
     return None
 
 
-def test_every_name_imported_from_an_engine_module_is_in_its_all():
+def test_every_imported_name_is_in_its_modules_all():
     bad = []
     for module, line, target, name, _inside in IMPORTS:
-        if not target.startswith("gpurank.engine") or not name or target == module:
-            continue
-        if f"{target}.{name}" in MODULES:
-            continue  # a submodule
-        exported = _exported(target)
+        if not name or target == module or f"{target}.{name}" in MODULES:
+            continue  # a module, not a name
+        exported = _exported(target) if target in MODULES else None
         if exported is None or name not in exported:
             bad.append((module, line, target, name))
     assert bad == []
 
 
-def test_every_engine_module_has_an_all():
-    missing = [m for m in MODULES if m.startswith("gpurank.engine") and _exported(m) is None
-               and not m.endswith("__main__")]
+def test_every_module_has_an_all():
+    missing = [m for m in MODULES if _exported(m) is None and not m.endswith("__main__")]
     assert missing == []

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import pandas as pd
@@ -158,10 +159,6 @@ def benchmark_info(name: str) -> BenchmarkInfo | None:
 
 def mlperf_logging_version() -> str:
     """The installed mlperf-logging version ("" when it is not installed)."""
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:  # pragma: no cover
-        return ""
     try:
         return version("mlperf-logging")
     except PackageNotFoundError:

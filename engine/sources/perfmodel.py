@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields
+from importlib import resources
 from pathlib import Path
 from typing import ClassVar
 
@@ -251,8 +252,6 @@ def _one_line(exc) -> str:
 
 
 def _load_default_model() -> "CalibratedModel":
-    from importlib import resources
-
     with resources.as_file(
         resources.files("gpurank.engine.data").joinpath("default_model.json")
     ) as p:

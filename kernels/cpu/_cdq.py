@@ -35,6 +35,9 @@ from numba import get_num_threads, njit, prange
 
 from ._sort import dense_rank, dense_ranks
 
+__all__ = ["cdq_max_3d", "cdq_chain_4d", "LEAF_3D", "LEAF_4D", "MAX_3D", "depth", "sum_3d",
+           "SUM_3D_WORDS", "sum_3d_parallel", "cdq_count_4d"]
+
 
 @njit(inline="always")
 def _merge_3d(y, z, w, uz, out, use_max):

@@ -55,6 +55,8 @@ from ._kdtree import part_build, part_layout, part_scan, weakly_below, window_co
 from ._rank_grid import grid_cell, grid_cuts, grid_max, grid_raise
 from ._sort import rows_equal
 
+__all__ = ["W", "RESORT", "KD_FRESH", "KD_LEVELS", "ens_lex", "ens_kd"]
+
 W = 32  # members per vectorized window and per group
 RESORT = 2  # sort a front again once more than 1/RESORT of it came unsorted
 KD_FRESH = 256  # members per fresh block of a k-d front (measured best among 128-1024)

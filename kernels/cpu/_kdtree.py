@@ -30,6 +30,9 @@ from numba import njit, prange
 
 from ._sort import dominates, gather_rows
 
+__all__ = ["LEAF", "build_tree", "count_dominators", "max_rank_of_dominators", "seeded_ranks",
+           "weakly_below", "window_count", "part_layout", "part_scan", "part_build"]
+
 LEAF = 32  # rows per leaf
 
 

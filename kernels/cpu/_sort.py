@@ -12,6 +12,10 @@ from numba import njit, prange
 
 from .. import _shared
 
+__all__ = ["dominates", "rows_equal", "group_end", "lex_order", "order_keys", "argsort_values",
+           "argsort_then", "dense_ranks", "row_sums", "dense_rank", "gather_rows",
+           "unique_groups_parallel", "unique_groups"]
+
 #: ``dominates(a, i, b, j, m)`` and ``rows_equal(a, i, j, m)``, inlined where they are called.
 #: Only such scalar predicates are Numba-inlined into the per-row loops of the kernels: an
 #: ``inline="always"`` helper that takes arrays costs reference counting at each call there

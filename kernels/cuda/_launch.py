@@ -27,6 +27,13 @@ from .._validate import (
     not_finite_message,
 )
 
+__all__ = ["TILE", "MAX_CRITERIA", "kernel", "kernel_functions", "ptx_signatures", "is_available",
+           "blocks", "sm_count", "dominates_t", "row_less", "mul_rn", "iota_kernel", "fill_kernel",
+           "gather_kernel", "scatter_i32_kernel", "scatter_i64_kernel", "transpose_kernel",
+           "nonfinite_kernel", "merge_pass_kernel", "CUDA_ERROR_OUT_OF_MEMORY", "device_array",
+           "to_device", "is_device", "host_array", "shape_of", "to_device_matrix",
+           "matrix_and_result", "device_out", "column_major", "lex_order"]
+
 TILE = 128  # threads per block and rows per shared-memory tile
 MAX_CRITERIA = 16  # columns per row held in shared and local memory
 

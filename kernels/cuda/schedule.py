@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
+from .. import cpu
 from .._validate import check_cap, check_costs
 from . import _tiles
 
@@ -298,8 +299,6 @@ def _walk_rank(xs, rs, lo, hi, nodemax, tile, npow):
 
 def _rank_walk(xs, x, order, lo, hi, npow, tile):
     """:func:`_walk_rank` on the ranks of the CPU kernel (equal to the device's)."""
-    from .. import cpu  # the exact ranks; NumPy/Numba only
-
     rs = cpu.pareto_rank(x)[order].astype(np.int64)
     ntiles = -(-xs.shape[0] // tile)
     nodemax = np.full(2 * npow, -1, dtype=np.int32)
