@@ -1,13 +1,14 @@
 """Scalar helpers written once in plain Python and compiled by two targets.
 
-The CPU kernels (``cpu/_sort.py``) compile them with ``numba.njit(inline="always")``, the
-CUDA kernels (``cuda/_launch.py``) with ``numba.cuda.jit(device=True, inline=True)``. This
-module imports nothing but the standard library, so importing it never pulls in numba.cuda.
+The CPU kernels (``cpu/_sort.py``) and the CUDA schedule's host mirror (``cuda/schedule.py``)
+compile them with ``numba.njit(inline="always")``, the CUDA kernels (``cuda/_launch.py``)
+with ``numba.cuda.jit(device=True, inline=True)``. This module imports nothing but the
+standard library, so importing it never pulls in numba.cuda.
 """
 
 from __future__ import annotations
 
-__all__ = ["dominates", "dominates_t", "lex_compare", "rows_equal"]
+__all__ = ["dominates", "lex_compare", "rows_equal"]
 
 
 def dominates(a, i, b, j, m):
@@ -20,19 +21,6 @@ def dominates(a, i, b, j, m):
     for k in range(m):
         x = a[i, k]
         y = b[j, k]
-        if x > y:
-            return False
-        if x < y:
-            strict = True
-    return strict
-
-
-def dominates_t(a, i, b, j, m):
-    """Like :func:`dominates` with ``b`` stored column-major (``b[k, j]``), for GPU tiles."""
-    strict = False
-    for k in range(m):
-        x = a[k, i]
-        y = b[k, j]
         if x > y:
             return False
         if x < y:

@@ -104,10 +104,8 @@ class RunLog:
     evals: list = field(default_factory=list)
     #: logged ``max_sequence_length`` (tokens per sample), None when not logged
     max_sequence_length: int | None = None
-    #: milliseconds between ``eval_start`` and ``eval_stop`` inside run_start..run_stop, and
-    #: whether any such interval was logged
+    #: milliseconds between ``eval_start`` and ``eval_stop`` inside run_start..run_stop
     eval_ms: float = 0.0
-    has_eval_intervals: bool = False
 
     @property
     def minutes(self) -> float | None:
@@ -424,7 +422,6 @@ def _time_evaluations(run: RunLog, timed) -> None:
         elif key == "eval_stop" and open_t is not None:
             if open_t >= run.start_ms and t <= run.stop_ms and t >= open_t:
                 run.eval_ms += t - open_t
-                run.has_eval_intervals = True
             open_t = None
 
 

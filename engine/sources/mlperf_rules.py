@@ -80,7 +80,6 @@ class BenchmarkInfo:
     benchmark: str
     model: str
     dataset: str
-    sample_unit: str
     throughput_unit: str
     tokens_per_sample: int | None
     epoch_num_counts: str
@@ -139,7 +138,6 @@ def benchmark_info(name: str) -> BenchmarkInfo | None:
         benchmark=name,
         model=r["model"],
         dataset=r["dataset"],
-        sample_unit=r["sample_unit"],
         throughput_unit=r["throughput_unit"],
         tokens_per_sample=_opt_int(r["tokens_per_sample"]),
         epoch_num_counts=r["epoch_num_counts"],

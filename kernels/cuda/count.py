@@ -39,7 +39,15 @@ from ._launch import (
     matrix_and_result,
     scatter_i64_kernel,
 )
-from ._tree import MAX_TILE, record_work, rows_in, scheduled_layout, walk, work_counters
+from ._tree import (
+    MAX_TILE,
+    record_work,
+    rows_in,
+    scheduled_layout,
+    tile_dominates,
+    walk,
+    work_counters,
+)
 
 __all__ = [
     "dominated_count",
@@ -50,23 +58,6 @@ __all__ = [
 
 
 _DONE, _FULL, _LEAF = _tiles.DONE, _tiles.FULL, _tiles.LEAF
-
-
-@cuda.jit(device=True, inline=True)
-def _dom(s, u, own, m, reverse):
-    """Staged row ``u`` of the column-major tile ``s`` dominates the vector ``own`` (with
-    ``reverse``: is dominated by it)."""
-    strict = False
-    for k in range(m):
-        x = s[k, u]
-        y = own[k]
-        if reverse:
-            x, y = y, x
-        if x > y:
-            return False
-        if x < y:
-            strict = True
-    return strict
 
 
 @kernel("void({f}[:, :], {f}[:, :], {f}[:, :], int64, int64, boolean, int64[:], int64[:], "
@@ -102,7 +93,7 @@ def tree_count_kernel(cs, lo, hi, npow, cap, reverse, out, tests, corners, nomax
         u0, u1 = (tx + 1, tn) if reverse else (0, tx)
         for u in range(u0, u1):
             ntest += 1
-            if _dom(tile, u, own, m, reverse):
+            if tile_dominates(tile, u, own, m, reverse):
                 cnt += 1
                 if cnt >= cap:
                     done = True
@@ -128,7 +119,7 @@ def tree_count_kernel(cs, lo, hi, npow, cap, reverse, out, tests, corners, nomax
             if not done:
                 for u in range(rows):
                     ntest += 1
-                    if _dom(tile, u, own, m, reverse):
+                    if tile_dominates(tile, u, own, m, reverse):
                         cnt += 1
                         if cnt >= cap:
                             done = True

@@ -41,27 +41,21 @@ from ._launch import (
     matrix_and_result,
     scatter_i32_kernel,
 )
-from ._tree import MAX_TILE, record_work, rows_in, scheduled_layout, walk, work_counters
+from ._tree import (
+    MAX_TILE,
+    record_work,
+    rows_in,
+    scheduled_layout,
+    tile_dominates,
+    walk,
+    work_counters,
+)
 
 __all__ = ["pareto_rank", "pareto_rank_device"]
 
 _NO_DEPTH = 2**31 - 1
 
 _DONE, _FULL, _LEAF = _tiles.DONE, _tiles.FULL, _tiles.LEAF
-
-
-@cuda.jit(device=True, inline=True)
-def _dominates_own(s, u, own, m):
-    """Row ``u`` of the column-major tile ``s`` dominates the vector ``own``."""
-    strict = False
-    for k in range(m):
-        x = s[k, u]
-        y = own[k]
-        if x > y:
-            return False
-        if x < y:
-            strict = True
-    return strict
 
 
 @kernel("void({f}[:, :], {f}[:, :], {f}[:, :], int64, int64, int64, int32[:], int32[:], "
@@ -129,7 +123,7 @@ def tree_rank_kernel(cs, lo, hi, npow, t, depth, rank_s, nodemax, tests, corners
                 for u in range(rows):
                     ntest += 1
                     r1 = tile_rank[u] + 1
-                    if r1 > lb and _dominates_own(tile, u, own, m):
+                    if r1 > lb and tile_dominates(tile, u, own, m, False):
                         lb = r1
                         if lb >= depth:
                             done = True
@@ -154,7 +148,7 @@ def tree_rank_kernel(cs, lo, hi, npow, t, depth, rank_s, nodemax, tests, corners
         if valid and tx > r:
             ntest += 1
             r1 = bc_rank[s] + 1
-            if r1 > cand and _dominates_own(bc, s, own, m):
+            if r1 > cand and tile_dominates(bc, s, own, m, False):
                 cand = min(r1, depth)
     if valid:
         rank_s[p] = cand
