@@ -1,9 +1,10 @@
 """Robust rankings: stochastic multicriteria acceptability analysis (SMAA) over TOPSIS weights.
 
-TOPSIS needs weights, and people rarely know them. SMAA draws many weight vectors, ranks the
-configurations under each, and reports for every configuration how often it ranks first
-(``p_top1``), how often it is in the top k (``p_topk``, rank acceptability), its mean rank,
-and the mean weights under which it ranks first (central weights). See docs/robust.md.
+TOPSIS needs weights, and people rarely know them. SMAA ([Lahdelma1998]) draws many weight
+vectors, ranks the configurations under each, and reports for every configuration how often
+it ranks first (``p_top1``), how often it is in the top k (``p_topk``, rank acceptability),
+its mean rank, and the mean weights under which it ranks first (central weights). See
+docs/robust.md; the references are in docs/references.md.
 
 Weights are drawn uniformly from the simplex (Dirichlet(1, ..., 1)) or, with bounds per
 criterion, uniformly from the simplex restricted to the bounds: draws from the (smaller)

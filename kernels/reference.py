@@ -208,7 +208,7 @@ def dominated_count(costs, *, cap=None):
 
 
 # ---------------------------------------------------------------------------------------
-# TOPSIS (Hwang & Yoon 1981), in two phases: column statistics, then scores
+# TOPSIS ([HwangYoon1981]), in two phases: column statistics, then scores
 # ---------------------------------------------------------------------------------------
 
 
@@ -284,7 +284,7 @@ def topsis_from_stats(matrix, stats, weights, benefit, *, norm="vector", out=Non
 
 
 def topsis(matrix, weights, benefit, *, norm="vector", out=None):
-    """TOPSIS closeness to the ideal solution (Hwang & Yoon 1981).
+    """TOPSIS closeness to the ideal solution ([HwangYoon1981]).
 
     ``topsis_from_stats(matrix, topsis_stats(matrix), ...)``.
 
@@ -354,7 +354,7 @@ def top_k(scores, k):
 def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidates=None,
                 stats=None):
     """Stochastic multicriteria acceptability analysis of TOPSIS over weight samples
-    (Lahdelma, Hokkanen & Salminen 1998).
+    ([Lahdelma1998]).
 
     For every weight vector (row of ``weights_samples``) the candidate rows are ranked by
     TOPSIS closeness, with the normalization, ideal and anti-ideal points computed on the
@@ -399,8 +399,7 @@ def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidate
 
     References
     ----------
-    R. Lahdelma, J. Hokkanen and P. Salminen, "SMAA - Stochastic multiobjective
-    acceptability analysis", *European Journal of Operational Research* 106(1), 1998.
+    [Lahdelma1998] (``docs/references.md``).
 
     Examples
     --------

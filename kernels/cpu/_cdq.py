@@ -1,4 +1,4 @@
-"""Divide-and-conquer dominance counting (Bentley 1980; "CDQ" divide and conquer).
+"""Divide-and-conquer dominance counting ([Bentley1980]; "CDQ" divide and conquer).
 
 Points come in position order, and the question is always about the *earlier* points that
 weakly precede a point in two or three more coordinates:
@@ -17,15 +17,10 @@ weakly precede a point in two or three more coordinates:
   sorting both halves on ``y`` (left first on ties) and running the 3-D loop on ``(z, w)``.
   O(g log^3 g) time, O(g) memory, however the data are correlated.
 
-References
-----------
-J. L. Bentley, "Multidimensional divide-and-conquer", *Communications of the ACM* 23(4),
-1980. M. T. Jensen, "Reducing the run-time complexity of multiobjective EAs: the NSGA-II
-and other algorithms", *IEEE Transactions on Evolutionary Computation* 7(5), 2003. The
-offline divide and conquer over positions with a Fenwick tree inside (known in competitive
-programming as "CDQ divide and conquer", after Chen Danqi, 2008) is the same scheme with the
-last dimension in a tree: P. M. Fenwick, "A new data structure for cumulative frequency
-tables", *Software: Practice and Experience* 24(3), 1994.
+References (``docs/references.md``): [Bentley1980], [Jensen2003]. The offline divide and
+conquer over positions with a Fenwick tree inside (known in competitive programming as "CDQ
+divide and conquer", after Chen Danqi) is the same scheme with the last dimension in a tree
+([Fenwick1994]).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ENS-BS non-dominated sorting over the lexicographic order (Zhang et al. 2015).
+"""ENS-BS non-dominated sorting over the lexicographic order ([Zhang2015]).
 
 Rows are swept in lexicographic order, so every earlier row has c0 <= the current one's and,
 groups of equal rows being handled together, an earlier row dominates the current row iff
@@ -38,11 +38,7 @@ member loops vectorize. Numba's disk cache keys a closure by its name, its code 
 over, so each ``d`` is compiled once per machine. The kernels are long because they are the
 hot loop: every helper is inlined, and what is left is the sweep and its bookkeeping.
 
-References
-----------
-X. Zhang, Y. Tian, R. Cheng and Y. Jin, "An efficient approach to nondominated sorting for
-evolutionary multiobjective optimization", *IEEE Transactions on Evolutionary Computation*
-19(2), 2015.
+References: [Zhang2015] (``docs/references.md``).
 """
 
 from __future__ import annotations

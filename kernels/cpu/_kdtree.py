@@ -1,4 +1,4 @@
-"""k-d trees (Bentley 1975): median splits on the widest column, leaves of 32 rows.
+"""k-d trees ([Bentley1975]): median splits on the widest column, leaves of 32 rows.
 
 Two layouts of the same idea, one per kind of query:
 
@@ -17,10 +17,7 @@ Two layouts of the same idea, one per kind of query:
   below x?" is asked, by testing corners and scanning the 1-2% of groups whose corner
   passes. Used for the fronts of the k-d ENS (:mod:`._ens`).
 
-References
-----------
-J. L. Bentley, "Multidimensional binary search trees used for associative searching",
-*Communications of the ACM* 18(9), 1975.
+References: [Bentley1975] (``docs/references.md``).
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ _U64 = np.uint64
 
 def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidates=None,
                 stats=None):
-    """SMAA acceptability counts of TOPSIS over weight samples (Lahdelma et al. 1998).
+    """SMAA acceptability counts of TOPSIS over weight samples ([Lahdelma1998]).
 
     Parameters
     ----------

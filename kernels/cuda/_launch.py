@@ -179,7 +179,7 @@ def merge_pass_kernel(x, codes, m, width, src, dst):
     when it holds one per row (empty: lexicographic order alone), then lexicographically,
     ties by index. Each thread places one element: its offset in its own run plus a binary
     search for how many rows of the other run sort before it (the index makes the order
-    strict, so both runs agree on every position)."""
+    strict, so both runs agree on every position; [Green2012])."""
     n = src.shape[0]
     p = cuda.grid(1)
     if p < n:

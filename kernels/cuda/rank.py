@@ -7,9 +7,9 @@ comes before it; :mod:`._tiles`), and cut into tiles of ``schedule.RANK_TILE`` r
 tree of bounding boxes (:mod:`._tree`). The front index is the longest dominance chain
 ending at a row, ``rank[i] = 1 + max(rank[j] : j dominates i)`` (0 when nothing dominates
 i), which only depends on earlier rows, so the tiles are resolved in order, one launch of
-one block each: the presorted sweep of efficient non-dominated sorting (ENS: Zhang, Tian,
-Cheng & Jin, IEEE Trans. Evol. Comput. 19(2), 2015), which assigns each row once all rows
-that can dominate it are assigned, with a tile of rows per step. The block of tile t walks the tree
+one block each: the presorted sweep of efficient non-dominated sorting (ENS, [Zhang2015]),
+which assigns each row once all rows that can dominate it are assigned, with a tile of rows
+per step. The block of tile t walks the tree
 over the tiles before it, whose ranks are final: a node whose corners rule dominance out is
 skipped, a node whose every row dominates every row of the tile raises each row's bound to
 the node's largest rank + 1 at once (each node keeps the largest rank of its rows,

@@ -243,7 +243,7 @@ def _prepare_device(matrix, weights_samples, benefit, *, k, norm, candidates, st
 
 def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidates=None,
                 stats=None, batch_bytes=None):
-    """SMAA acceptability counts of TOPSIS over weight samples (Lahdelma et al. 1998).
+    """SMAA acceptability counts of TOPSIS over weight samples ([Lahdelma1998]).
 
     Parameters
     ----------
