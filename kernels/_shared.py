@@ -8,7 +8,9 @@ standard library, so importing it never pulls in numba.cuda.
 
 from __future__ import annotations
 
-__all__ = ["dominates", "lex_compare", "rows_equal"]
+import math
+
+__all__ = ["dominates", "lex_compare", "rows_equal", "distance_ratio", "nonnegative"]
 
 
 def dominates(a, i, b, j, m):
@@ -47,3 +49,20 @@ def rows_equal(a, i, j, m):
         if a[i, k] != a[j, k]:
             return False
     return True
+
+
+def distance_ratio(dp, dm):
+    """``dp / dm``, the squared distances to the ideal and the anti-ideal: it orders rows as
+    TOPSIS closeness does, lowest first (1 when both are 0, +inf when only ``dm`` is)."""
+    if dm > 0:
+        return dp / dm
+    if dp == 0:
+        return 1.0
+    return math.inf
+
+
+def nonnegative(x):
+    """``x``, or 0.0 where it is below 0: a gap clipped at the ideal."""
+    if x < 0:
+        return 0.0
+    return x

@@ -218,6 +218,8 @@ def parse_result_text(text: str, path: str = "<text>") -> RunLog:
             fmt_counts["mllog"] += 1
             if key in _KEYS:
                 _event(events, key, t, rec.get("value"), rec.get("metadata") or {})
+        # duplicate-code: boilerplate, each older format's branch finds its marker, matches
+        # its pattern and counts the line; what the match holds differs per format
         elif ":::MLL " in line:
             i = line.find(":::MLL ")
             m = _MLL_RE.match(line[i:].rstrip())
@@ -236,6 +238,7 @@ def parse_result_text(text: str, path: str = "<text>") -> RunLog:
             if not isinstance(rec, dict):
                 rec = {"value": rec}
             _event(events, key, float(m.group(1)) * 1000.0, rec.get("value"), rec.get("metadata") or {})
+        # duplicate-code: boilerplate, as the branch above
         elif ":::MLPv0.5.0" in line:
             i = line.find(":::MLPv0.5.0")
             m = _MLP05_RE.match(line[i:].rstrip())

@@ -390,6 +390,8 @@ def _sweep(val, unit, part, ia, ja, loc, tree, s, mid, e, h):
     nw = (h >> 6) + 1
     for r in range(2 * nw + 1 if unit else h + 1):
         tree[r] = 0
+    # duplicate-code: boilerplate, the merge of two sorted runs (as _sort's), with the
+    # sweep's insertions and queries
     i, j, t = s, mid, s
     while i < mid and j < e:
         x = ia[i]

@@ -195,8 +195,9 @@ def _count(cs, start, end, lo, hi, depth, cap):
             if below and strict:
                 acc += end[t] - start[t]
             elif t >= first_leaf:
-                # every row of the leaf against the leaf node t (written out: as an inline
-                # helper taking arrays it costs reference counting here, measured 14%)
+                # duplicate-code: every row of the leaf against the leaf node t, the node
+                # test of _best written out: as an inline helper taking arrays it costs
+                # reference counting here, measured 14%
                 mc = cap
                 for u in range(nb):
                     i = s + u
@@ -267,6 +268,7 @@ def _best(cs, rank, start, end, lo, hi, depth, best_in, q, i, best, stack):
         nd = stack[sp]
         if best_in[nd] <= best:
             continue
+        # duplicate-code: the node test, written out as in _count (measured there)
         reach = True  # can a row of node nd dominate row i; do they all?
         below = True
         strict = False

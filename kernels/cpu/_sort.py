@@ -59,6 +59,9 @@ def _lex_sort_segment(c, order, lo, hi, tmp, m):
                 j -= 1
             order[j + 1] = v
         return
+    # duplicate-code: boilerplate, the bottom-up merge of sorted runs under this sort's own
+    # order (smaa._sort_run and _cdq._sweep merge under theirs; a merge generic over the
+    # comparison would cost Numba a call per comparison)
     width = 1
     while width < size:
         for s in range(lo, hi, 2 * width):

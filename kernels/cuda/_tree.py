@@ -21,11 +21,21 @@ from ._launch import TILE, blocks, device_array, gather_kernel, kernel, sorted_r
 MAX_TILE = 128  # the largest tile (threads per block) the walk kernels' shared arrays hold
 
 __all__ = ["MAX_TILE", "TreeLayout", "record_work", "rows_in", "scheduled_layout", "tree_layout",
-           "tile_dominates", "walk", "work_counters"]
+           "stage_rows", "tile_dominates", "walk", "work_counters"]
 
 walk = _tiles.compile_walk(cuda.jit(device=True, inline=True))
 rows_in = cuda.jit(device=True, inline=True)(_tiles.rows_in)
 _morton_code = cuda.jit(device=True, inline=True)(_tiles.morton_code)
+
+
+@cuda.jit(device=True, inline=True)
+def stage_rows(tile, cs, j0, rows, tx, m):
+    """Thread ``tx`` copies sorted row ``j0 + tx`` (when ``tx < rows``) into column ``tx``
+    of the shared tile: coalesced, consecutive threads reading consecutive rows. The caller
+    waits for the block before reading the tile."""
+    if tx < rows:
+        for k in range(m):
+            tile[k, tx] = cs[k, j0 + tx]
 
 
 @cuda.jit(device=True, inline=True)

@@ -46,6 +46,7 @@ from ._tree import (
     record_work,
     rows_in,
     scheduled_layout,
+    stage_rows,
     tile_dominates,
     walk,
     work_counters,
@@ -73,6 +74,8 @@ def tree_rank_kernel(cs, lo, hi, npow, t, depth, rank_s, nodemax, tests, corners
     fl = cuda.shared.array(2, dtype=np.int32)
     own = cuda.local.array(MAX_CRITERIA, dtype=cs.dtype)
     stack = cuda.local.array(64, dtype=np.int64)
+    # duplicate-code: boilerplate, the walk kernels' block geometry (tile t, one row per
+    # thread, the thread's row in ``own``), as in the count kernel
     m = cs.shape[0]
     n = cs.shape[1]
     nt = cuda.blockDim.x
@@ -84,6 +87,7 @@ def tree_rank_kernel(cs, lo, hi, npow, t, depth, rank_s, nodemax, tests, corners
     if valid:
         for k in range(m):
             own[k] = cs[k, p]
+
     if tx == 0:
         tmax[0] = 0
     lb = 0
@@ -114,9 +118,8 @@ def tree_rank_kernel(cs, lo, hi, npow, t, depth, rank_s, nodemax, tests, corners
         rows = rows_in(a, b, n, nt)
         if code == _LEAF:
             j0 = a * nt
+            stage_rows(tile, cs, j0, rows, tx, m)
             if tx < rows:
-                for k in range(m):
-                    tile[k, tx] = cs[k, j0 + tx]
                 tile_rank[tx] = rank_s[j0 + tx]
             cuda.syncthreads()
             if not done:
