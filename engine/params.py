@@ -2,8 +2,9 @@
 
 After scikit-learn's ``utils._param_validation``: each parameter's allowed values are data
 (:class:`Interval`, :class:`Options`, :class:`InstanceOf`, :class:`Items`, :class:`Pairs`,
-:class:`Mapping`, :class:`Satisfies`, ``bool``, ``str``, ``None``), declared next to the parameter, and one
-function checks a value against them and raises :class:`ParamError` with one template::
+:class:`Mapping`, :class:`Satisfies`, ``bool``, ``str``, ``None``), declared next to the
+parameter, and one function checks a value against them and raises :class:`ParamError` with
+one template::
 
     top must be an integer in [1, 2147483647]; got 0
 

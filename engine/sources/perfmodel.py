@@ -50,7 +50,8 @@ MODEL_VERSION = 3
 #: Model files larger than this are refused before they are read (a model is a few KB).
 MAX_MODEL_BYTES = 16 << 20
 #: Achieved fraction of the peak memory bandwidth (STREAM-like kernels reach about 88-90% of
-#: the datasheet figure, [A100Bandwidth] in docs/references.md). Only ``arithmetic_intensity x mem_efficiency`` is identified by a fit.
+#: the datasheet figure, [A100Bandwidth] in docs/references.md). Only
+#: ``arithmetic_intensity x mem_efficiency`` is identified by a fit.
 MEM_EFFICIENCY = 0.90
 
 
