@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from gpurank.engine import DeviceMemoryError, Engine, UnsupportedOnGPU
+from gpurank.engine import pipeline as pipeline_module
 from gpurank.engine import ranking as ranking_module
 from gpurank.engine.backend import (
     MISSING_CODE,
@@ -196,6 +197,7 @@ def test_device_out_of_memory_is_a_clear_error(strict, monkeypatch):
         raise MemoryError("Out of memory allocating 8,589,934,592 bytes")
 
     monkeypatch.setattr(ranking_module, "rank_configurations", oom)
+    monkeypatch.setattr(pipeline_module, "rank_configurations", oom)
     with pytest.raises(DeviceMemoryError) as info:
         Engine(backend=strict).analyze(config_table(20), n_estimators=5)
     msg = str(info.value)
