@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from gpurank.engine import DeviceMemoryError, Engine, UnsupportedOnGPU
-from gpurank.engine import pipeline
+from gpurank.engine import pipeline as pipeline_module
+from gpurank.engine import ranking as ranking_module
 from gpurank.engine.backend import (
     MISSING_CODE,
     gpu_unavailable_reason,
@@ -195,7 +196,8 @@ def test_device_out_of_memory_is_a_clear_error(strict, monkeypatch):
     def oom(*args, **kwargs):
         raise MemoryError("Out of memory allocating 8,589,934,592 bytes")
 
-    monkeypatch.setattr(pipeline, "rank_configurations", oom)  # the analysis step
+    monkeypatch.setattr(ranking_module, "rank_configurations", oom)
+    monkeypatch.setattr(pipeline_module, "rank_configurations", oom)
     with pytest.raises(DeviceMemoryError) as info:
         Engine(backend=strict).analyze(config_table(20), n_estimators=5)
     msg = str(info.value)

@@ -85,6 +85,23 @@ def test_under_one_sample_per_accelerator_is_refused():
         "1 accelerator(s))")
 
 
+def test_a_sample_of_a_splittable_workload_spans_accelerators_with_a_note():
+    # MLPerf v5.1 ran Llama 3.1 8B on 64 GPUs at a global batch of 32: each sequence on 2
+    p = predict(_table(accelerator="NVIDIA H200-SXM5-141GB", benchmark="llama31_8b",
+                       n_accelerators=[64, 8192, 64], n_nodes=[8, 1024, 8],
+                       global_batch_size=[32, 32, 64]))
+    t, note = p["predicted_time_to_train_min"], p["prediction_note"]
+    assert t.iloc[0] > 0 and t.iloc[2] > 0
+    assert "model parallel assumed: each sample split over 2 accelerators" in note.iloc[0]
+    assert "model parallel assumed" not in note.iloc[2]
+    # 256 per sample is beyond what a sequence splits into (tensor 8 x context 8)
+    assert np.isnan(t.iloc[1])
+    assert "a sample of llama31_8b splits over at most 64" in note.iloc[1]
+    # splitting a sample costs: the 32 samples take longer per sample than 64 do
+    thr = p["predicted_throughput"]
+    assert thr.iloc[0] < thr.iloc[2]
+
+
 def test_inconsistent_topology_is_refused():
     p = predict(_table(accelerator="NVIDIA B200", benchmark="ssd", n_accelerators=16,
                        n_nodes=3, accelerators_per_node=8))
@@ -235,6 +252,62 @@ def test_public_fact_workloads_are_predicted_from_first_principles(bench, n, gb)
     assert nearest != wl.name
     assert p["prediction_basis"].iloc[0] == f"first-principles:{nearest}"
     assert f"workload {wl.name} has no calibration rows" in p["prediction_note"].iloc[0]
+
+
+def test_a_borrowed_workload_saturates_at_the_same_work_per_pass():
+    from gpurank.engine.sources.workloads import model_for_workload
+
+    src = default_model("gpt3")
+    for name in ("llama31_8b", "flux1", "llama31_405b"):
+        wl, own = workload(name), workload(src.workload)
+        m = model_for_workload(src, wl)
+        work = m.batch_half * wl.flops_per_sample / wl.model_parallel
+        assert work == pytest.approx(src.batch_half * own.flops_per_sample / own.model_parallel)
+        assert m.compute_efficiency_shared == src.compute_efficiency_shared
+    assert model_for_workload(src, workload("gpt3")) is src
+
+
+def test_a_row_of_a_later_round_says_the_model_does_not_know_its_software():
+    model = default_model("ssd")
+    last = model.fit["domain"]["rounds"][-1]
+    t = _table(accelerator="NVIDIA H100-SXM5-80GB", benchmark="ssd", global_batch_size=512,
+               interconnect="nvlink4", cpu_cores_per_accelerator=14.0,
+               round=["v5.1", last, "not a round"])
+    p = predict(t)
+    assert p["prediction_note"].iloc[0].startswith(
+        f"round v5.1 is 3 round(s) after the latest fitted round ({last}): software gains")
+    assert p["prediction_note"].iloc[1] == "" and p["prediction_note"].iloc[2] == ""
+    lo = p["predicted_time_to_train_min_lo"] / p["predicted_time_to_train_min"]
+    assert lo.iloc[0] <= lo.iloc[1]
+
+
+def test_round_ordinals_count_the_rounds_between():
+    from gpurank.engine.sources.mlperf_rules import round_ordinal
+
+    seq = ["v0.5", "v0.6", "v0.7", "v1.0", "v1.1", "v2.0", "v2.1", "v3.0", "v3.1", "v4.0",
+           "v4.1", "v5.0", "v5.1", "v6.0"]
+    assert [round_ordinal(r) for r in seq] == list(range(len(seq)))
+    assert round_ordinal("training v4.1") == 10 and round_ordinal("none") is None
+
+
+def test_later_rounds_widen_the_low_end_by_what_forward_rows_need():
+    from gpurank.engine.sources.intervals import fit_interval_table, interval_factors
+
+    rng = np.random.default_rng(7)
+    base = pd.DataFrame({"kind": "fitted", "log_error": rng.normal(0, 0.1, 400), "reach": 0.0,
+                         "round": rng.choice(["a", "b", "c"], 400), "rounds_after": 0.0})
+    # rows of later rounds predicted too slow by 0.2 per round: newer software
+    after = rng.choice([1.0, 2.0], 200)
+    fwd = pd.DataFrame({"kind": "fitted", "log_error": rng.normal(0, 0.1, 200) + 0.2 * after,
+                        "reach": 0.0, "round": "d", "rounds_after": after})
+    table = fit_interval_table(pd.concat([base, fwd], ignore_index=True))
+    assert 0.1 < table.per_round <= 0.3
+    assert fit_interval_table(base).per_round == 0.0
+    lo0, hi0 = interval_factors(["fitted"], [0.0], table)
+    lo2, hi2 = interval_factors(["fitted"], [0.0], table, rounds_after=[2.0])
+    assert lo2[0] == pytest.approx(lo0[0] * np.exp(-2 * table.per_round)) and hi2[0] == hi0[0]
+    # the half-widths come from the rows of the fitted rounds only
+    assert table.by_basis["fitted"][2] == 400
 
 
 # --- analyzing predictions, and ranking under their uncertainty --------------------------

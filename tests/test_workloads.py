@@ -320,6 +320,7 @@ def test_documented_evidence_and_shipped_intervals_are_current(table, evidence):
     shipped = interval_table()
     fitted = fit_interval_table(evidence)
     assert fitted.per_doubling == pytest.approx(shipped.per_doubling)
+    assert fitted.per_round == pytest.approx(shipped.per_round)
     for kind, (w_lo, w_hi, n) in fitted.by_basis.items():
         lo, hi, n0 = shipped.by_basis[kind]
         assert n == n0 and w_lo == pytest.approx(lo, abs=1e-4) and w_hi == pytest.approx(
@@ -338,5 +339,5 @@ def test_intervals_hold_80_percent_of_held_out_rows_per_basis(evidence):
     from gpurank.engine.sources.evidence import interval_coverage
 
     cov = interval_coverage(evidence).set_index("basis")
-    assert set(cov.index) == {"fitted", "borrowed", "first-principles"}
+    assert set(cov.index) == {"fitted", "borrowed", "first-principles", "forward in time"}
     assert cov["inside_pct"].between(73, 87).all(), cov

@@ -396,36 +396,54 @@ def _host_inputs(table: pd.DataFrame, A: pd.DataFrame, cpus: pd.DataFrame):
 @dataclass(frozen=True)
 class _Batches:
     """Per row: the local (per replica) and global batch, the largest local batch memory
-    holds, and the data-parallel replicas."""
+    holds, the data-parallel replicas and the accelerators each replica spans."""
 
     local: np.ndarray
     global_: np.ndarray
     max_local: np.ndarray
     replicas: np.ndarray
+    shards: np.ndarray
 
 
 def _batches(table: pd.DataFrame, mem_gb, workload: Workload, n, notes: RowNotes) -> _Batches:
     """Local and global batch of each row; a row without a global batch gets the largest
-    local batch memory holds (at most ``DEFAULT_LOCAL_BATCH``), and says so; one under one
-    sample per replica, or whose model state leaves no memory for a sample, is refused."""
+    local batch memory holds (at most ``DEFAULT_LOCAL_BATCH``), and says so.
+
+    A row whose global batch is under one sample per replica runs each sample split over
+    more accelerators (``n / global_batch``) where the workload's samples split that far
+    (``Workload.max_model_parallel``), and says so; otherwise, or where the model state
+    leaves no memory for a sample, it is refused."""
     gb = _float_column(table, "global_batch_size")
     n1 = np.where(n > 0, n, 1.0)
+    given = gb > 0
     # a replica of a model-parallel workload spans `shards` accelerators; b is its batch
-    shards = workload.shards(n1)
+    shards = np.broadcast_to(np.asarray(workload.shards(n1), dtype=float), n1.shape)
+    need = np.ceil(safe_div(n1, np.where(given, gb, np.nan)))
+    split = given & (n > 0) & (need > shards) & (need <= workload.sample_split)
+    split &= need <= n1
+    shards = np.where(split, need, shards)
+    notes.add(split, np.array([
+        f"model parallel assumed: each sample split over {_num(s)} accelerators (tensor x "
+        f"context parallel), as a global batch of {_num(g)} gives under one sample per "
+        + ("accelerator" if workload.model_parallel == 1 else
+           f"replica of {workload.model_parallel} accelerators") if f else ""
+        for f, s, g in zip(split, shards, gb)], dtype=object))
     mem = np.nan_to_num(np.asarray(mem_gb, dtype=float), nan=0.0)
     max_b = workload.max_local_batch(mem, shards=shards, n=n1)
     no_room = (max_b < 1) & np.isfinite(np.asarray(mem_gb, dtype=float))
     notes.refuse(no_room & (n > 0), "model state leaves no memory for a sample")
     max_b = np.where(max_b > 0, max_b, DEFAULT_LOCAL_BATCH)
     replicas = safe_div(np.where(n > 0, n, np.nan), shards)
-    given = gb > 0
     b = safe_div(gb, replicas)
-    few = given & (b < 1)
+    few = given & (b < 1 - 1e-9)
+    most = workload.sample_split
     notes.refuse(few, np.array([
         f"global batch {_num(g)} is under one sample per data-parallel replica "
-        f"({_num(r)} replicas of {_num(s)} accelerator(s))" if f else ""
-        for f, g, r, s in zip(few, gb, replicas, np.broadcast_to(shards, gb.shape))],
-        dtype=object))
+        f"({_num(r)} replicas of {_num(s)} accelerator(s)"
+        + (f"; a sample of {workload.name} splits over at most {most}" if most > 1 else "")
+        + ")" if f else ""
+        for f, g, r, s in zip(few, gb, replicas, shards)], dtype=object))
+    b = np.where(split & ~few, np.maximum(b, 1.0), b)
     b_as = np.minimum(DEFAULT_LOCAL_BATCH, max_b)
     b = np.where(given, b, b_as)
     gb = np.where(given, gb, b * replicas)
@@ -433,7 +451,7 @@ def _batches(table: pd.DataFrame, mem_gb, workload: Workload, n, notes: RowNotes
         f"global_batch_size assumed: {_num(g)} ({_num(bb)} per replica, the most that fits "
         f"up to {DEFAULT_LOCAL_BATCH:g})" if np.isfinite(g) else ""
         for g, bb in zip(gb, b)], dtype=object))
-    return _Batches(b, gb, max_b, replicas)
+    return _Batches(b, gb, max_b, replicas, shards)
 
 
 def _training_length(table: pd.DataFrame, workload: Workload, gb, use_table_epochs: bool,
@@ -549,6 +567,7 @@ def model_inputs(
         "dali": dali,
         "host_GBps": link.pcie_bw * HOST_COPY_EFFICIENCY,
         "micro_batch": micro,
+        "model_parallel": bat.shards,
         "scaleup_domain": np.where(link.spanning, np.nan, hw.facts["scaleup_domain"]),
         "scaleup_GBps": hw.facts["scaleup_bw_GBps"],
     }

@@ -25,6 +25,7 @@ import pandas as pd
 from ..errors import DataError
 from .fit import calibrate
 from .intervals import BASIS_KINDS, INTERVAL_LEVEL, fit_interval_table, interval_factors
+from .mlperf_rules import round_ordinal
 from .predict import basis_kind, predict
 from .validation import (
     EVIDENCE_BEGIN,
@@ -38,6 +39,8 @@ from .workloads import nearest_calibrated, workload, workload_for_benchmark
 
 __all__ = [
     "forward_in_time",
+    "forward_folds",
+    "FORWARD_STEPS",
     "leave_one_workload_out",
     "interval_evidence",
     "interval_coverage",
@@ -92,18 +95,55 @@ def forward_in_time(table: pd.DataFrame, *, train_rounds, test_round, accelerato
               host_cpu_table=host_cpu_table)
     rounds = table["round"].astype(str)
     train = table[rounds.isin([str(r) for r in train_rounds]).to_numpy()]
-    test = _clean(table[(rounds == str(test_round)).to_numpy()])
     models = _fits(train, kw)
     if not models:
         raise DataError(f"no benchmark has usable rows in the rounds {list(train_rounds)}")
+    out = _forward(table, models, test_round, kw)
+    if out is None:
+        raise DataError(f"round {test_round!r} has no rows of a known workload")
+    return out
+
+
+def _forward(table: pd.DataFrame, models: dict, test_round, kw) -> pd.DataFrame | None:
+    """The rows of ``test_round`` predicted by ``models`` (None when it has none of a known
+    workload)."""
+    rounds = table["round"].astype(str)
+    test = _clean(table[(rounds == str(test_round)).to_numpy()])
     parts = []
     for bench in benchmarks_of(test):
         if workload_for_benchmark(bench) is None:
             continue
         pred = _predict_with(rows_of(test, bench), workload(bench), models, kw)
         parts.append(held_out_frame(pred, str(test_round)))
+    return pd.concat(parts, ignore_index=True) if parts else None
+
+
+#: The rounds after the training rounds that :func:`forward_folds` predicts.
+FORWARD_STEPS = (1, 2)
+
+
+def forward_folds(table: pd.DataFrame, *, accelerator_table=None) -> pd.DataFrame:
+    """Forward in time at every point of the table's history: for each round, the models
+    fitted on it and every earlier round predict the next :data:`FORWARD_STEPS` rounds.
+    Rows carry ``train_rounds`` (the latest fitted round) and ``rounds_after``."""
+    kw = dict(accelerator_table=accelerator_table)
+    names = sorted({str(r) for r in table["round"].astype(str)
+                    if round_ordinal(r) is not None}, key=round_ordinal)
+    rounds = table["round"].astype(str)
+    parts = []
+    for i in range(len(names) - 1):
+        models = _fits(table[rounds.isin(names[:i + 1]).to_numpy()], kw)
+        if not models:
+            continue
+        for test in names[i + 1:]:
+            after = round_ordinal(test) - round_ordinal(names[i])
+            if after not in FORWARD_STEPS:
+                continue
+            fold = _forward(table, models, test, kw)
+            if fold is not None:
+                parts.append(fold.assign(train_rounds=names[i], rounds_after=float(after)))
     if not parts:
-        raise DataError(f"round {test_round!r} has no rows of a known workload")
+        return pd.DataFrame()
     return pd.concat(parts, ignore_index=True)
 
 
@@ -133,8 +173,9 @@ def interval_evidence(table: pd.DataFrame, *, extra_tables=(), accelerator_table
     """Held-out predictions of every shipped workload of ``table`` (and of the
     ``extra_tables``, e.g. ResNet-50's longer history), from configuration columns alone:
     leave one round out (leave one submitter out for a workload of one round), leave one
-    family out, and leave one workload out; with ``kind`` (the basis kind of each
-    prediction) and ``log_error``."""
+    family out, leave one workload out, and forward in time (:func:`forward_folds`, with
+    ``rounds_after``); with ``kind`` (the basis kind of each prediction) and
+    ``log_error``."""
     parts = []
     kw = dict(accelerator_table=accelerator_table)
     for t in (table, *extra_tables):
@@ -157,12 +198,18 @@ def interval_evidence(table: pd.DataFrame, *, extra_tables=(), accelerator_table
                 parts.append(cv.assign(method=f"leave one {by} out", benchmark=bench))
     lowo = leave_one_workload_out(table, **kw)
     parts.append(lowo.assign(method="leave one workload out"))
+    for t in (table, *extra_tables):
+        fwd = forward_folds(t, **kw)
+        if len(fwd):
+            parts.append(fwd.assign(method="forward in time"))
     ev = pd.concat(parts, ignore_index=True)
     ev = ev[np.isfinite(ev["predicted_time_to_train_min"].to_numpy(float))]
     ev["kind"] = [basis_kind(b) for b in ev["prediction_basis"]]
     ev["log_error"] = np.log(ev["predicted_time_to_train_min"].to_numpy(float)
                              / ev["time_to_train_min"].to_numpy(float))
     ev["reach"] = ev["prediction_extrapolation"].to_numpy(float)
+    ev["rounds_after"] = (ev["rounds_after"].fillna(0.0).to_numpy(float)
+                          if "rounds_after" in ev.columns else 0.0)
     return ev.reset_index(drop=True)
 
 
@@ -170,8 +217,12 @@ def interval_coverage(evidence: pd.DataFrame, *, level: float = INTERVAL_LEVEL
                       ) -> pd.DataFrame:
     """Share of held-out rows inside their interval, per basis kind, with the interval table
     itself fitted without the rows' round: for each round, the table comes from the other
-    rounds' evidence and is applied to this round's rows."""
+    rounds' evidence and is applied to this round's rows. The forward-in-time rows (those
+    with ``rounds_after`` > 0, their low end widened per round) are a row of their own,
+    ``forward in time``."""
     rounds = evidence["round"].astype(str).to_numpy()
+    after = (evidence["rounds_after"].to_numpy(float) if "rounds_after" in evidence.columns
+             else np.zeros(len(evidence)))
     inside = np.full(len(evidence), np.nan)
     for r in sorted(set(rounds)):
         held = rounds == r
@@ -179,14 +230,18 @@ def interval_coverage(evidence: pd.DataFrame, *, level: float = INTERVAL_LEVEL
             continue
         table = fit_interval_table(evidence[~held], level=level)
         lo, hi = interval_factors(evidence["prediction_basis"].to_numpy()[held],
-                                  evidence["reach"].to_numpy(float)[held], table)
+                                  evidence["reach"].to_numpy(float)[held], table,
+                                  rounds_after=after[held])
         e = evidence["log_error"].to_numpy(float)[held]
         # the true value t / exp(e) lies in [t lo, t hi]
         inside[held] = (-e >= np.log(lo) - 1e-12) & (-e <= np.log(hi) + 1e-12)
     out = []
     kinds = evidence["kind"].to_numpy(dtype=object)
-    for k in BASIS_KINDS:
-        rows = (kinds == k) & np.isfinite(inside)
+    forward = after > 0
+    groups = [(k, (kinds == k) & ~forward) for k in BASIS_KINDS]
+    groups.append(("forward in time", forward))
+    for k, rows in groups:
+        rows = rows & np.isfinite(inside)
         if rows.any():
             out.append({"basis": k, "n": int(rows.sum()),
                         "inside_pct": float(100.0 * inside[rows].mean())})
@@ -217,10 +272,15 @@ def evidence_report(table: pd.DataFrame, evidence: pd.DataFrame | None = None,
     cross-workload evidence: forward in time (every round but the
     latest predicts the latest), leave one family out and leave one workload out from the
     configuration columns, and the prediction intervals with their held-out coverage."""
-    rounds = sorted(set(table["round"].astype(str)), key=_round_key)
+    rounds = sorted({str(r) for r in table["round"].astype(str) if round_ordinal(r) is not None},
+                    key=round_ordinal)
     lines = [EVIDENCE_BEGIN, ""]
+    ev = interval_evidence(table) if evidence is None else evidence
     if len(rounds) >= 2:
-        fwd = forward_in_time(table, train_rounds=rounds[:-1], test_round=rounds[-1])
+        fwd = ev[(ev["method"] == "forward in time") & (ev["round"] == rounds[-1])
+                 & (ev.get("train_rounds", pd.Series("", index=ev.index)) == rounds[-2])]
+        if fwd.empty:
+            fwd = forward_in_time(table, train_rounds=rounds[:-1], test_round=rounds[-1])
         fwd = fwd[np.isfinite(fwd["error_pct"])]
         s = summarize_errors(fwd, "benchmark")
         bases = fwd.groupby("benchmark")["prediction_basis"].agg(
@@ -242,7 +302,6 @@ def evidence_report(table: pd.DataFrame, evidence: pd.DataFrame | None = None,
             f"{fwd['error_pct'].abs().quantile(0.9):.1f}%.",
             "",
         ]
-    ev = interval_evidence(table) if evidence is None else evidence
     lofo = ev[ev["method"] == "leave one family out"]
     s = summarize_errors(lofo, ["benchmark", "family"])
     s = s[s["n"] >= 5]
@@ -277,13 +336,21 @@ def evidence_report(table: pd.DataFrame, evidence: pd.DataFrame | None = None,
     for k, (w_lo, w_hi, n) in table_i.by_basis.items():
         rows.append(f"| {k} | {n} | {100 * (np.exp(-w_lo) - 1):+.0f}% | "
                     f"{100 * (np.exp(w_hi) - 1):+.0f}% | {_pct(cov_of.get(k, np.nan))} |")
+    n_fwd = int(cov.loc[cov["basis"] == "forward in time", "n"].sum()) if len(cov) else 0
+    if n_fwd:
+        rows.append(f"| forward in time (any basis, one or two rounds later) | {n_fwd} | "
+                    f"low end {table_i.per_round:.2f} wider per round (log) | | "
+                    f"{_pct(cov_of.get('forward in time', np.nan))} |")
     lines += [
         f"**Prediction intervals** ({table_i.level:.0%}): from the held-out log errors above "
         "by basis (leave one round out for `fitted`, leave one family out for `borrowed`, "
         "leave one workload out for `first-principles`); each end widens by "
         f"{table_i.per_doubling:.3f} in log time per doubling of batch or scale beyond the "
-        "fitted range. Coverage: the share of held-out rows inside their interval when the "
-        "interval table is itself fitted without the rows' round.",
+        f"fitted range, and the low end by {table_i.per_round:.3f} per MLPerf round after "
+        "the latest fitted one (from the forward-in-time predictions of every round by the "
+        "models of the rounds before it: newer software trains faster than the model knows). "
+        "Coverage: the share of held-out rows inside their interval when the interval table "
+        "is itself fitted without the rows' round.",
         "",
         "| basis | rows | low end | high end | inside, % |",
         "|:--|--:|--:|--:|--:|",
@@ -292,8 +359,3 @@ def evidence_report(table: pd.DataFrame, evidence: pd.DataFrame | None = None,
         EVIDENCE_END,
     ]
     return "\n".join(lines) + "\n"
-
-
-def _round_key(r: str):
-    m = re.search(r"(\d+)\.(\d+)", r)
-    return (int(m.group(1)), int(m.group(2))) if m else (10**6, 0)

@@ -29,6 +29,7 @@ import pandas as pd
 from ..errors import DataError
 from ..params import InstanceOf, check_param
 from .configs import REQUIRED_PREDICT_COLUMNS, model_inputs, safe_div, to_float
+from .mlperf_rules import round_ordinal
 from .perfmodel import CalibratedModel, Workload
 from .predict import fit_errors, model_outputs, predict, workload_of
 
@@ -355,15 +356,19 @@ def _fitted_model(base, rows: _FitRows, space, sol, workload):
     return model, rows_per_family
 
 
-def _domain(rows: _FitRows) -> dict:
-    """What the fit covers: global batches, accelerator counts and families."""
+def _domain(rows: _FitRows, rounds) -> dict:
+    """What the fit covers: global batches, accelerator counts, families and the MLPerf
+    rounds of its rows (the software they ran; none for a table without rounds)."""
     gb = rows.extra["global_batch"]
     n = rows.cfg["n_accelerators"]
     gb = gb[np.isfinite(gb) & rows.extra["global_batch_given"]]
+    names = sorted({str(r) for r in rounds if round_ordinal(r) is not None},
+                   key=round_ordinal)
     return {
         "global_batch": [float(gb.min()), float(gb.max())] if len(gb) else None,
         "n_accelerators": [float(np.nanmin(n)), float(np.nanmax(n))],
         "families": list(rows.families),
+        "rounds": names,
     }
 
 
@@ -468,7 +473,8 @@ def calibrate(
         "cost": float(sol.cost),
         "success": bool(sol.success),
         "at_bound": _at_bound(space.names(rows.families, rows.vendors), sol.x, lo, hi),
-        "domain": _domain(rows),
+        "domain": _domain(rows, t["round"].to_numpy(dtype=object)[in_train]
+                          if "round" in t.columns else ()),
         **_error_report(pred, in_train[usable], test_rounds),
     }
     return replace(model, fit=report)

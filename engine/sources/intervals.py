@@ -6,7 +6,9 @@ model was fitted on (``fitted``), a family it was not (``borrowed``), a workload
 The interval of a prediction ``t`` is ``[t * exp(-w_lo), t * exp(w_hi)]`` where ``w_lo`` and
 ``w_hi`` are the 90th and 10th percentiles of the held-out log errors ``log(predicted /
 measured)`` of its basis (sign-flipped for the upper end), each widened by ``per_doubling``
-for every doubling of batch or scale beyond the fitted range.
+for every doubling of batch or scale beyond the fitted range; the low end also widens by
+``per_round`` for every MLPerf round a row comes after the model's latest calibration round
+(newer software trains faster than the model, fitted on older rounds, knows).
 
 The table is ``engine/data/prediction_intervals.json``, written by
 ``gpurank calibrate --benchmark all --intervals`` from the held-out predictions of every
@@ -51,12 +53,15 @@ class IntervalTable:
         they come from.
     per_doubling : float
         Added to both half-widths per doubling beyond the fitted batch and scale range.
+    per_round : float
+        Added to the low half-width per MLPerf round after the latest calibration round.
     level : float
     source : str
     """
 
     by_basis: dict
     per_doubling: float
+    per_round: float = 0.0
     level: float = INTERVAL_LEVEL
     source: str = ""
 
@@ -65,6 +70,7 @@ class IntervalTable:
             "format": "gpurank.PredictionIntervals",
             "level": self.level,
             "per_doubling": self.per_doubling,
+            "per_round": self.per_round,
             "by_basis": {k: {"w_lo": v[0], "w_hi": v[1], "n": v[2]}
                          for k, v in self.by_basis.items()},
             "source": self.source,
@@ -76,6 +82,7 @@ class IntervalTable:
             by_basis={k: (float(v["w_lo"]), float(v["w_hi"]), int(v["n"]))
                       for k, v in d["by_basis"].items()},
             per_doubling=float(d["per_doubling"]),
+            per_round=float(d.get("per_round", 0.0)),
             level=float(d["level"]),
             source=str(d.get("source", "")),
         )
@@ -94,7 +101,7 @@ def _kind(basis) -> str:
     return kind if kind in BASIS_KINDS else "first-principles"
 
 
-def interval_factors(basis, reach, table: IntervalTable | None = None):
+def interval_factors(basis, reach, table: IntervalTable | None = None, rounds_after=0.0):
     """``(lo, hi)`` factors on the predicted time of each row.
 
     Parameters
@@ -104,6 +111,9 @@ def interval_factors(basis, reach, table: IntervalTable | None = None):
         ``first-principles``).
     reach : array of float
         Doublings beyond the fitted batch and scale range (0 inside it).
+    rounds_after : float or array of float
+        MLPerf rounds after the model's latest calibration round (0 for a row of a
+        calibration round or without one).
     """
     table = interval_table() if table is None else table
     kinds = np.array([_kind(b) for b in np.asarray(basis, dtype=object)], dtype=object)
@@ -114,7 +124,9 @@ def interval_factors(basis, reach, table: IntervalTable | None = None):
         w_lo = np.where(rows, a, w_lo)
         w_hi = np.where(rows, b, w_hi)
     widen = table.per_doubling * np.maximum(np.asarray(reach, dtype=float), 0.0)
-    return np.exp(-(w_lo + widen)), np.exp(w_hi + widen)
+    later = table.per_round * np.maximum(np.nan_to_num(np.asarray(rounds_after, dtype=float)),
+                                         0.0)
+    return np.exp(-(w_lo + widen + later)), np.exp(w_hi + widen)
 
 
 def _quantile_pair(log_err: np.ndarray, level: float) -> tuple[float, float]:
@@ -161,21 +173,28 @@ def fit_interval_table(held_out, *, level: float = INTERVAL_LEVEL, source: str =
     held_out : DataFrame
         One row per held-out prediction: ``kind`` (a :data:`BASIS_KINDS` value),
         ``log_error`` (``log(predicted / measured)``), ``reach`` (doublings beyond the
-        fitted range) and, when known, ``round``.
+        fitted range) and, when known, ``round`` and ``rounds_after`` (rounds after the
+        latest round the predicting model was fitted on: forward-in-time rows).
 
     The half-widths of each kind are quantiles of the log errors of its rows inside the
     fitted range, at the smallest nominal level (from ``level`` up) whose intervals hold
     ``level`` of each round's rows when taken from the other rounds' errors: errors of a new
     round spread wider than those of the rounds a fit saw, and the interval must hold for
     the new one. ``per_doubling`` is the smallest widening per doubling beyond the fitted
-    range that holds ``level`` of the rows beyond it.
+    range that holds ``level`` of the rows beyond it. ``per_round`` is the smallest widening
+    of the low end per round that holds ``level`` of the forward-in-time rows (those with
+    ``rounds_after`` > 0; they take no part in the half-widths) at the low end's own share,
+    ``(1 + level) / 2`` of them above it.
     """
     err = held_out["log_error"].to_numpy(float)
     reach = held_out["reach"].to_numpy(float)
     kind = held_out["kind"].to_numpy(dtype=object)
     rounds = (held_out["round"].astype(str).to_numpy() if "round" in held_out.columns
               else np.full(len(err), ""))
-    ok = np.isfinite(err)
+    after = (np.nan_to_num(held_out["rounds_after"].to_numpy(float))
+             if "rounds_after" in held_out.columns else np.zeros(len(err)))
+    forward = np.isfinite(err) & (after > 0)
+    ok = np.isfinite(err) & ~forward
     by = {}
     for k in BASIS_KINDS:
         rows = ok & (kind == k)
@@ -195,4 +214,18 @@ def fit_interval_table(held_out, *, level: float = INTERVAL_LEVEL, source: str =
         per = next((c for c in _WIDEN
                     if _inside(err[beyond], w_lo, w_hi, c * reach[beyond]).mean() >= level),
                    _WIDEN[-1])
-    return IntervalTable(by_basis=by, per_doubling=float(per), level=level, source=source)
+    per_round = 0.0
+    forward &= np.isin(kind, list(by))
+    if forward.any():
+        w_lo = np.array([by[k][0] for k in kind[forward]])
+        widen = per * np.maximum(reach[forward], 0.0)
+        e = err[forward]
+        # the low end alone: it must leave (1 - level) / 2 of the rows below it, as its
+        # quantile does; a row predicted too fast is the high end's, which later rounds
+        # do not move
+        tail = 1.0 - (1.0 - level) / 2.0
+        per_round = next((c for c in _WIDEN
+                          if (e <= w_lo + widen + c * after[forward] + 1e-12).mean() >= tail),
+                         _WIDEN[-1])
+    return IntervalTable(by_basis=by, per_doubling=float(per), per_round=float(per_round),
+                         level=level, source=source)

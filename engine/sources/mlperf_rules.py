@@ -32,7 +32,7 @@ import pandas as pd
 
 __all__ = ["ScoringRule", "BenchmarkInfo", "scoring_rule", "benchmark_info", "benchmark_table",
            "known_benchmarks", "reference_convergence", "mlperf_logging_version",
-           "DROPPED_EACH_END", "convert_count"]
+           "DROPPED_EACH_END", "convert_count", "round_ordinal"]
 
 #: Runs dropped at each end of the olympic mean, by benchmark (every other benchmark: 1). The
 #: rule of mlperf-logging's result summarizer and RCP checker; tests/test_mlperf_rules.py
@@ -189,6 +189,20 @@ def scoring_rule(benchmark: str) -> ScoringRule | None:
         dropped_each_end=DROPPED_EACH_END.get(benchmark, 1),
         source=f"mlperf-logging {mlperf_logging_version()}".strip(),
     )
+
+
+def round_ordinal(round_) -> int | None:
+    """The place of an MLPerf Training round in the sequence of rounds (``v0.5`` 0, ``v0.6``
+    1, ``v0.7`` 2, then two a year: ``v1.0`` 3, ``v1.1`` 4, ..., ``v4.0`` 9, ``v5.1`` 12), so
+    the difference of two is the number of rounds between them; None for a text that names
+    no round."""
+    rs = _ruleset_of(str(round_)) if round_ is not None else None
+    if rs is None:
+        return None
+    major, minor = rs
+    if major == 0:
+        return {5: 0, 6: 1, 7: 2}.get(minor, max(0, min(minor - 5, 2)))
+    return 2 * major + (1 if minor >= 1 else 0) + 1
 
 
 def _ruleset_of(round_: str) -> tuple[int, int] | None:

@@ -458,7 +458,8 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
       fp8/fp4; ``peak_tflops`` where the accelerator has none), scaleup_domain and
       scaleup_GBps (the accelerator's scale-up domain, :func:`_reduction_levels`) and
       micro_batch (the batch one pass runs when the replica's batch is accumulated over
-      several; ``local_batch`` when absent)
+      several; ``local_batch`` when absent) and model_parallel (the accelerators one replica
+      spans; ``Workload.shards`` when absent)
 
     Returns a dict of arrays: t_compute, t_memory, t_device, t_comm, t_input, t_step,
     throughput (samples/s, all accelerators), utilization (device busy time / step time),
@@ -471,7 +472,9 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
     v = _safe_inputs(cfg, model, xp)
     # b is the batch of one replica; a replica of a model-parallel workload spans ``shards``
     # accelerators, each doing 1/shards of its work and holding 1/shards of its state
-    shards = workload.shards(v.n, xp)
+    shards = (xp.where(v.ok, xp.broadcast_to(xp.asarray(cfg["model_parallel"], dtype=np.float64),
+                                             v.shape), 1.0)
+              if "model_parallel" in cfg else workload.shards(v.n, xp))
     b_acc = v.b / shards
     t_compute, t_memory, t_device = _device_time(v, cfg, model, workload, b_acc, shards, xp)
     t_comm, bad_link = _allreduce_time(v, cfg, model, workload, shards, xp)

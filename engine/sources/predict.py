@@ -31,9 +31,10 @@ from ..errors import DataError
 from ..params import InstanceOf, check_param, validate_params
 from . import catalog as _cat
 from .configs import model_inputs, safe_div
-from .intervals import INTERVAL_LEVEL, interval_factors
+from .intervals import INTERVAL_LEVEL, interval_factors, interval_table
+from .mlperf_rules import round_ordinal
 from .perfmodel import CalibratedModel, Workload, evaluate, resnet50
-from .workloads import default_model, workload, workload_for_benchmark
+from .workloads import default_model, model_for_workload, workload, workload_for_benchmark
 
 __all__ = [
     "PREDICTED",
@@ -48,6 +49,7 @@ __all__ = [
     "Extrapolation",
     "basis_note",
     "first_principles",
+    "rounds_after",
     "first_principles_note",
 ]
 
@@ -216,6 +218,34 @@ def basis_note(basis: str, family, model: CalibratedModel, workload: Workload) -
     return ""
 
 
+def rounds_after(table: pd.DataFrame, model: CalibratedModel) -> np.ndarray:
+    """MLPerf rounds each row's ``round`` comes after the latest round the model was fitted
+    on (``fit["domain"]["rounds"]``); 0 for a row of a fitted round or earlier, without a
+    round, or for a model that does not say its rounds."""
+    dom = model.fit.get("domain", {}) if isinstance(model.fit, dict) else {}
+    fitted = [o for o in (round_ordinal(r) for r in (dom or {}).get("rounds") or ())
+              if o is not None]
+    if not fitted or "round" not in table.columns:
+        return np.zeros(len(table))
+    last = max(fitted)
+    ords = np.array([round_ordinal(r) if isinstance(r, str) else None
+                     for r in table["round"].to_numpy(dtype=object)], dtype=object)
+    return np.array([max(o - last, 0) if o is not None else 0 for o in ords], dtype=float)
+
+
+def _later_notes(notes, table: pd.DataFrame, model: CalibratedModel, later) -> None:
+    """Say, on each row of a round after the fitted ones, that the model does not know the
+    software of that round."""
+    if not (later > 0).any():
+        return
+    last = max(model.fit["domain"]["rounds"], key=round_ordinal)
+    wider = " (the interval's low end is wider)" if interval_table().per_round > 0 else ""
+    notes.add(later > 0, np.array([
+        f"round {r} is {int(k)} round(s) after the latest fitted round ({last}): software "
+        f"gains since are not in the model{wider}" if k > 0 else ""
+        for r, k in zip(table["round"].to_numpy(dtype=object), later)], dtype=object))
+
+
 def first_principles(model: CalibratedModel, workload: Workload) -> bool:
     """Whether ``model`` predicts ``workload`` from another workload's fit."""
     return bool(model.workload and model.workload != workload.name and model.fit)
@@ -290,6 +320,7 @@ def predict(
             return _predict_per_benchmark(table, names, model, **kw)
     workload = workload_of(table, workload, model)
     model = default_model(workload.name) if model is None else model
+    model = model_for_workload(model, workload)
     res = table.copy()
     if len(table) == 0:  # the columns a table with rows gets, without rows
         if "accelerator_id" not in res.columns:
@@ -316,7 +347,9 @@ def predict(
         res["accelerator_id"] = inputs.extra["accelerator_id"]
     for c in PREDICTED + ("epochs",):
         res[f"predicted_{c}"] = np.where(valid, out[c], np.nan)
-    lo, hi = interval_factors(basis, reach)
+    later = rounds_after(table, model)
+    _later_notes(inputs.notes, table, model, later)
+    lo, hi = interval_factors(basis, reach, rounds_after=later)
     t = res["predicted_time_to_train_min"].to_numpy(float)
     res[INTERVAL_COLUMNS[0]] = np.where(valid, t * lo, np.nan)
     res[INTERVAL_COLUMNS[1]] = np.where(valid, t * hi, np.nan)

@@ -21,7 +21,7 @@ from .predict import (
     first_principles,
     first_principles_note,
 )
-from .workloads import default_model, workload_for_benchmark
+from .workloads import default_model, model_for_workload, workload_for_benchmark
 from .workloads import workload as _workload
 
 __all__ = ["DEFAULT_NETWORKS", "FW_NVIDIA", "FW_OTHER", "FW_DALI", "Plan", "prepare", "BATCH_OUT",
@@ -77,7 +77,7 @@ def _model_and_workload(model, workload) -> tuple[CalibratedModel, Workload]:
         workload = (_workload(model.workload) if model is not None and model.workload
                     and workload_for_benchmark(model.workload) else resnet50())
     model = default_model(workload.name) if model is None else model
-    return model, workload
+    return model_for_workload(model, workload), workload
 
 
 def _modelled_accelerators(acc: pd.DataFrame, accelerators, precision: str) -> pd.DataFrame:

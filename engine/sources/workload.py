@@ -113,6 +113,12 @@ class Workload:
         ``transformer-decoder``, ``diffusion``, ``rnn``, ``recommender``, ``gnn``, or ""):
         the first thing :func:`~gpurank.engine.sources.workloads.nearest_calibrated`
         compares when a workload without calibration rows takes another's efficiencies.
+    max_model_parallel : int or None
+        The most accelerators one sample can be split over (tensor x context parallel: a
+        transformer's sequence splits over heads and over tokens). A row whose global batch
+        gives under one sample per ``model_parallel`` accelerators is run with each sample
+        split over ``n / global_batch`` of them when that is at most this, and refused
+        otherwise. None (the default): ``model_parallel``, a sample is not split further.
     state_sharded : bool
         The optimizer state is sharded over all accelerators (a distributed optimizer,
         ZeRO/FSDP) even when the model is data parallel; a model-parallel workload's state
@@ -144,6 +150,7 @@ class Workload:
     precision: str = "bf16"
     architecture: str = ""
     state_sharded: bool = False
+    max_model_parallel: int | None = None
     sources: tuple = ()
 
     parameter_constraints: ClassVar[dict] = {
@@ -164,12 +171,16 @@ class Workload:
         "local_batches": (Items(Interval(int, 1, None), min_len=1),),
         "precision": (Options(PRECISIONS),),
         "max_global_batch": (None, Interval(int, 1, None)),
+        "max_model_parallel": (None, Interval(int, 1, None)),
     }
 
     def __post_init__(self):
         check_fields(self, self.parameter_constraints)
         # the constraints that depend on other fields
         check_param("sparse_params", self.sparse_params, Interval(float, 0, self.params))
+        if self.max_model_parallel is not None:
+            check_param("max_model_parallel", self.max_model_parallel,
+                        Interval(int, self.model_parallel, None))
         samples = tuple(sorted((float(b), float(e)) for b, e in self.samples_curve))
         if not samples:
             check_param("epochs_curve", self.epochs_curve,
@@ -205,6 +216,12 @@ class Workload:
             return 1.0
         return xp.minimum(xp.maximum(xp.asarray(n, dtype=np.float64), 1.0),
                           float(self.model_parallel))
+
+    @property
+    def sample_split(self) -> int:
+        """The most accelerators one sample can be split over (``max_model_parallel``, else
+        ``model_parallel``)."""
+        return int(self.max_model_parallel or self.model_parallel)
 
     def max_local_batch(self, mem_gb, xp=np, shards=1.0, n=None):
         """Largest batch per replica that fits: 90% of memory minus the accelerator's share of
