@@ -9,8 +9,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
+import signal
 import sys
+import threading
 import traceback
+import warnings
+from dataclasses import replace
 from pathlib import Path
 
 from .api import Engine
@@ -85,7 +90,8 @@ def _nonempty(text):
 #: Parameters (API spellings) whose command-line flag is not ``--`` + the name with dashes.
 _FLAGS = {"weight_ranges": "--weights-range", "constraints": "--require",
           "out_dir": "--out", "k": "--clusters", "path": "--output", "model_path": "--model",
-          "check_size": "--no-size-check", "check_size=False": "--no-size-check"}
+          "check_size": "--no-size-check", "check_size=False": "--no-size-check",
+          "robust=True": "--robust"}
 
 
 def _flag(param: str) -> str:
@@ -361,8 +367,6 @@ def _run_analysis(args, data, *, simulate_rows=None) -> int:
 def _with_predicted_outcomes(args, data, spec):
     """The table to analyze: as given, or, for configurations without outcomes (or with
     ``--predict``), the configurations with their predicted outcomes and the notes on them."""
-    from dataclasses import replace
-
     asked = [f for f, v in (("--catalog", args.catalog), ("--model", args.model)) if v]
     if not (args.predict or asked or needs_prediction(table_columns(data))):
         return data, spec
@@ -575,8 +579,6 @@ def _silenced(quiet: bool):
     if not quiet:
         yield
         return
-    import logging
-    import warnings
 
     loggers = [logging.getLogger(n) for n in ("matplotlib", "distributed", "dask", "numba")]
     levels = [lg.level for lg in loggers]
@@ -596,8 +598,6 @@ def _held_warnings(args):
     """Warnings raised while a command runs (a library's RuntimeWarning about an overflow
     that the command then handles) are shown once it has succeeded; when it fails, its
     error is the one line on stderr (with --verbose, the warnings are shown too)."""
-    import warnings
-
     caught, ok = [], False
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -618,9 +618,6 @@ def _terminated(signum, frame):
 
 def main(argv=None) -> int:
     """Entry point of the ``gpurank`` console script."""
-    import signal
-    import threading
-
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminated)
     parser = build_parser()

@@ -25,7 +25,7 @@ from .errors import DataError
 from .params import ParamError
 from .schema import require_columns
 
-__all__ = ["Constraint", "parse_constraints", "constraint_mask", "apply_constraints",
+__all__ = ["Constraint", "parse_constraints", "constraint_mask",
            "ConstraintCounts", "infeasible_message"]
 
 _NUMERIC_OPS = ("<=", ">=", "==", "!=", "<", ">")
@@ -254,20 +254,6 @@ class ConstraintCounts:
     def as_dict(self) -> list[dict]:
         return [{"constraint": str(c), "rows_left_out": int(n)}
                 for c, n in zip(self.constraints, self.failing)]
-
-
-def apply_constraints(df, constraints):
-    """Rows of ``df`` meeting every constraint, and the :class:`ConstraintCounts`."""
-    if not constraints:
-        return df, ConstraintCounts((), (), len(df), len(df))
-    keep = None
-    failing = []
-    for c in constraints:
-        m = constraint_mask(df, c)
-        failing.append(int((~m).sum()))
-        keep = m if keep is None else keep & m
-    out = df.loc[keep].reset_index(drop=True)
-    return out, ConstraintCounts(tuple(constraints), tuple(failing), len(df), len(out))
 
 
 def infeasible_message(counts: ConstraintCounts) -> str:

@@ -20,6 +20,7 @@ import numbers
 import re
 
 import numpy as np
+import pandas as pd
 
 __all__ = [
     "MISSING",
@@ -185,8 +186,6 @@ def value(v, digits=3) -> str:
 
 
 def _is_missing_scalar(v) -> bool:
-    import pandas as pd
-
     try:
         return v is pd.NA or v is pd.NaT or bool(np.ndim(v) == 0 and pd.isna(v))
     except (TypeError, ValueError):

@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from .errors import DataError, UsageError
 from .jsonable import to_jsonable
@@ -119,9 +121,6 @@ def write_table(df, path, *, metadata=None, overwrite=False, name="path") -> Pat
     name : str
         The parameter that named ``path``, for messages.
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     if not isinstance(df, pd.DataFrame):
         raise UsageError(f"write_table expects a pandas DataFrame; got {type(df).__name__}")
     schema = pa.Schema.from_pandas(df, preserve_index=False)
@@ -145,8 +144,6 @@ def write_table(df, path, *, metadata=None, overwrite=False, name="path") -> Pat
 
 def read_metadata(path) -> dict:
     """Return the ``gpurank`` metadata stored by :func:`write_table`, or an empty dict."""
-    import pyarrow.parquet as pq
-
     meta = pq.read_schema(path).metadata or {}
     raw = meta.get(b"gpurank")
     return json.loads(raw) if raw else {}

@@ -15,6 +15,8 @@ figures rather than an infinity.
 
 from __future__ import annotations
 
+import pandas as pd
+
 from .errors import DataError
 from .schema import require_columns
 
@@ -113,8 +115,6 @@ def reference_table(df, *, by="accelerator"):
 
 def merge_reference_tables(tables):
     """Combine per-part reference tables into the reference of the whole dataset."""
-    import pandas as pd
-
     both = pd.concat(list(tables))
     n_ref = both.groupby(level=0)["n_ref"].min()
     at_min = both[both["n_ref"] == both.index.map(n_ref)]
@@ -233,8 +233,6 @@ def derive_metrics(df, *, by="accelerator", reference=None):
 
 def _first_non_number(s) -> str:
     """`` (row 3 holds 'fast')`` for the first value that is not a number, or ``""``."""
-    import pandas as pd
-
     host = s.to_pandas() if hasattr(s, "to_pandas") else s
     bad = pd.to_numeric(host, errors="coerce").isna() & host.notna()
     if not bool(bad.any()):

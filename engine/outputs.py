@@ -38,7 +38,10 @@ import time
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
+
+import pyarrow.parquet as pq
 
 from .errors import UsageError
 from .jsonable import to_jsonable
@@ -95,8 +98,6 @@ class Publication:
 
 
 def _gpurank_version() -> str:
-    from importlib import metadata
-
     try:
         return metadata.version("gpurank")
     except metadata.PackageNotFoundError:
@@ -105,8 +106,6 @@ def _gpurank_version() -> str:
 
 def _parquet_is_ours(path: Path) -> bool:
     try:
-        import pyarrow.parquet as pq
-
         meta = pq.read_metadata(path).metadata or {}  # the file's key-value metadata
     except Exception:  # noqa: BLE001 - unreadable means "not recognizably ours"
         return False

@@ -2,8 +2,9 @@
 
 After scikit-learn's ``utils._param_validation``: each parameter's allowed values are data
 (:class:`Interval`, :class:`Options`, :class:`InstanceOf`, :class:`Items`, :class:`Pairs`,
-:class:`Mapping`, ``bool``, ``str``, ``None``), declared next to the parameter, and one
-function checks a value against them and raises :class:`ParamError` with one template::
+:class:`Mapping`, :class:`Satisfies`, ``bool``, ``str``, ``None``), declared next to the
+parameter, and one function checks a value against them and raises :class:`ParamError` with
+one template::
 
     top must be an integer in [1, 2147483647]; got 0
 
@@ -28,11 +29,13 @@ import functools
 import inspect
 import math
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import UsageError
 
-__all__ = ["Interval", "Options", "InstanceOf", "Items", "Pairs", "Mapping", "ParamError",
+__all__ = ["Interval", "Options", "InstanceOf", "Items", "Pairs", "Mapping", "Satisfies",
+           "ParamError",
            "check_param", "check_fields", "validate_params", "allowed", "describe", "shown",
            "refused_value", "INT32_MAX", "INT64_MAX", "SEED_MAX", "POSITIVE", "NON_NEGATIVE",
            "FRACTION", "FRACTION_OPEN", "TEXT"]
@@ -265,6 +268,26 @@ class Mapping:
         bad = [v for v in _refused(self.values) if not _accepts(self.values, v)][:1] \
             if self.values is not None else []
         return ["text"] + [{"key": b} for b in bad]
+
+
+@dataclass(frozen=True)
+class Satisfies:
+    """A value for which ``test`` returns True (a text with a grammar of its own, such as a
+    cluster address), named ``description`` in the message; ``refuses`` holds values it
+    refuses, for tests that walk the declared constraints."""
+
+    test: Callable[[object], bool]
+    description: str
+    refuses: tuple = ()
+
+    def accepts(self, value) -> bool:
+        return bool(self.test(value))
+
+    def describe(self) -> str:
+        return self.description
+
+    def refused(self) -> list:
+        return list(self.refuses)
 
 
 #: Constraints many parameters share.

@@ -14,6 +14,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pyarrow.parquet as pq
+import pyarrow.types as pt
+
 from .errors import DataError
 
 __all__ = ["check_parts", "dataset_files"]
@@ -41,8 +44,6 @@ def dataset_files(folder) -> list[Path]:
 def _kind(arrow_type) -> str:
     """A column's type as a reader treats it: integers and floats are all numbers (a part
     with a missing value stores integers as floats); an all-missing column fits any kind."""
-    import pyarrow.types as pt
-
     t = arrow_type.value_type if pt.is_dictionary(arrow_type) else arrow_type
     for test, name in ((pt.is_null, "missing"), (pt.is_boolean, "booleans"),
                        (pt.is_integer, "numbers"), (pt.is_floating, "numbers"),
@@ -56,8 +57,6 @@ def _kind(arrow_type) -> str:
 
 def _columns(path: Path, folder: Path) -> dict:
     """{column: kind} of one part, from its footer; the pandas index columns left out."""
-    import pyarrow.parquet as pq
-
     try:
         schema = pq.read_schema(path)
     except Exception as exc:  # noqa: BLE001 - any parser failure is a data problem

@@ -465,8 +465,6 @@ def _because(frame, column, mask, backend) -> str:
 
 def _is_na(v) -> bool:
     try:
-        import pandas as pd
-
         return bool(pd.isna(v))
     except (TypeError, ValueError):
         return False

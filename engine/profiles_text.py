@@ -20,7 +20,7 @@ import pandas as pd
 from .formatting import percent
 
 __all__ = ["COMPOSITION_COLUMNS", "MAJORITY", "accelerator_text", "composition",
-           "composition_shares", "cluster_shares", "count_range", "efficiency_word",
+           "composition_shares", "cluster_shares", "efficiency_word",
            "profile_frame", "range_text", "SHARES_KEY"]
 
 #: Columns describing what a group runs on, from the most to the least specific.
@@ -36,12 +36,6 @@ def range_text(lo, hi) -> str:
     separators: a label is short text, "1024-2048 x ...")."""
     lo, hi = int(round(lo)), int(round(hi))
     return f"{lo}" if lo == hi else f"{lo}-{hi}"
-
-
-def count_range(values) -> str:
-    """The interquartile range of accelerator counts, as :func:`range_text`."""
-    lo, hi = np.nanpercentile(values, [25, 75])
-    return range_text(lo, hi)
 
 
 def accelerator_text(counts) -> str:

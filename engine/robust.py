@@ -1,9 +1,10 @@
 """Robust rankings: stochastic multicriteria acceptability analysis (SMAA) over TOPSIS weights.
 
-TOPSIS needs weights, and people rarely know them. SMAA draws many weight vectors, ranks the
-configurations under each, and reports for every configuration how often it ranks first
-(``p_top1``), how often it is in the top k (``p_topk``, rank acceptability), its mean rank,
-and the mean weights under which it ranks first (central weights). See docs/robust.md.
+TOPSIS needs weights, and people rarely know them. SMAA ([Lahdelma1998]) draws many weight
+vectors, ranks the configurations under each, and reports for every configuration how often
+it ranks first (``p_top1``), how often it is in the top k (``p_topk``, rank acceptability),
+its mean rank, and the mean weights under which it ranks first (central weights). See
+docs/robust.md; the references are in docs/references.md.
 
 Weights are drawn uniformly from the simplex (Dirichlet(1, ..., 1)) or, with bounds per
 criterion, uniformly from the simplex restricted to the bounds: draws from the (smaller)
@@ -27,7 +28,6 @@ dominated in every draw). See docs/robust.md.
 
 from __future__ import annotations
 
-import importlib
 import math
 from dataclasses import dataclass
 
@@ -265,7 +265,7 @@ def robust_from_costs(costs, *, samples, k, seed=0, bounds=None, norm="vector", 
         benefit = np.zeros(m, dtype=bool)
         cand = interval_candidates(costs, factors, k_eff, kernels=kernels)
         w = sample_weights(m, samples, seed=seed, bounds=bounds)
-        counts = _kernel(kernels, "smaa_topsis_drawn")(costs, w, benefit, factors, k=k_eff,
+        counts = kernels.smaa_topsis_drawn(costs, w, benefit, factors, k=k_eff,
                                                        norm=norm, candidates=cand)
         return _result(counts, cand, n_rows=n, samples=samples, k=k_eff, seed=seed, m=m,
                        criteria=criteria, weight_ranges=weight_ranges, uncertainty=u,
@@ -288,18 +288,9 @@ def interval_candidates(costs, factors, k, *, kernels) -> np.ndarray:
 
     ``kernels.smaa_interval_candidates`` (see :mod:`gpurank.kernels.reference`) on the
     canonical ``costs`` and the kernels' ``factors``."""
-    fn = _kernel(kernels, "smaa_interval_candidates")
+    fn = kernels.smaa_interval_candidates
     return np.asarray(_to_host(fn(costs, np.zeros(costs.shape[1], dtype=bool), factors,
                                   k=int(k))), dtype=np.int64)
-
-
-def _kernel(kernels, name):
-    """``kernels.<name>``; a package that re-exports only the contracts has the drawn SMAA
-    kernels in its ``smaa`` module."""
-    fn = getattr(kernels, name, None)
-    if fn is None:
-        fn = getattr(importlib.import_module(f"{kernels.__name__}.smaa"), name)
-    return fn
 
 
 def robust_from_candidates(costs, row_ids, stats, *, n_rows, samples, k, seed=0, bounds=None,
@@ -336,7 +327,7 @@ def robust_from_candidates(costs, row_ids, stats, *, n_rows, samples, k, seed=0,
     w = sample_weights(m, samples, seed=seed, bounds=bounds)
     if u is not None and u.moves():
         factors = u.row_factors(seed=seed, row_ids=cand, log_signs=log_signs)
-        counts = _kernel(kernels, "smaa_topsis_drawn")(
+        counts = kernels.smaa_topsis_drawn(
             costs, w, np.zeros(m, dtype=bool), factors, k=k_eff, norm=norm, stats=stats)
     else:
         counts = kernels.smaa_topsis(costs, w, np.zeros(m, dtype=bool), k=k_eff, norm=norm,

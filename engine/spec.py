@@ -9,10 +9,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from .constraints import parse_constraints
 from .errors import SchemaError, UsageError
-from .params import INT32_MAX, INT64_MAX, SEED_MAX, Interval, Options, ParamError, check_param
+from .params import (
+    INT32_MAX,
+    INT64_MAX,
+    SEED_MAX,
+    Interval,
+    Items,
+    Options,
+    ParamError,
+    check_fields,
+)
 
 __all__ = ["Criterion", "AnalysisSpec", "parse_criteria", "default_criteria", "default_target",
            "normalize_weights", "parse_weight_ranges", "DEFAULT_TARGET", "NORMS", "limit_notes",
@@ -296,6 +306,26 @@ class AnalysisSpec:
     count_cap: int | None = None
     notes: tuple[str, ...] = field(default=(), compare=False)
 
+    #: What each setting allows, checked on construction (:func:`~.params.check_fields`).
+    parameter_constraints: ClassVar[dict] = {
+        "target": (None, str),
+        "clusters": (None, Interval(int, 1, MAX_CLUSTERS), Options(("auto",))),
+        "k_range": (Items(Interval(int, 2, MAX_CLUSTERS), min_len=2, max_len=2),),
+        "top": (Interval(int, 1, INT32_MAX),),
+        "sample_rows": (Interval(int, 10, INT32_MAX),),
+        "seed": (Interval(int, 0, SEED_MAX),),
+        "drop_invalid": (bool,),
+        "norm": (Options(NORMS),),
+        "features": (None, Items(str)),
+        "n_estimators": (Interval(int, 1, 100_000),),
+        "accelerator_type": (None, str),
+        "benchmark": (None, str),
+        "robust": (bool,),
+        "samples": (Interval(int, 1, 100_000_000),),
+        "rank_depth": (None, Interval(int, 1, INT32_MAX)),
+        "count_cap": (None, Interval(int, 1, INT64_MAX)),
+    }
+
     def __post_init__(self):
         crit = self.criteria
         if isinstance(crit, str):
@@ -308,40 +338,21 @@ class AnalysisSpec:
                 raise ParamError("criteria", f"must hold Criterion objects or be a text such "
                                  f"as 'cost_usd:min'; got {type(c).__name__}")
         object.__setattr__(self, "criteria", crit)
-        check_param("target", self.target, None, str)
-        check_param("clusters", self.clusters, None, Interval(int, 1, MAX_CLUSTERS),
-                    Options(("auto",)))
-        k_range = tuple(self.k_range) if isinstance(self.k_range, (tuple, list)) else None
-        if k_range is None or len(k_range) != 2 or not all(
-                Interval(int, 2, MAX_CLUSTERS).accepts(v) for v in k_range) or k_range[0] > \
-                k_range[1]:
-            raise ParamError("k_range", f"must be two integers 2 <= low <= high <= "
-                             f"{MAX_CLUSTERS}; got {self.k_range!r}")
-        object.__setattr__(self, "k_range", k_range)
-        check_param("top", self.top, Interval(int, 1, INT32_MAX))
-        check_param("sample_rows", self.sample_rows, Interval(int, 10, INT32_MAX))
-        check_param("seed", self.seed, Interval(int, 0, SEED_MAX))
-        check_param("drop_invalid", self.drop_invalid, bool)
-        check_param("norm", self.norm, Options(NORMS))
+        if isinstance(self.features, str):
+            object.__setattr__(self, "features", (self.features,))
+        check_fields(self, self.parameter_constraints)
+        if self.k_range[0] > self.k_range[1]:
+            raise ParamError("k_range", f"must have low <= high; got {self.k_range!r}")
+        object.__setattr__(self, "k_range", tuple(self.k_range))
         if self.features is not None:
-            feats = (self.features,) if isinstance(self.features, str) else tuple(self.features)
-            for f in feats:
-                check_param("features", f, str)
-            object.__setattr__(self, "features", feats)
-        check_param("n_estimators", self.n_estimators, Interval(int, 1, 100_000))
-        check_param("accelerator_type", self.accelerator_type, None, str)
-        check_param("benchmark", self.benchmark, None, str)
+            object.__setattr__(self, "features", tuple(self.features))
         object.__setattr__(self, "constraints", parse_constraints(self.constraints or ()))
-        check_param("robust", self.robust, bool)
-        check_param("samples", self.samples, Interval(int, 1, 100_000_000))
-        check_param("rank_depth", self.rank_depth, None, Interval(int, 1, INT32_MAX))
-        check_param("count_cap", self.count_cap, None, Interval(int, 1, INT64_MAX))
         if self.criteria:
             normalize_weights(self.criteria)
         object.__setattr__(self, "weight_ranges", parse_weight_ranges(self.weight_ranges))
         if self.weight_ranges and not self.robust:
-            raise ParamError("weight_ranges", "bounds the weights of robust; set robust=True "
-                             "(--robust)")
+            raise ParamError("weight_ranges", "bounds the weights of the robust ranking; pass "
+                             "{robust=True}", mentions=("robust=True",))
         if self.weight_ranges and self.criteria:
             names = [c.column for c in self.criteria]
             unknown = [c for c, _, _ in self.weight_ranges if c not in names]

@@ -1,11 +1,16 @@
 """Scalar helpers written once in plain Python and compiled by two targets.
 
-The CPU kernels (``cpu/_sort.py``) compile them with ``numba.njit(inline="always")``, the
-CUDA kernels (``cuda/_launch.py``) with ``numba.cuda.jit(device=True, inline=True)``. This
-module imports nothing but the standard library, so importing it never pulls in numba.cuda.
+The CPU kernels (``cpu/_sort.py``) and the CUDA schedule's host mirror (``cuda/schedule.py``)
+compile them with ``numba.njit(inline="always")``, the CUDA kernels (``cuda/_launch.py``)
+with ``numba.cuda.jit(device=True, inline=True)``. This module imports nothing but the
+standard library, so importing it never pulls in numba.cuda.
 """
 
 from __future__ import annotations
+
+import math
+
+__all__ = ["dominates", "lex_compare", "rows_equal", "distance_ratio", "nonnegative"]
 
 
 def dominates(a, i, b, j, m):
@@ -18,19 +23,6 @@ def dominates(a, i, b, j, m):
     for k in range(m):
         x = a[i, k]
         y = b[j, k]
-        if x > y:
-            return False
-        if x < y:
-            strict = True
-    return strict
-
-
-def dominates_t(a, i, b, j, m):
-    """Like :func:`dominates` with ``b`` stored column-major (``b[k, j]``), for GPU tiles."""
-    strict = False
-    for k in range(m):
-        x = a[k, i]
-        y = b[k, j]
         if x > y:
             return False
         if x < y:
@@ -57,3 +49,20 @@ def rows_equal(a, i, j, m):
         if a[i, k] != a[j, k]:
             return False
     return True
+
+
+def distance_ratio(dp, dm):
+    """``dp / dm``, the squared distances to the ideal and the anti-ideal: it orders rows as
+    TOPSIS closeness does, lowest first (1 when both are 0, +inf when only ``dm`` is)."""
+    if dm > 0:
+        return dp / dm
+    if dp == 0:
+        return 1.0
+    return math.inf
+
+
+def nonnegative(x):
+    """``x``, or 0.0 where it is below 0: a gap clipped at the ideal."""
+    if x < 0:
+        return 0.0
+    return x

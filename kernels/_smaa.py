@@ -282,7 +282,7 @@ def check_factors(factors, n, m):
 
 
 def mix64(z):
-    """SplitMix64's finalizer (Steele, Lea & Flood 2014): a bijection of uint64 whose
+    """SplitMix64's finalizer ([Steele2014]): a bijection of uint64 whose
     output bits each depend on every input bit (wrapping arithmetic; on NumPy arrays, and
     compiled as it is by the CPU and CUDA kernels)."""
     z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)

@@ -14,6 +14,13 @@ import numpy as np
 
 from ._topsis_stats import TopsisStats, canonical_stats
 
+__all__ = ["NORMS", "not_finite_message", "check_ndim2", "check_float_dtype", "check_costs",
+           "check_max_criteria", "check_block", "check_pair", "check_ranks", "check_grids",
+           "check_k", "check_cap", "check_depth", "check_scores", "check_norm", "check_benefit",
+           "check_weights", "check_criteria_args", "check_topsis_inputs", "check_stats",
+           "check_out", "check_is_device", "check_device_out", "check_candidates",
+           "check_weight_samples", "check_smaa_inputs", "check_within_stats"]
+
 _FLOATS = (np.float32, np.float64)
 NORMS = ("vector", "minmax")
 

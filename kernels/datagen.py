@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["SHAPES", "make_costs", "make_topsis"]
+
 SHAPES = ("independent", "anticorrelated", "realistic")
 
 

@@ -208,7 +208,7 @@ def dominated_count(costs, *, cap=None):
 
 
 # ---------------------------------------------------------------------------------------
-# TOPSIS (Hwang & Yoon 1981), in two phases: column statistics, then scores
+# TOPSIS ([HwangYoon1981]), in two phases: column statistics, then scores
 # ---------------------------------------------------------------------------------------
 
 
@@ -284,7 +284,7 @@ def topsis_from_stats(matrix, stats, weights, benefit, *, norm="vector", out=Non
 
 
 def topsis(matrix, weights, benefit, *, norm="vector", out=None):
-    """TOPSIS closeness to the ideal solution (Hwang & Yoon 1981).
+    """TOPSIS closeness to the ideal solution ([HwangYoon1981]).
 
     ``topsis_from_stats(matrix, topsis_stats(matrix), ...)``.
 
@@ -354,7 +354,7 @@ def top_k(scores, k):
 def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidates=None,
                 stats=None):
     """Stochastic multicriteria acceptability analysis of TOPSIS over weight samples
-    (Lahdelma, Hokkanen & Salminen 1998).
+    ([Lahdelma1998]).
 
     For every weight vector (row of ``weights_samples``) the candidate rows are ranked by
     TOPSIS closeness, with the normalization, ideal and anti-ideal points computed on the
@@ -399,8 +399,7 @@ def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidate
 
     References
     ----------
-    R. Lahdelma, J. Hokkanen and P. Salminen, "SMAA - Stochastic multiobjective
-    acceptability analysis", *European Journal of Operational Research* 106(1), 1998.
+    [Lahdelma1998] (``docs/references.md``).
 
     Examples
     --------
@@ -415,33 +414,47 @@ def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidate
     c = cand.shape[0]
     p_all, n_all = gaps(costs, norm, stats)
     p, nn, cc = p_all[cand], n_all[cand], costs[cand]
-    top1 = np.zeros(c, dtype=np.int64)
-    topk = np.zeros(c, dtype=np.int64)
-    rsum = np.zeros(c, dtype=np.int64)
-    rsq = np.zeros(c, dtype=np.int64)
-    cw = np.zeros((c, m), dtype=np.float64)
+    sums = _smaa_sums(c, m)
     if c == 0:
-        return top1, topk, rsum, rsq, cw
+        return sums
     for ws in w:
-        dp = np.zeros(c)
-        dm = np.zeros(c)
-        for j in range(m):
-            a = ws[j] * p[:, j]
-            dp = dp + a * a
-            bb = ws[j] * nn[:, j]
-            dm = dm + bb * bb
-        with np.errstate(divide="ignore", invalid="ignore"):
-            q = np.where(dm > 0, dp / dm, np.where(dp == 0, 1.0, np.inf))
-        keys = [cand] + [cc[:, j] for j in range(m - 1, -1, -1)] + [q]
-        order = np.lexsort(keys)
-        rank = np.empty(c, dtype=np.int64)
-        rank[order] = np.arange(1, c + 1)
-        top1 += rank == 1
-        topk += rank <= k
-        rsum += rank
-        rsq += rank * rank
-        cw[order[0]] += ws
-    return top1, topk, rsum, rsq, cw
+        q = _distance_ratio(ws, p, nn)
+        order = np.lexsort([cand] + [cc[:, j] for j in range(m - 1, -1, -1)] + [q])
+        _tally(order, k, ws, *sums)
+    return sums
+
+
+def _smaa_sums(c, m):
+    """``top1, topk, rsum, rsq`` (int64, c) and ``cw`` (float64, (c, m)), all zero."""
+    return (np.zeros(c, dtype=np.int64), np.zeros(c, dtype=np.int64),
+            np.zeros(c, dtype=np.int64), np.zeros(c, dtype=np.int64),
+            np.zeros((c, m), dtype=np.float64))
+
+
+def _distance_ratio(ws, p, nn):
+    """Per candidate, ``D+^2 / D-^2`` under the weights ``ws`` from its gaps ``p`` to the
+    ideal and ``nn`` to the anti-ideal (columns summed in order): lowest is closest, as
+    TOPSIS closeness orders them (1 when both are 0, +inf when only D- is)."""
+    dp = np.zeros(p.shape[0])
+    dm = np.zeros(p.shape[0])
+    for j in range(p.shape[1]):
+        a = ws[j] * p[:, j]
+        dp = dp + a * a
+        bb = ws[j] * nn[:, j]
+        dm = dm + bb * bb
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(dm > 0, dp / dm, np.where(dp == 0, 1.0, np.inf))
+
+
+def _tally(order, k, ws, top1, topk, rsum, rsq, cw):
+    """Add one sample's ranks (``order``: candidates best first) to the sums, in place."""
+    rank = np.empty(order.shape[0], dtype=np.int64)
+    rank[order] = np.arange(1, order.shape[0] + 1)
+    top1 += rank == 1
+    topk += rank <= k
+    rsum += rank
+    rsq += rank * rank
+    cw[order[0]] += ws
 
 
 def smaa_topsis_drawn(matrix, weights_samples, benefit, factors, *, k, norm="vector",
@@ -491,39 +504,20 @@ def smaa_topsis_drawn(matrix, weights_samples, benefit, factors, *, k, norm="vec
     e = effective_exponent(f, check_benefit(benefit, m))
     corners(costs, f, benefit)  # refuses factors that move a value out of the float range
     c = cand.shape[0]
-    top1 = np.zeros(c, dtype=np.int64)
-    topk = np.zeros(c, dtype=np.int64)
-    rsum = np.zeros(c, dtype=np.int64)
-    rsq = np.zeros(c, dtype=np.int64)
-    cw = np.zeros((c, m), dtype=np.float64)
+    sums = _smaa_sums(c, m)
     if c == 0:
-        return top1, topk, rsum, rsq, cw
+        return sums
     pre, offset, div, rmin, rmax = unit_vectors(costs, norm, stats)
     for s, ws in enumerate(w):
         x = moved(costs[cand], draw_moves(f, s, s + 1, cand)[0], e, f.log10)
         r = np.divide(x * pre - offset, div, out=np.zeros_like(x), where=div > 0)
-        p = np.maximum(r - rmin, 0.0)
-        nn = np.maximum(rmax - r, 0.0)
-        dp = np.zeros(c)
-        dm = np.zeros(c)
+        q = _distance_ratio(ws, np.maximum(r - rmin, 0.0), np.maximum(rmax - r, 0.0))
         z = np.zeros(c)
         for j in range(m):
-            a = ws[j] * p[:, j]
-            dp = dp + a * a
-            bb = ws[j] * nn[:, j]
-            dm = dm + bb * bb
             z = z + ws[j] * r[:, j]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            q = np.where(dm > 0, dp / dm, np.where(dp == 0, 1.0, np.inf))
         order = np.lexsort([cand] + [x[:, j] for j in range(m - 1, -1, -1)] + [z, q])
-        rank = np.empty(c, dtype=np.int64)
-        rank[order] = np.arange(1, c + 1)
-        top1 += rank == 1
-        topk += rank <= k
-        rsum += rank
-        rsq += rank * rank
-        cw[order[0]] += ws
-    return top1, topk, rsum, rsq, cw
+        _tally(order, k, ws, *sums)
+    return sums
 
 
 def smaa_interval_candidates(matrix, benefit, factors, *, k):

@@ -7,8 +7,6 @@ module touches no driver.
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 
 from .base import Backend
@@ -135,8 +133,9 @@ def gpu_backend(requested: str) -> Backend:
     import cudf
     import cupy
 
-    _setup_device_memory()
-    kernels = importlib.import_module("gpurank.kernels.cuda")
+    _setup_device_memory()  # before the kernels' module creates anything on the device
+    from gpurank.kernels import cuda as kernels
+
     return Backend(
         name="gpu",
         xp=cupy,

@@ -7,8 +7,6 @@ stand-in's arrays, and cuML-like wrappers of scikit-learn's models.
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 
 from ..errors import BackendUnavailableError, UsageError
@@ -159,7 +157,8 @@ def strict_device_backend(*, requested: str = "gpu") -> Backend:
     """
     if requested not in ("gpu", "auto"):
         raise UsageError(f"requested must be 'gpu' or 'auto'; got {requested!r}")
-    kernels = importlib.import_module("gpurank.kernels.cuda")
+    from gpurank.kernels import cuda as kernels
+
     if not kernels.is_available():
         raise BackendUnavailableError(
             "the strict device backend runs the CUDA kernels, and Numba can run none here: set "

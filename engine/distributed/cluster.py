@@ -13,9 +13,10 @@ import os
 import re
 
 from ..errors import BackendUnavailableError, GpurankError
-from ..params import ParamError
+from ..params import Satisfies, validate_params
 
-__all__ = ["start_dask", "check_dask_available", "DistributedError", "MAX_LOCAL_WORKERS",
+__all__ = ["start_dask", "check_dask_available", "is_dask_address", "DASK_ADDRESS",
+           "DistributedError", "MAX_LOCAL_WORKERS",
            "CONNECT_TIMEOUT_S", "WORKERS_TIMEOUT_S"]
 
 #: A local cluster of more worker processes than this is a typo, not a machine.
@@ -49,36 +50,52 @@ def check_dask_available() -> None:
 _TCP = re.compile(r"^tcp://(?P<host>[A-Za-z0-9._-]+|\[[0-9A-Fa-f:]+\]):(?P<port>\d{1,5})$")
 
 
-def start_dask(spec: str, *, backend_name: str = "cpu"):
+def is_dask_address(value) -> bool:
+    """Whether ``value`` is ``"local"``, ``"local:N"`` (1 <= N <= ``MAX_LOCAL_WORKERS``) or
+    ``"tcp://HOST:PORT"`` (0 < PORT < 65536), around blanks."""
+    if not isinstance(value, str):
+        return False
+    text = value.strip()
+    if "://" in text:
+        m = _TCP.match(text)
+        return bool(m) and 0 < int(m["port"]) < 65536
+    name, sep, count = text.partition(":")
+    return name == "local" and (not sep or (count.isdigit()
+                                            and 1 <= int(count) <= MAX_LOCAL_WORKERS))
+
+
+#: The cluster a Dask run starts or reaches.
+DASK_ADDRESS = Satisfies(
+    is_dask_address,
+    f"'local', 'local:N' (1 <= N <= {MAX_LOCAL_WORKERS} worker processes) or "
+    "'tcp://HOST:PORT' (plain TCP; TLS and UCX schedulers are not supported)",
+    refuses=("", "local:0", "tls://host:1"))
+
+
+@validate_params({"dask": (DASK_ADDRESS,)})
+def start_dask(dask: str):
     """Start or connect to a Dask cluster and return a ``distributed.Client``.
 
     Parameters
     ----------
-    spec : str
+    dask : str
         ``"local"`` (one single-threaded worker process per core), ``"local:N"`` (N worker
         processes, 1 <= N <= 1024) or ``"tcp://HOST:PORT"`` (an existing scheduler whose
-        workers have gpurank installed).
-    backend_name : {"cpu"}
-        Workers run the CPU kernels (see ``docs/distributed.md`` for the GPU).
+        workers have gpurank installed). Workers run the CPU kernels (see
+        ``docs/distributed.md`` for the GPU).
 
     Raises
     ------
     ParamError
-        A malformed spec (parameter ``dask``).
+        A malformed address (parameter ``dask``).
     BackendUnavailableError
         dask or distributed is not installed.
     DistributedError
         The scheduler does not answer within ``CONNECT_TIMEOUT_S`` seconds, or the local
         workers do not start within ``WORKERS_TIMEOUT_S``.
     """
-    text = spec.strip() if isinstance(spec, str) else None
-    if not text:
-        raise ParamError("dask", f"must be 'local', 'local:N' or 'tcp://HOST:PORT'; got {spec!r}")
+    text = dask.strip()
     if "://" in text:
-        m = _TCP.match(text)
-        if not m or not 0 < int(m["port"]) < 65536:
-            raise ParamError("dask", "must be 'local', 'local:N' or 'tcp://HOST:PORT' (plain "
-                             f"TCP; TLS and UCX schedulers are not supported); got {spec!r}")
         check_dask_available()
         from distributed import Client
 
@@ -87,11 +104,7 @@ def start_dask(spec: str, *, backend_name: str = "cpu"):
         except (OSError, TimeoutError) as exc:
             raise DistributedError(f"cannot reach the Dask scheduler at {text} within "
                                    f"{CONNECT_TIMEOUT_S} s: {exc}") from None
-    name, sep, count = text.partition(":")
-    n_ok = count.isdigit() and 1 <= int(count) <= MAX_LOCAL_WORKERS
-    if name != "local" or (sep and not n_ok):
-        raise ParamError("dask", f"must be 'local', 'local:N' (1 <= N <= {MAX_LOCAL_WORKERS} "
-                         f"worker processes) or 'tcp://HOST:PORT'; got {spec!r}")
+    _name, sep, count = text.partition(":")
     check_dask_available()
     n = int(count) if sep else (os.cpu_count() or 1)
     from distributed import Client, LocalCluster

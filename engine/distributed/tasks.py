@@ -15,6 +15,13 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from gpurank.kernels import cpu
+
+from ..backend import resolve_backend
+from ..prepare import check_columns, input_reference, prepare_rows
+from ..ranking import topsis_input
 
 __all__ = [
     "cpu_backend",
@@ -32,8 +39,6 @@ __all__ = [
 @functools.cache
 def cpu_backend():
     """The workers' backend (resolved once per worker process)."""
-    from ..backend import resolve_backend
-
     return resolve_backend("cpu")
 
 
@@ -47,16 +52,12 @@ def conform(part, columns):
 
 def scan_partition(part, spec):
     """Pass 1: rows, column names and the reference configurations of one partition."""
-    from ..prepare import check_columns, input_reference
-
     frame, _ = check_columns(part)
     return {"rows": len(part), "columns": tuple(part.columns),
             "reference": input_reference(frame, spec, backend=cpu_backend())}
 
 
 def _prepared(part, columns, spec, criteria, reference, offset):
-    from ..prepare import prepare_rows
-
     return prepare_rows(conform(part, columns), spec, criteria, backend=cpu_backend(),
                         reference=reference, offset=offset)
 
@@ -65,10 +66,6 @@ def prepare_partition(part, columns, spec, criteria, reference, offset):
     """Pass 2: the partition's analyzed rows as their criteria matrix (host, C order), its
     :class:`~gpurank.engine.prepare.RowReport`, the TOPSIS column statistics of the matrix
     TOPSIS scores (mergeable across partitions) and the criteria's minimum and maximum."""
-    from gpurank.kernels import cpu
-
-    from ..ranking import topsis_input
-
     p = _prepared(part, columns, spec, criteria, reference, offset)
     costs = np.ascontiguousarray(p.costs, dtype=np.float64)
     matrix, _ = topsis_input(costs, criteria, spec.norm, backend=cpu_backend())
@@ -101,9 +98,6 @@ def write_partition(part, columns, spec, criteria, reference, offset, first, res
     """Last pass: the partition's analyzed rows with their result columns, written as
     ``folder/part-NNNNN.parquet``. Returns the cluster sizes, the rows ranked within
     ``spec.top`` and the rows whose row id is in ``keep`` (the robust ranking's top)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     out = _prepared(part, columns, spec, criteria, reference, offset).frame.copy()
     n = len(out)
     labels = (model.predict(out, backend=cpu_backend()) if model is not None and n

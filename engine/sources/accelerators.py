@@ -49,12 +49,9 @@ __all__ = [
     "normalize_accelerator",
     "accelerator_aliases",
     "CPU_ONLY_NAMES",
-    "MATCHES",
 ]
 
 CPU_ONLY_NAMES = frozenset({"", "n/a", "na", "none", "cpu", "-"})
-#: How an alias-table name matches its catalog product (see the module docstring).
-MATCHES = ("exact", "stand-in", "unplaced")
 
 _NOISE = re.compile(
     r"\((?:\d+\s*W)\)|\b\d{2,4}\s*W\b|\bCTS\b|\bNVIDIA\b|\bTesla\b|\bGeForce\b|\bHabana\b|\bIntel\b"

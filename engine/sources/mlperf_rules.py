@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import pandas as pd
@@ -79,7 +80,6 @@ class BenchmarkInfo:
     benchmark: str
     model: str
     dataset: str
-    sample_unit: str
     throughput_unit: str
     tokens_per_sample: int | None
     epoch_num_counts: str
@@ -138,7 +138,6 @@ def benchmark_info(name: str) -> BenchmarkInfo | None:
         benchmark=name,
         model=r["model"],
         dataset=r["dataset"],
-        sample_unit=r["sample_unit"],
         throughput_unit=r["throughput_unit"],
         tokens_per_sample=_opt_int(r["tokens_per_sample"]),
         epoch_num_counts=r["epoch_num_counts"],
@@ -158,10 +157,6 @@ def benchmark_info(name: str) -> BenchmarkInfo | None:
 
 def mlperf_logging_version() -> str:
     """The installed mlperf-logging version ("" when it is not installed)."""
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:  # pragma: no cover
-        return ""
     try:
         return version("mlperf-logging")
     except PackageNotFoundError:

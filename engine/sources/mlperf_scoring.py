@@ -5,6 +5,7 @@ run times that fill what incomplete logs cannot give.
 
 from __future__ import annotations
 
+import io
 import statistics
 from pathlib import Path
 
@@ -123,8 +124,6 @@ MAX_PUBLISHED_BYTES = 1 << 30
 
 
 def _read_csv_strings(path, what: str, required) -> pd.DataFrame:
-    import io
-
     p = Path(path)
     if not entry_exists(p):
         raise UsageError(f"{what} file {path_text(p)!r} does not exist")

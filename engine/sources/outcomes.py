@@ -11,8 +11,11 @@ reason.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
+import pyarrow.dataset as ds
 
 from ..errors import DataError
 from .predict import INTERVAL_COLUMNS, PREDICTED, basis_kind, predict
@@ -27,13 +30,9 @@ OUTCOME_INTERVAL_COLUMNS = ("time_to_train_min_lo", "time_to_train_min_hi")
 def table_columns(path) -> tuple[str, ...]:
     """The column names of a Parquet file or folder or a CSV file, without reading its rows
     (``()`` when they cannot be read: the reader then says why)."""
-    from pathlib import Path
-
     p = Path(path)
     try:
         if p.is_dir() or p.suffix.lower() in (".parquet", ".pq", ".parq"):
-            import pyarrow.dataset as ds
-
             return tuple(ds.dataset(p, format="parquet").schema.names)
         if p.suffix.lower() in (".csv", ".tsv", ".txt"):
             sep = "\t" if p.suffix.lower() == ".tsv" else ","

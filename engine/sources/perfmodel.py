@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields
+from importlib import resources
 from pathlib import Path
 from typing import ClassVar
 
@@ -49,9 +50,8 @@ MODEL_VERSION = 3
 #: Model files larger than this are refused before they are read (a model is a few KB).
 MAX_MODEL_BYTES = 16 << 20
 #: Achieved fraction of the peak memory bandwidth (STREAM-like kernels reach about 88-90% of
-#: the datasheet figure: NVIDIA developer forum "Trouble to reach peak bandwidth of A100",
-#: 1.80 of 2.04 TB/s measured with Nsight Compute, about 90% for the best kernel of a GTC
-#: talk cited there). Only ``arithmetic_intensity x mem_efficiency`` is identified by a fit.
+#: the datasheet figure, [A100Bandwidth] in docs/references.md). Only
+#: ``arithmetic_intensity x mem_efficiency`` is identified by a fit.
 MEM_EFFICIENCY = 0.90
 
 
@@ -251,8 +251,6 @@ def _one_line(exc) -> str:
 
 
 def _load_default_model() -> "CalibratedModel":
-    from importlib import resources
-
     with resources.as_file(
         resources.files("gpurank.engine.data").joinpath("default_model.json")
     ) as p:

@@ -11,6 +11,8 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ..params import Options, ParamError, validate_params
 from .simulate_plan import Plan, workload_meta
@@ -131,9 +133,6 @@ class RowGroupWriter:
 
     def flush(self, final: bool = False) -> None:
         """Write the buffered full row groups (and, when ``final``, the rest)."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         while self._buffered >= self.rows or (final and self._buffered > 0):
             buf = self._buf
             df = pd.concat(buf, ignore_index=True) if len(buf) > 1 else buf[0]

@@ -279,9 +279,9 @@ def _interp(pts, b: float) -> float:
 def resnet50(epochs_table=None) -> Workload:
     """ResNet-50 v1.5 on ImageNet-1k, 224x224, the MLPerf Training benchmark.
 
-    FLOPs: 4.1 GMAC forward per image (NVIDIA DeepLearningExamples ResNet-50 v1.5; He et
-    al. 2016 give 3.8 GMAC for v1) x 2 FLOPs/MAC x 3 (backward ~ 2x forward) = 24.6 GFLOP.
-    Parameters: 25.6 M (He et al. 2016). Epochs curve: MLPerf reference convergence points
+    FLOPs: 4.1 GMAC forward per image ([NVDLE], ResNet-50 v1.5; [He2016] give 3.8 GMAC for
+    v1) x 2 FLOPs/MAC x 3 (backward ~ 2x forward) = 24.6 GFLOP. Parameters: 25.6 M
+    ([He2016]). Epochs curve: MLPerf reference convergence points
     (``resnet50_epochs_vs_batch.csv``, source R1).
     """
     t = epochs_curve(epochs_table)

@@ -1,4 +1,4 @@
-"""Divide-and-conquer dominance counting (Bentley 1980; "CDQ" divide and conquer).
+"""Divide-and-conquer dominance counting ([Bentley1980]; "CDQ" divide and conquer).
 
 Points come in position order, and the question is always about the *earlier* points that
 weakly precede a point in two or three more coordinates:
@@ -17,15 +17,10 @@ weakly precede a point in two or three more coordinates:
   sorting both halves on ``y`` (left first on ties) and running the 3-D loop on ``(z, w)``.
   O(g log^3 g) time, O(g) memory, however the data are correlated.
 
-References
-----------
-J. L. Bentley, "Multidimensional divide-and-conquer", *Communications of the ACM* 23(4),
-1980. M. T. Jensen, "Reducing the run-time complexity of multiobjective EAs: the NSGA-II
-and other algorithms", *IEEE Transactions on Evolutionary Computation* 7(5), 2003. The
-offline divide and conquer over positions with a Fenwick tree inside (known in competitive
-programming as "CDQ divide and conquer", after Chen Danqi, 2008) is the same scheme with the
-last dimension in a tree: P. M. Fenwick, "A new data structure for cumulative frequency
-tables", *Software: Practice and Experience* 24(3), 1994.
+References (``docs/references.md``): [Bentley1980], [Jensen2003]. The offline divide and
+conquer over positions with a Fenwick tree inside (known in competitive programming as "CDQ
+divide and conquer", after Chen Danqi) is the same scheme with the last dimension in a tree
+([Fenwick1994]).
 """
 
 from __future__ import annotations
@@ -34,6 +29,9 @@ import numpy as np
 from numba import get_num_threads, njit, prange
 
 from ._sort import dense_rank, dense_ranks
+
+__all__ = ["cdq_max_3d", "cdq_chain_4d", "LEAF_3D", "LEAF_4D", "MAX_3D", "depth", "sum_3d",
+           "SUM_3D_WORDS", "sum_3d_parallel", "cdq_count_4d"]
 
 
 @njit(inline="always")
@@ -392,6 +390,8 @@ def _sweep(val, unit, part, ia, ja, loc, tree, s, mid, e, h):
     nw = (h >> 6) + 1
     for r in range(2 * nw + 1 if unit else h + 1):
         tree[r] = 0
+    # duplicate-code: boilerplate, the merge of two sorted runs (as _sort's), with the
+    # sweep's insertions and queries
     i, j, t = s, mid, s
     while i < mid and j < e:
         x = ia[i]

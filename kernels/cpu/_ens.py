@@ -1,4 +1,4 @@
-"""ENS-BS non-dominated sorting over the lexicographic order (Zhang et al. 2015).
+"""ENS-BS non-dominated sorting over the lexicographic order ([Zhang2015]).
 
 Rows are swept in lexicographic order, so every earlier row has c0 <= the current one's and,
 groups of equal rows being handled together, an earlier row dominates the current row iff
@@ -38,11 +38,7 @@ member loops vectorize. Numba's disk cache keys a closure by its name, its code 
 over, so each ``d`` is compiled once per machine. The kernels are long because they are the
 hot loop: every helper is inlined, and what is left is the sweep and its bookkeeping.
 
-References
-----------
-X. Zhang, Y. Tian, R. Cheng and Y. Jin, "An efficient approach to nondominated sorting for
-evolutionary multiobjective optimization", *IEEE Transactions on Evolutionary Computation*
-19(2), 2015.
+References: [Zhang2015] (``docs/references.md``).
 """
 
 from __future__ import annotations
@@ -54,6 +50,8 @@ from ._jit import kernel_factory
 from ._kdtree import part_build, part_layout, part_scan, weakly_below, window_count
 from ._rank_grid import grid_cell, grid_cuts, grid_max, grid_raise
 from ._sort import rows_equal
+
+__all__ = ["W", "RESORT", "KD_FRESH", "KD_LEVELS", "ens_lex", "ens_kd"]
 
 W = 32  # members per vectorized window and per group
 RESORT = 2  # sort a front again once more than 1/RESORT of it came unsorted
@@ -184,13 +182,14 @@ def _make_ens_lex(d):
         fresh = np.zeros(nmax + 1, dtype=np.int64)  # members appended since the last sort
         tmp = np.empty(0, dtype=c.dtype)
         top = 0
+        # duplicate-code: the sweep and its per-group steps are written out in both ENS
+        # kernels: Numba-inlined helpers taking arrays cost reference counting per group
+        # here, measured up to 1.9x slower, and plain compiled ones a call per group,
+        # measured 9%; they would not see d either
         nf = 0
         x = np.empty(d, dtype=c.dtype)
         i = 0
         while i < n:
-            # (the per-group steps are written out: Numba-inlined helpers taking arrays
-            # cost reference counting per group here, measured up to 1.9x slower, and plain
-            # compiled ones a call per group, measured 9%; they would not see d either)
             head = order[i]
             j = i + 1
             while j < n and rows_equal(c, order[j], head, m):
@@ -316,11 +315,12 @@ def _make_ens_kd(d):
         rows = np.empty((KD_FRESH, d), dtype=c.dtype)  # members being built into a level
         g1 = cuts.shape[1] + 2  # cells + 1: a Fenwick tree of maxima (:mod:`._rank_grid`)
         tree = np.full(g1 * g1 * g1 if d == 3 else 0, -1, dtype=np.int32)
+        # duplicate-code: the sweep and its per-group steps written out, as in the kernel
+        # above (measured there)
         nf = 0
         x = np.empty(d, dtype=c.dtype)
         i = 0
         while i < n:
-            # (the per-group steps are written out, as in the kernel above)
             head = order[i]
             j = i + 1
             while j < n and rows_equal(c, order[j], head, m):

@@ -16,6 +16,8 @@ import threading
 
 from numba import njit
 
+__all__ = ["kernel_factory", "compile_variant"]
+
 _FACTORY_LOCK = threading.RLock()
 
 

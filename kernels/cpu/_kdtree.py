@@ -1,4 +1,4 @@
-"""k-d trees (Bentley 1975): median splits on the widest column, leaves of 32 rows.
+"""k-d trees ([Bentley1975]): median splits on the widest column, leaves of 32 rows.
 
 Two layouts of the same idea, one per kind of query:
 
@@ -17,10 +17,7 @@ Two layouts of the same idea, one per kind of query:
   below x?" is asked, by testing corners and scanning the 1-2% of groups whose corner
   passes. Used for the fronts of the k-d ENS (:mod:`._ens`).
 
-References
-----------
-J. L. Bentley, "Multidimensional binary search trees used for associative searching",
-*Communications of the ACM* 18(9), 1975.
+References: [Bentley1975] (``docs/references.md``).
 """
 
 from __future__ import annotations
@@ -29,6 +26,9 @@ import numpy as np
 from numba import njit, prange
 
 from ._sort import dominates, gather_rows
+
+__all__ = ["LEAF", "build_tree", "count_dominators", "max_rank_of_dominators", "seeded_ranks",
+           "weakly_below", "window_count", "part_layout", "part_scan", "part_build"]
 
 LEAF = 32  # rows per leaf
 
@@ -195,8 +195,9 @@ def _count(cs, start, end, lo, hi, depth, cap):
             if below and strict:
                 acc += end[t] - start[t]
             elif t >= first_leaf:
-                # every row of the leaf against the leaf node t (written out: as an inline
-                # helper taking arrays it costs reference counting here, measured 14%)
+                # duplicate-code: every row of the leaf against the leaf node t, the node
+                # test of _best written out: as an inline helper taking arrays it costs
+                # reference counting here, measured 14%
                 mc = cap
                 for u in range(nb):
                     i = s + u
@@ -267,6 +268,7 @@ def _best(cs, rank, start, end, lo, hi, depth, best_in, q, i, best, stack):
         nd = stack[sp]
         if best_in[nd] <= best:
             continue
+        # duplicate-code: the node test, written out as in _count (measured there)
         reach = True  # can a row of node nd dominate row i; do they all?
         below = True
         strict = False

@@ -30,6 +30,8 @@ from .._validate import check_costs
 from ._jit import compile_variant, kernel_factory
 from ._sort import dominates
 
+__all__ = ["SAMPLE_PIVOTS", "PIV_W", "PAR_MIN", "GRID", "GRID_MAX_M", "prefilter"]
+
 SAMPLE_PIVOTS = 64  # rows of the sample's front added to the pivots (half for m >= 4)
 PIV_W = 8  # pivots per vectorized window of the check
 #: The passes run serially below this many rows: they are light (mostly one pivot test per

@@ -27,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+__all__ = ["GRID", "GRID_MIN_ROWS", "grid_cuts", "grid_cell", "grid_max", "grid_raise"]
+
 #: Cells per projected column (a 65^3 tree of int32 maxima, 1.1 MB, stays in cache).
 GRID = 64
 #: Below this many rows the grid is one cell (its bounds would not pay for the tree).

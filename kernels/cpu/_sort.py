@@ -12,6 +12,10 @@ from numba import njit, prange
 
 from .. import _shared
 
+__all__ = ["dominates", "rows_equal", "group_end", "lex_order", "order_keys", "argsort_values",
+           "argsort_then", "dense_ranks", "row_sums", "dense_rank", "gather_rows",
+           "unique_groups_parallel", "unique_groups"]
+
 #: ``dominates(a, i, b, j, m)`` and ``rows_equal(a, i, j, m)``, inlined where they are called.
 #: Only such scalar predicates are Numba-inlined into the per-row loops of the kernels: an
 #: ``inline="always"`` helper that takes arrays costs reference counting at each call there
@@ -55,6 +59,9 @@ def _lex_sort_segment(c, order, lo, hi, tmp, m):
                 j -= 1
             order[j + 1] = v
         return
+    # duplicate-code: boilerplate, the bottom-up merge of sorted runs under this sort's own
+    # order (smaa._sort_run and _cdq._sweep merge under theirs; a merge generic over the
+    # comparison would cost Numba a call per comparison)
     width = 1
     while width < size:
         for s in range(lo, hi, 2 * width):

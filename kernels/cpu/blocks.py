@@ -23,11 +23,7 @@ Algorithms
   :func:`cross_max_rank` and :func:`seeded_rank` use the k-d tree branch and bound of
   :mod:`._kdtree`.
 
-References
-----------
-J. L. Bentley, "Multidimensional divide-and-conquer", *Communications of the ACM* 23(4),
-1980; "Multidimensional binary search trees used for associative searching", *Communications
-of the ACM* 18(9), 1975.
+References (``docs/references.md``): [Bentley1980], [Bentley1975].
 """
 
 from __future__ import annotations

@@ -54,14 +54,9 @@ def domination_count(costs, *, cap=None):
 
     References
     ----------
-    J. L. Bentley, "Multidimensional divide-and-conquer", *Communications of the ACM* 23(4),
-    1980 (dominance counting in O(n log^(m-1) n)). H. T. Kung, F. Luccio and F. P.
-    Preparata, "On finding the maxima of a set of vectors", *Journal of the ACM* 22(4), 1975
-    (the sweep-and-split scheme for m = 3). M. T. Jensen, "Reducing the run-time complexity
-    of multiobjective EAs: the NSGA-II and other algorithms", *IEEE Transactions on
-    Evolutionary Computation* 7(5), 2003 (the same divide and conquer for domination counts
-    and ranks). J. L. Bentley, "Multidimensional binary search trees used for associative
-    searching", *Communications of the ACM* 18(9), 1975.
+    ``docs/references.md``: [Bentley1980] (dominance counting in O(n log^(m-1) n)),
+    [KLP1975] (the sweep-and-split scheme for m = 3), [Jensen2003] (the same divide and
+    conquer for domination counts and ranks), [Bentley1975] (k-d trees).
 
     Examples
     --------

@@ -42,7 +42,7 @@ def pareto_front(costs):
     * m = 3: lexicographic sort and a sweep keeping the 2-D staircase of (c1, c2) over the
       front in a sorted array, O(n log S + |F| S), handing over to a sweep with a Fenwick
       tree of prefix minima of c2 over ranks of c1 (O(n log n)) beyond ``STAIR_MAX`` stairs
-      (Kung, Luccio & Preparata 1975).
+      ([KLP1975], [Fenwick1994]).
     * m >= 4: the k-d ENS of :mod:`._ens` restricted to front 0: each row is compared with
       the front so far through k-d ordered groups of 32 members whose least corners rule out
       98-99% of them, O(n (G + 32 V) m) for G corners tested and V groups scanned per row.
@@ -51,8 +51,7 @@ def pareto_front(costs):
 
     References
     ----------
-    H. T. Kung, F. Luccio and F. P. Preparata, "On finding the maxima of a set of vectors",
-    *Journal of the ACM* 22(4), 1975.
+    [KLP1975] (``docs/references.md``).
 
     Examples
     --------

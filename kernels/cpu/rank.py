@@ -49,9 +49,7 @@ def pareto_rank(costs, *, depth=None):
 
     References
     ----------
-    X. Zhang, Y. Tian, R. Cheng and Y. Jin, "An efficient approach to nondominated sorting
-    for evolutionary multiobjective optimization", *IEEE Transactions on Evolutionary
-    Computation* 19(2), 2015.
+    [Zhang2015] (``docs/references.md``).
 
     Examples
     --------

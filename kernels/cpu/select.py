@@ -10,7 +10,7 @@ import numpy as np
 from .._validate import check_k, check_scores
 from ._sort import argsort_then
 
-__all__ = ["top_k"]
+__all__ = ["top_k", "rank_order"]
 
 
 def rank_order(scores, ties):

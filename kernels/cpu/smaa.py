@@ -14,6 +14,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from .. import _shared
 from .._smaa import (
     EXP_TAYLOR,
     GOLDEN,
@@ -39,7 +40,7 @@ _U64 = np.uint64
 
 def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidates=None,
                 stats=None):
-    """SMAA acceptability counts of TOPSIS over weight samples (Lahdelma et al. 1998).
+    """SMAA acceptability counts of TOPSIS over weight samples ([Lahdelma1998]).
 
     Parameters
     ----------
@@ -78,14 +79,34 @@ def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidate
     return unpermute(perm, *_smaa_chunks(p, nn, w, k, nchunks))
 
 
+_ratio = njit(inline="always")(_shared.distance_ratio)
+_nonnegative = njit(inline="always")(_shared.nonnegative)
+
+
+@njit(inline="always")
+def _chunk_sums(nchunks, c):
+    """Per chunk of samples, all zero: wins, top-k counts, rank sums and their squares."""
+    return (np.zeros((nchunks, c), dtype=np.int64), np.zeros((nchunks, c), dtype=np.int64),
+            np.zeros((nchunks, c), dtype=np.int64), np.zeros((nchunks, c), dtype=np.int64))
+
+
+@njit(inline="always")
+def _tally(order, k, t, rsum, rsq, topk):
+    """Add one sample's ranks (``order``: candidates best first) into chunk ``t``'s sums."""
+    for r in range(order.shape[0]):
+        i = order[r]
+        rank = r + 1
+        rsum[t, i] += rank
+        rsq[t, i] += rank * rank
+        if rank <= k:
+            topk[t, i] += 1
+
+
 @njit(cache=True, parallel=True, nogil=True)
 def _smaa_chunks(p, nn, w, k, nchunks):
     c, m = p.shape
     s_total = w.shape[0]
-    top1 = np.zeros((nchunks, c), dtype=np.int64)
-    topk = np.zeros((nchunks, c), dtype=np.int64)
-    rsum = np.zeros((nchunks, c), dtype=np.int64)
-    rsq = np.zeros((nchunks, c), dtype=np.int64)
+    top1, topk, rsum, rsq = _chunk_sums(nchunks, c)
     cw = np.zeros((nchunks, c, m), dtype=np.float64)
     for t in prange(nchunks):
         s0 = t * s_total // nchunks
@@ -100,21 +121,10 @@ def _smaa_chunks(p, nn, w, k, nchunks):
                     dp += a * a
                     bb = w[s, j] * nn[i, j]
                     dm += bb * bb
-                if dm > 0:
-                    q[i] = dp / dm
-                elif dp == 0:
-                    q[i] = 1.0
-                else:
-                    q[i] = np.inf
+                q[i] = _ratio(dp, dm)
             # Stable: equal scores keep the tie-break order the candidates were put in.
             order = np.argsort(q, kind="mergesort")
-            for r in range(c):
-                i = order[r]
-                rank = r + 1
-                rsum[t, i] += rank
-                rsq[t, i] += rank * rank
-                if rank <= k:
-                    topk[t, i] += 1
+            _tally(order, k, t, rsum, rsq, topk)
             i0 = order[0]
             top1[t, i0] += 1
             for j in range(m):
@@ -369,6 +379,8 @@ def _sort_run(idx, tmp, lo, hi, q, z, x):
                 idx[j + 1] = idx[j]
                 j -= 1
             idx[j + 1] = v
+    # duplicate-code: boilerplate, the bottom-up merge of sorted runs under this order (as
+    # _sort's lexicographic one)
     src, dst = idx, tmp
     width = SHORT_RUN
     while width < hi - lo:
@@ -449,10 +461,7 @@ def _drawn_chunks(g, e, log10, pre, off, div, rmin, rmax, w, k, nchunks, key, ro
                   dhi, clo, chi, winners):
     c, m = g.shape
     s_total = w.shape[0]
-    top1 = np.zeros((nchunks, c), dtype=np.int64)
-    topk = np.zeros((nchunks, c), dtype=np.int64)
-    rsum = np.zeros((nchunks, c), dtype=np.int64)
-    rsq = np.zeros((nchunks, c), dtype=np.int64)
+    top1, topk, rsum, rsq = _chunk_sums(nchunks, c)
     for t in prange(nchunks):
         s0 = t * s_total // nchunks
         s1 = (t + 1) * s_total // nchunks
@@ -475,32 +484,17 @@ def _drawn_chunks(g, e, log10, pre, off, div, rmin, rmax, w, k, nchunks, key, ro
                     r = 0.0
                     if div[j] > 0:
                         r = (v * pre[j] - off[j]) / div[j]
-                    gp = r - rmin[j]  # clipped: a value beyond the ideal counts as at it
-                    if gp < 0:
-                        gp = 0.0
-                    gn = rmax[j] - r
-                    if gn < 0:
-                        gn = 0.0
+                    gp = _nonnegative(r - rmin[j])  # a value beyond the ideal counts as at it
+                    gn = _nonnegative(rmax[j] - r)
                     a = w[s, j] * gp
                     dp += a * a
                     bb = w[s, j] * gn
                     dm += bb * bb
                     zz += w[s, j] * r
                 z[i] = zz
-                if dm > 0:
-                    q[i] = dp / dm
-                elif dp == 0:
-                    q[i] = 1.0
-                else:
-                    q[i] = np.inf
+                q[i] = _ratio(dp, dm)
             order = _rank_order(q, z, x, idx, tmp, count)
-            for r in range(c):
-                i = order[r]
-                rank = r + 1
-                rsum[t, i] += rank
-                rsq[t, i] += rank * rank
-                if rank <= k:
-                    topk[t, i] += 1
+            _tally(order, k, t, rsum, rsq, topk)
             top1[t, order[0]] += 1
             winners[s] = order[0]
     return top1.sum(axis=0), topk.sum(axis=0), rsum.sum(axis=0), rsq.sum(axis=0)

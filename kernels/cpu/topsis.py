@@ -117,7 +117,7 @@ def topsis_from_stats(matrix, stats, weights, benefit, *, norm="vector", out=Non
 
 
 def topsis(matrix, weights, benefit, *, norm="vector", out=None):
-    """TOPSIS closeness to the ideal solution (Hwang & Yoon 1981).
+    """TOPSIS closeness to the ideal solution ([HwangYoon1981]).
 
     Parameters
     ----------
@@ -139,8 +139,7 @@ def topsis(matrix, weights, benefit, *, norm="vector", out=None):
 
     References
     ----------
-    C.-L. Hwang and K. Yoon, *Multiple Attribute Decision Making: Methods and
-    Applications*, Springer, 1981.
+    [HwangYoon1981] (``docs/references.md``).
 
     Examples
     --------

@@ -42,14 +42,8 @@ Memory: the sorted rows, column-major, and per row 34 bytes per column after the
 besides (counts, order, the last column's prefix counts); ``dominated_count`` also holds a
 negated copy of the input. 1e7 x 4 in float64: about 1.7 GB besides the input.
 
-References
-----------
-J. L. Bentley, "Multidimensional divide-and-conquer", *Communications of the ACM* 23(4),
-1980. O. Green, R. McColl and D. A. Bader, "GPU merge path: a GPU merging algorithm",
-*Proceedings of the 26th ACM International Conference on Supercomputing*, 2012 (merging
-sorted runs in parallel by binary searches of the sibling run). M. T. Jensen, "Reducing the
-run-time complexity of multiobjective EAs: the NSGA-II and other algorithms", *IEEE
-Transactions on Evolutionary Computation* 7(5), 2003 (the divide and conquer for
+References (``docs/references.md``): [Bentley1980], [Green2012] (merging sorted runs in
+parallel by binary searches of the sibling run), [Jensen2003] (the divide and conquer for
 domination counts).
 """
 

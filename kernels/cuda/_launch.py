@@ -10,7 +10,6 @@ kernel module imports ``cuda`` at module level.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -26,6 +25,14 @@ from .._validate import (
     check_ndim2,
     not_finite_message,
 )
+from . import _tiles
+
+__all__ = ["TILE", "MAX_CRITERIA", "kernel", "kernel_functions", "ptx_signatures", "is_available",
+           "blocks", "mul_rn", "iota_kernel", "fill_kernel", "gather_kernel", "scatter_i32_kernel",
+           "scatter_i64_kernel", "nonfinite_kernel", "merge_pass_kernel",
+           "CUDA_ERROR_OUT_OF_MEMORY", "device_array", "to_device", "is_device", "host_array",
+           "shape_of", "to_device_matrix", "matrix_and_result", "device_out", "sorted_rows",
+           "lex_order"]
 
 TILE = 128  # threads per block and rows per shared-memory tile
 MAX_CRITERIA = 16  # columns per row held in shared and local memory
@@ -79,29 +86,10 @@ def blocks(n, tpb=TILE):
     return max(1, (n + tpb - 1) // tpb)
 
 
-@functools.lru_cache(maxsize=1)
-def sm_count():
-    """Streaming multiprocessors of the current device; 132 (an H100 SXM) where the device
-    cannot say (the simulator)."""
-    try:
-        return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
-    except Exception:  # noqa: BLE001 - the simulator's device has no attributes
-        return 132
-
-
 # -- device helpers compiled into the kernels --------------------------------------------------
 
-dominates_t = cuda.jit(device=True, inline=True)(_shared.dominates_t)
-
-
 _lex_compare = cuda.jit(device=True, inline=True)(_shared.lex_compare)
-
-
-@cuda.jit(device=True, inline=True)
-def row_less(x, a, b, m):
-    """Row ``a`` of ``x`` sorts before row ``b``: lexicographic, ties by the lower index."""
-    c = _lex_compare(x, a, b, m)
-    return c < 0 or (c == 0 and a < b)
+_key_compare = cuda.jit(device=True, inline=True)(_tiles.key_compare)
 
 
 # Products rounded on their own. NVVM contracts a product feeding an addition into one fused
@@ -172,15 +160,6 @@ def scatter_i64_kernel(order, src, dst):
         dst[order[p]] = src[p]
 
 
-@kernel("void({f}[:, :], {f}[:, :])")
-def transpose_kernel(src, dst):
-    """dst[k, i] = src[i, k] for any strides of src (C, F or views)."""
-    i = cuda.grid(1)
-    if i < src.shape[0]:
-        for k in range(src.shape[1]):
-            dst[k, i] = src[i, k]
-
-
 @kernel("void({f}[:, :], int64[:])")
 def nonfinite_kernel(x, first):
     """first[0] = smallest flat index (row-major) of a NaN/inf entry."""
@@ -193,12 +172,15 @@ def nonfinite_kernel(x, first):
                 break
 
 
-@kernel("void({f}[:, :], int64, int64, int64, int64[:], int64[:])")
-def merge_pass_kernel(x, n, m, width, src, dst):
-    """One pass of a bottom-up merge sort of row indices: runs of ``width`` sorted rows are
-    merged pairwise into runs of ``2 * width``. Each thread places one element: its offset in
-    its own run plus a binary search for how many rows of the other run sort before it
-    (ties by index make the order strict, so both runs agree on every position)."""
+@kernel("void({f}[:, :], int64[:], int64, int64, int64[:], int64[:])")
+def merge_pass_kernel(x, codes, m, width, src, dst):
+    """One pass of a bottom-up merge sort of the row indices of ``x``: runs of ``width``
+    sorted rows are merged pairwise into runs of ``2 * width``. Rows sort by ``codes`` first
+    when it holds one per row (empty: lexicographic order alone), then lexicographically,
+    ties by index. Each thread places one element: its offset in its own run plus a binary
+    search for how many rows of the other run sort before it (the index makes the order
+    strict, so both runs agree on every position; [Green2012])."""
+    n = src.shape[0]
     p = cuda.grid(1)
     if p < n:
         i = src[p]
@@ -214,7 +196,12 @@ def merge_pass_kernel(x, n, m, width, src, dst):
         first = lo
         while lo < hi:
             h = (lo + hi) // 2
-            if row_less(x, src[h], i, m):
+            j = src[h]
+            if codes.shape[0] > 0:
+                c = _key_compare(codes, x, j, i, m)
+            else:
+                c = _lex_compare(x, j, i, m)
+            if c < 0 or (c == 0 and j < i):
                 lo = h + 1
             else:
                 hi = h
@@ -353,19 +340,10 @@ def device_out(out, n):
     return o
 
 
-def column_major(d):
-    """``d`` transposed into a new (m, n) device array: a warp then reads consecutive rows
-    of one column (coalesced)."""
-    n, m = d.shape
-    ct = device_array((m, n), d.dtype)
-    if n:
-        transpose_kernel[blocks(n), TILE](d, ct)
-    return ct
-
-
-def lex_order(d):
-    """Row indices of the device matrix ``d`` in lexicographic order, ties by index (int64
-    device array): a bottom-up merge sort on the device, ceil(log2 n) passes of one
+def sorted_rows(d, codes):
+    """Row indices of the device matrix ``d`` sorted by ``codes`` (an int64 device array,
+    one per row; empty for none), then lexicographically, ties by index (int64 device
+    array): a bottom-up merge sort on the device, ceil(log2 n) passes of one
     binary-searching thread per row, O(n log^2 n m) comparisons."""
     n, m = d.shape
     src = device_array(n, np.int64)
@@ -373,7 +351,13 @@ def lex_order(d):
     iota_kernel[blocks(n), TILE](src)
     width = 1
     while width < n:
-        merge_pass_kernel[blocks(n), TILE](d, n, m, width, src, dst)
+        merge_pass_kernel[blocks(n), TILE](d, codes, m, width, src, dst)
         src, dst = dst, src
         width *= 2
     return src
+
+
+def lex_order(d):
+    """Row indices of the device matrix ``d`` in lexicographic order, ties by index (int64
+    device array; :func:`sorted_rows` without codes)."""
+    return sorted_rows(d, device_array(0, np.int64))

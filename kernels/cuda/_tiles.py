@@ -35,6 +35,9 @@ orthant to row tests, about n^(2 - 1/m) of them for spread-out data (the bound o
 orthant counting), against n^2 / 2 without pruning; the host mirror counts them.
 """
 
+__all__ = ["SKIP", "ALL", "SPLIT", "DONE", "FULL", "LEAF", "SKIPPED", "PRUNED", "box_relation",
+           "rows_in", "node_tiles", "compile_walk", "morton_code", "key_compare"]
+
 SKIP = 0  # no row of the source node dominates any row of the target node
 ALL = 1  # every row of the source node dominates every row of the target node
 SPLIT = 2  # undecided by the corners

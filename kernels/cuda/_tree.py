@@ -16,17 +16,43 @@ import numpy as np
 from numba import cuda
 
 from . import _tiles, schedule
-from ._launch import TILE, blocks, device_array, gather_kernel, iota_kernel, kernel, to_device
+from ._launch import TILE, blocks, device_array, gather_kernel, kernel, sorted_rows, to_device
 
 MAX_TILE = 128  # the largest tile (threads per block) the walk kernels' shared arrays hold
 
 __all__ = ["MAX_TILE", "TreeLayout", "record_work", "rows_in", "scheduled_layout", "tree_layout",
-           "walk", "work_counters"]
+           "stage_rows", "tile_dominates", "walk", "work_counters"]
 
 walk = _tiles.compile_walk(cuda.jit(device=True, inline=True))
 rows_in = cuda.jit(device=True, inline=True)(_tiles.rows_in)
 _morton_code = cuda.jit(device=True, inline=True)(_tiles.morton_code)
-_key_compare = cuda.jit(device=True, inline=True)(_tiles.key_compare)
+
+
+@cuda.jit(device=True, inline=True)
+def stage_rows(tile, cs, j0, rows, tx, m):
+    """Thread ``tx`` copies sorted row ``j0 + tx`` (when ``tx < rows``) into column ``tx``
+    of the shared tile: coalesced, consecutive threads reading consecutive rows. The caller
+    waits for the block before reading the tile."""
+    if tx < rows:
+        for k in range(m):
+            tile[k, tx] = cs[k, j0 + tx]
+
+
+@cuda.jit(device=True, inline=True)
+def tile_dominates(s, u, own, m, reverse):
+    """Row ``u`` of the column-major staged tile ``s`` dominates the vector ``own`` (with
+    ``reverse``: is dominated by it): the pair test of the walk kernels."""
+    strict = False
+    for k in range(m):
+        x = s[k, u]
+        y = own[k]
+        if reverse:
+            x, y = y, x
+        if x > y:
+            return False
+        if x < y:
+            strict = True
+    return strict
 
 
 @kernel("void({f}[:, :], float64[:, :], int64, int64[:])")
@@ -35,38 +61,6 @@ def codes_kernel(x, bp, bits, codes):
     i = cuda.grid(1)
     if i < x.shape[0]:
         codes[i] = _morton_code(x, i, bp, bp.shape[1], x.shape[1], bits)
-
-
-@kernel("void(int64[:], {f}[:, :], int64, int64, int64, int64[:], int64[:])")
-def key_merge_pass_kernel(codes, x, n, m, width, src, dst):
-    """One pass of the bottom-up merge sort of row indices by (code, lexicographic, index):
-    as :func:`._launch.merge_pass_kernel` with the Z-order code as the first key."""
-    p = cuda.grid(1)
-    if p < n:
-        i = src[p]
-        start = (p // (2 * width)) * (2 * width)
-        mid = min(start + width, n)
-        end = min(start + 2 * width, n)
-        if p < mid:
-            lo = mid
-            hi = end
-        else:
-            lo = start
-            hi = mid
-        first = lo
-        while lo < hi:
-            h = (lo + hi) // 2
-            j = src[h]
-            c = _key_compare(codes, x, j, i, m)
-            if c < 0 or (c == 0 and j < i):
-                lo = h + 1
-            else:
-                hi = h
-        before = lo - first
-        if p < mid:
-            dst[p + before] = i
-        else:
-            dst[start + (p - mid) + before] = i
 
 
 @kernel("void({f}[:, :], int64, int64, int64, {f}[:, :], {f}[:, :])")
@@ -123,15 +117,7 @@ def sort_rows(d):
     bp = to_device(schedule.breakpoints(sample.copy_to_host().T))  # m x s values
     codes = device_array(n, np.int64)
     codes_kernel[blocks(n), TILE](d, bp, schedule.code_bits(m), codes)
-    src = device_array(n, np.int64)
-    dst = device_array(n, np.int64)
-    iota_kernel[blocks(n), TILE](src)
-    width = 1
-    while width < n:
-        key_merge_pass_kernel[blocks(n), TILE](codes, d, n, m, width, src, dst)
-        src, dst = dst, src
-        width *= 2
-    return src
+    return sorted_rows(d, codes)
 
 
 def scheduled_layout(d, name):

@@ -39,7 +39,16 @@ from ._launch import (
     matrix_and_result,
     scatter_i64_kernel,
 )
-from ._tree import MAX_TILE, record_work, rows_in, scheduled_layout, walk, work_counters
+from ._tree import (
+    MAX_TILE,
+    record_work,
+    rows_in,
+    scheduled_layout,
+    stage_rows,
+    tile_dominates,
+    walk,
+    work_counters,
+)
 
 __all__ = [
     "dominated_count",
@@ -53,20 +62,16 @@ _DONE, _FULL, _LEAF = _tiles.DONE, _tiles.FULL, _tiles.LEAF
 
 
 @cuda.jit(device=True, inline=True)
-def _dom(s, u, own, m, reverse):
-    """Staged row ``u`` of the column-major tile ``s`` dominates the vector ``own`` (with
-    ``reverse``: is dominated by it)."""
-    strict = False
-    for k in range(m):
-        x = s[k, u]
-        y = own[k]
-        if reverse:
-            x, y = y, x
-        if x > y:
-            return False
-        if x < y:
-            strict = True
-    return strict
+def _count_staged(tile, u0, u1, own, m, reverse, cnt, cap, ntest):
+    """``cnt`` plus the staged rows ``u0 .. u1 - 1`` that dominate ``own`` (reverse: that it
+    dominates), stopping at ``cap``; and ``ntest`` plus the pair tests made."""
+    for u in range(u0, u1):
+        ntest += 1
+        if tile_dominates(tile, u, own, m, reverse):
+            cnt += 1
+            if cnt >= cap:
+                break
+    return cnt, ntest
 
 
 @kernel("void({f}[:, :], {f}[:, :], {f}[:, :], int64, int64, boolean, int64[:], int64[:], "
@@ -78,6 +83,8 @@ def tree_count_kernel(cs, lo, hi, npow, cap, reverse, out, tests, corners, nomax
     tile = cuda.shared.array((MAX_CRITERIA, MAX_TILE), dtype=cs.dtype)
     own = cuda.local.array(MAX_CRITERIA, dtype=cs.dtype)
     stack = cuda.local.array(64, dtype=np.int64)
+    # duplicate-code: boilerplate, the walk kernels' block geometry (tile t, one row per
+    # thread, the thread's row in ``own``), as in the rank kernel
     m = cs.shape[0]
     n = cs.shape[1]
     nt = cuda.blockDim.x
@@ -92,6 +99,7 @@ def tree_count_kernel(cs, lo, hi, npow, cap, reverse, out, tests, corners, nomax
         for k in range(m):
             own[k] = cs[k, p]
             tile[k, tx] = own[k]
+
     cuda.syncthreads()
     cnt = 0
     ntest = 0
@@ -100,13 +108,8 @@ def tree_count_kernel(cs, lo, hi, npow, cap, reverse, out, tests, corners, nomax
     # inside the tile: the sorted order puts dominators before the rows they dominate
     if not done:
         u0, u1 = (tx + 1, tn) if reverse else (0, tx)
-        for u in range(u0, u1):
-            ntest += 1
-            if _dom(tile, u, own, m, reverse):
-                cnt += 1
-                if cnt >= cap:
-                    done = True
-                    break
+        cnt, ntest = _count_staged(tile, u0, u1, own, m, reverse, cnt, cap, ntest)
+        done = cnt >= cap
     first, last = (t + 1, ntiles) if reverse else (0, t)
     stack[0] = 1
     sp = 1
@@ -120,19 +123,11 @@ def tree_count_kernel(cs, lo, hi, npow, cap, reverse, out, tests, corners, nomax
             break
         rows = rows_in(a, b, n, nt)
         if code == _LEAF:
-            j0 = a * nt
-            if tx < rows:
-                for k in range(m):
-                    tile[k, tx] = cs[k, j0 + tx]  # coalesced: consecutive threads, rows
+            stage_rows(tile, cs, a * nt, rows, tx, m)
             cuda.syncthreads()
             if not done:
-                for u in range(rows):
-                    ntest += 1
-                    if _dom(tile, u, own, m, reverse):
-                        cnt += 1
-                        if cnt >= cap:
-                            done = True
-                            break
+                cnt, ntest = _count_staged(tile, 0, rows, own, m, reverse, cnt, cap, ntest)
+                done = cnt >= cap
         elif not done:
             ncorner += rows
             if code == _FULL:

@@ -7,9 +7,9 @@ comes before it; :mod:`._tiles`), and cut into tiles of ``schedule.RANK_TILE`` r
 tree of bounding boxes (:mod:`._tree`). The front index is the longest dominance chain
 ending at a row, ``rank[i] = 1 + max(rank[j] : j dominates i)`` (0 when nothing dominates
 i), which only depends on earlier rows, so the tiles are resolved in order, one launch of
-one block each: the presorted sweep of efficient non-dominated sorting (ENS: Zhang, Tian,
-Cheng & Jin, IEEE Trans. Evol. Comput. 19(2), 2015), which assigns each row once all rows
-that can dominate it are assigned, with a tile of rows per step. The block of tile t walks the tree
+one block each: the presorted sweep of efficient non-dominated sorting (ENS, [Zhang2015]),
+which assigns each row once all rows that can dominate it are assigned, with a tile of rows
+per step. The block of tile t walks the tree
 over the tiles before it, whose ranks are final: a node whose corners rule dominance out is
 skipped, a node whose every row dominates every row of the tile raises each row's bound to
 the node's largest rank + 1 at once (each node keeps the largest rank of its rows,
@@ -41,27 +41,22 @@ from ._launch import (
     matrix_and_result,
     scatter_i32_kernel,
 )
-from ._tree import MAX_TILE, record_work, rows_in, scheduled_layout, walk, work_counters
+from ._tree import (
+    MAX_TILE,
+    record_work,
+    rows_in,
+    scheduled_layout,
+    stage_rows,
+    tile_dominates,
+    walk,
+    work_counters,
+)
 
 __all__ = ["pareto_rank", "pareto_rank_device"]
 
 _NO_DEPTH = 2**31 - 1
 
 _DONE, _FULL, _LEAF = _tiles.DONE, _tiles.FULL, _tiles.LEAF
-
-
-@cuda.jit(device=True, inline=True)
-def _dominates_own(s, u, own, m):
-    """Row ``u`` of the column-major tile ``s`` dominates the vector ``own``."""
-    strict = False
-    for k in range(m):
-        x = s[k, u]
-        y = own[k]
-        if x > y:
-            return False
-        if x < y:
-            strict = True
-    return strict
 
 
 @kernel("void({f}[:, :], {f}[:, :], {f}[:, :], int64, int64, int64, int32[:], int32[:], "
@@ -79,6 +74,8 @@ def tree_rank_kernel(cs, lo, hi, npow, t, depth, rank_s, nodemax, tests, corners
     fl = cuda.shared.array(2, dtype=np.int32)
     own = cuda.local.array(MAX_CRITERIA, dtype=cs.dtype)
     stack = cuda.local.array(64, dtype=np.int64)
+    # duplicate-code: boilerplate, the walk kernels' block geometry (tile t, one row per
+    # thread, the thread's row in ``own``), as in the count kernel
     m = cs.shape[0]
     n = cs.shape[1]
     nt = cuda.blockDim.x
@@ -90,6 +87,7 @@ def tree_rank_kernel(cs, lo, hi, npow, t, depth, rank_s, nodemax, tests, corners
     if valid:
         for k in range(m):
             own[k] = cs[k, p]
+
     if tx == 0:
         tmax[0] = 0
     lb = 0
@@ -120,16 +118,15 @@ def tree_rank_kernel(cs, lo, hi, npow, t, depth, rank_s, nodemax, tests, corners
         rows = rows_in(a, b, n, nt)
         if code == _LEAF:
             j0 = a * nt
+            stage_rows(tile, cs, j0, rows, tx, m)
             if tx < rows:
-                for k in range(m):
-                    tile[k, tx] = cs[k, j0 + tx]
                 tile_rank[tx] = rank_s[j0 + tx]
             cuda.syncthreads()
             if not done:
                 for u in range(rows):
                     ntest += 1
                     r1 = tile_rank[u] + 1
-                    if r1 > lb and _dominates_own(tile, u, own, m):
+                    if r1 > lb and tile_dominates(tile, u, own, m, False):
                         lb = r1
                         if lb >= depth:
                             done = True
@@ -154,7 +151,7 @@ def tree_rank_kernel(cs, lo, hi, npow, t, depth, rank_s, nodemax, tests, corners
         if valid and tx > r:
             ntest += 1
             r1 = bc_rank[s] + 1
-            if r1 > cand and _dominates_own(bc, s, own, m):
+            if r1 > cand and tile_dominates(bc, s, own, m, False):
                 cand = min(r1, depth)
     if valid:
         rank_s[p] = cand

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
+from .. import _shared, cpu
 from .._validate import check_cap, check_costs
 from . import _tiles
 
@@ -187,15 +188,7 @@ def _walk_counts(lo, hi, n, tile, npow, m, reverse):
     return tests, corners
 
 
-@njit(inline="always")
-def _dom(xs, a, b, m):
-    strict = False
-    for k in range(m):
-        if xs[a, k] > xs[b, k]:
-            return False
-        if xs[a, k] < xs[b, k]:
-            strict = True
-    return strict
+_dominates = njit(inline="always")(_shared.dominates)
 
 
 @njit(parallel=True, cache=True)
@@ -219,8 +212,8 @@ def _walk_capped(xs, lo, hi, tile, npow, cap, reverse):
                 if cnt[i] >= cap:
                     break
                 tests[i] += 1
-                hit = _dom(xs, i, p0 + u, m) if reverse else _dom(xs, p0 + u, i, m)
-                if hit:
+                d0, d1 = (i, p0 + u) if reverse else (p0 + u, i)  # dominator, dominated
+                if _dominates(xs, d0, xs, d1, m):
                     cnt[i] += 1
         stack = np.empty(64, dtype=np.int64)
         stack[0] = 1
@@ -246,7 +239,8 @@ def _walk_capped(xs, lo, hi, tile, npow, cap, reverse):
                         if cnt[i] >= cap:
                             break
                         tests[i] += 1
-                        if _dom(xs, i, j, m) if reverse else _dom(xs, j, i, m):
+                        d0, d1 = (i, j) if reverse else (j, i)
+                        if _dominates(xs, d0, xs, d1, m):
                             cnt[i] += 1
                 else:
                     corners[i] += rows
@@ -285,7 +279,7 @@ def _walk_rank(xs, rs, lo, hi, nodemax, tile, npow):
                         continue  # no row of this leaf can raise the bound (same result)
                     for j in range(a * tile, a * tile + rows):
                         r1 = rs[j] + 1
-                        if r1 > lb[r] and _dom(xs, j, i, m):
+                        if r1 > lb[r] and _dominates(xs, j, xs, i, m):
                             lb[r] = r1
                 else:
                     corners[i] += rows
@@ -298,8 +292,6 @@ def _walk_rank(xs, rs, lo, hi, nodemax, tile, npow):
 
 def _rank_walk(xs, x, order, lo, hi, npow, tile):
     """:func:`_walk_rank` on the ranks of the CPU kernel (equal to the device's)."""
-    from .. import cpu  # the exact ranks; NumPy/Numba only
-
     rs = cpu.pareto_rank(x)[order].astype(np.int64)
     ntiles = -(-xs.shape[0] // tile)
     nodemax = np.full(2 * npow, -1, dtype=np.int32)

@@ -7,6 +7,7 @@ column: bringing them to the host and running the CPU kernel beats a device sele
 from __future__ import annotations
 
 from .._validate import check_k, check_scores
+from ..cpu import top_k as host_top_k
 from ._launch import host_array
 
 __all__ = ["top_k"]
@@ -32,6 +33,4 @@ def top_k(scores, k):
     """
     s = check_scores(host_array(scores))
     check_k(k)
-    from ..cpu import top_k as host_top_k  # NumPy only; imported on first use
-
     return host_top_k(s, k)

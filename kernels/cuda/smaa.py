@@ -26,6 +26,7 @@ import math
 import numpy as np
 from numba import config, cuda
 
+from .. import _shared
 from .._smaa import (
     EXP_TAYLOR,
     GOLDEN,
@@ -73,6 +74,9 @@ __all__ = ["smaa_interval_candidates", "smaa_topsis", "smaa_topsis_drawn"]
 
 SMAA_BATCH_BYTES = 256 * 2**20  # device scratch for one batch of scores and ranks
 
+_ratio = cuda.jit(device=True, inline=True)(_shared.distance_ratio)
+_nonnegative = cuda.jit(device=True, inline=True)(_shared.nonnegative)
+
 
 @kernel("void(float64[:, :], float64[:, :], float64[:, :], int64, float64[:, :])")
 def smaa_score_kernel(p, nn, w, s0, q):
@@ -88,41 +92,7 @@ def smaa_score_kernel(p, nn, w, s0, q):
             dp += mul_rn(a, a)
             bb = mul_rn(w[s, j], nn[i, j])
             dm += mul_rn(bb, bb)
-        if dm > 0:
-            q[b, i] = dp / dm
-        elif dp == 0:
-            q[b, i] = 1.0
-        else:
-            q[b, i] = math.inf
-
-
-@kernel("void(float64[:, :], int64, int32[:, :])")
-def smaa_rank_kernel(q, nb, rank):
-    """rank[b, i] = 1 + #candidates j beating i under sample b (q lower, then lower j)."""
-    tile = cuda.shared.array(TILE, dtype=np.float64)
-    tx = cuda.threadIdx.x
-    i = cuda.blockIdx.x * TILE + tx
-    b = cuda.blockIdx.y
-    c = q.shape[1]
-    valid = i < c and b < nb
-    own = 0.0
-    if valid:
-        own = q[b, i]
-    cnt = 0
-    for base in range(0, c, TILE):
-        j = base + tx
-        if j < c and b < nb:
-            tile[tx] = q[b, j]
-        cuda.syncthreads()
-        if valid:
-            lim = min(TILE, c - base)
-            for t in range(lim):
-                v = tile[t]
-                if v < own or (v == own and base + t < i):
-                    cnt += 1
-        cuda.syncthreads()
-    if valid:
-        rank[b, i] = cnt + 1
+        q[b, i] = _ratio(dp, dm)
 
 
 @kernel("void(int32[:, :], float64[:, :], int64, int64, int64, int64[:], int64[:], "
@@ -243,7 +213,7 @@ def _prepare_device(matrix, weights_samples, benefit, *, k, norm, candidates, st
 
 def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidates=None,
                 stats=None, batch_bytes=None):
-    """SMAA acceptability counts of TOPSIS over weight samples (Lahdelma et al. 1998).
+    """SMAA acceptability counts of TOPSIS over weight samples ([Lahdelma1998]).
 
     Parameters
     ----------
@@ -291,11 +261,13 @@ def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidate
     batch = int(max(1, min(s_total, 65535, budget // (12 * c))))
     q = device_array((batch, c), np.float64)
     rank = device_array((batch, c), np.int32)
+    none = device_array((0, 0), np.float64)  # no drawn values: ties by position alone
+    no_exponents = device_array(0, np.int64)
     for s0 in range(0, s_total, batch):
         nb = min(batch, s_total - s0)
         grid = (blocks(c), nb)
         smaa_score_kernel[grid, TILE](dp, dn, dw, s0, q)
-        smaa_rank_kernel[grid, TILE](q, nb, rank)
+        smaa_rank_kernel[grid, TILE](q, none, none, none, no_exponents, 0, nb, rank)
         smaa_accum_kernel[blocks(c), TILE](rank, dw, s0, nb, k, top1, topk, rsum, rsq, cw)
     out = (top1.copy_to_host(), topk.copy_to_host(), rsum.copy_to_host(), rsq.copy_to_host(),
            cw.copy_to_host())
@@ -414,32 +386,23 @@ def smaa_drawn_score_kernel(g, key, kr, dlo, dhi, clo, chi, e, log10, pre, off, 
             r = 0.0
             if div[j] > 0:
                 r = (mul_rn(v, pre[j]) - off[j]) / div[j]
-            gp = r - rmin[j]
-            if gp < 0:
-                gp = 0.0
-            gn = rmax[j] - r
-            if gn < 0:
-                gn = 0.0
+            gp = _nonnegative(r - rmin[j])
+            gn = _nonnegative(rmax[j] - r)
             a = mul_rn(w[s, j], gp)
             dp += mul_rn(a, a)
             bb = mul_rn(w[s, j], gn)
             dm += mul_rn(bb, bb)
             zz += mul_rn(w[s, j], r)
         z[b, i] = zz
-        if dm > 0:
-            q[b, i] = dp / dm
-        elif dp == 0:
-            q[b, i] = 1.0
-        else:
-            q[b, i] = math.inf
+        q[b, i] = _ratio(dp, dm)
 
 
 @kernel("void(float64[:, :], float64[:, :], float64[:, :], float64[:, :], int64[:], int64, "
         "int64, int32[:, :])")
-def smaa_drawn_rank_kernel(q, z, g, mv, e, log10, nb, rank):
-    """rank[b, i] = 1 + #candidates j beating i under sample b: q lower; or equal q and z
-    lower; or equal q and z and a smaller drawn row (recomputed only then); or equal rows
-    and a lower j."""
+def smaa_rank_kernel(q, z, g, mv, e, log10, nb, rank):
+    """rank[b, i] = 1 + #candidates j beating i under sample b: q lower, or equal q and a
+    lower j. With drawn values (``z`` not empty) equal q is decided by z lower, then by a
+    smaller drawn row (recomputed only then), then by a lower j."""
     tile = cuda.shared.array(TILE, dtype=np.float64)
     tx = cuda.threadIdx.x
     i = cuda.blockIdx.x * TILE + tx
@@ -462,10 +425,15 @@ def smaa_drawn_rank_kernel(q, z, g, mv, e, log10, nb, rank):
                 if v < own:
                     cnt += 1
                 elif v == own and base + t != i:
-                    zj = z[b, base + t]
-                    zi = z[b, i]
-                    if zj < zi or (zj == zi and drawn_before(g, mv, e, log10, b, base + t, i)):
-                        cnt += 1
+                    if z.shape[0] == 0:
+                        if base + t < i:
+                            cnt += 1
+                    else:
+                        zj = z[b, base + t]
+                        zi = z[b, i]
+                        if zj < zi or (zj == zi and
+                                       drawn_before(g, mv, e, log10, b, base + t, i)):
+                            cnt += 1
         cuda.syncthreads()
     if valid:
         rank[b, i] = cnt + 1
@@ -658,8 +626,8 @@ def smaa_topsis_drawn(matrix, weights_samples, benefit, factors, *, k, norm="vec
     candidate's values and scoring them, every product rounded on its own (``dmul_rn``)
     and every division and reciprocal IEEE, so factors, values and scores are the host's bit
     for bit; it also keeps the factor and the weighted sum that breaks ties.
-    smaa_drawn_rank, one thread per (sample, candidate) counting the candidates that beat
-    it, the drawn rows compared only on an exact tie of score and sum; smaa_accum as in
+    smaa_rank, one thread per (sample, candidate) counting the candidates that beat it,
+    the drawn rows compared only on an exact tie of score and sum; smaa_accum as in
     :func:`smaa_topsis` (ranks and central weights in sample order).
 
     Examples
@@ -706,6 +674,6 @@ def smaa_topsis_drawn(matrix, weights_samples, benefit, factors, *, k, norm="vec
         smaa_drawn_score_kernel[grid, TILE](dg, key, kr, dlo, dhi, clo, chi, de,
                                             int(f.log10), pre, off, div, rmin, rmax, dw, s0,
                                             mv, q, z)
-        smaa_drawn_rank_kernel[grid, TILE](q, z, dg, mv, de, int(f.log10), nb, rank)
+        smaa_rank_kernel[grid, TILE](q, z, dg, mv, de, int(f.log10), nb, rank)
         smaa_accum_kernel[blocks(c), TILE](rank, dw, s0, nb, k, *acc, cw)
     return unpermute(perm, *(a.copy_to_host() for a in acc), cw.copy_to_host())

@@ -254,7 +254,7 @@ def topsis_from_stats(matrix, stats, weights, benefit, *, norm="vector", out=Non
 
 
 def topsis(matrix, weights, benefit, *, norm="vector", out=None):
-    """TOPSIS closeness (Hwang & Yoon 1981): the reduction kernel, then the scoring kernel.
+    """TOPSIS closeness ([HwangYoon1981]): the reduction kernel, then the scoring kernel.
 
     Parameters
     ----------

@@ -518,7 +518,7 @@ def test_drawn_kernels_round_every_product():
 
     from test_ptx import FMA_CODE
 
-    names = ["smaa_drawn_score", "smaa_drawn_rank", "smaa_corners"]
+    names = ["smaa_drawn_score", "smaa_rank", "smaa_corners"]
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     out = subprocess.run([sys.executable, "-c", FMA_CODE, ",".join(names)], check=False,
                          capture_output=True, text=True, env=env, timeout=600)
