@@ -109,13 +109,14 @@ def _max_rank_across(block, earlier, earlier_rank):
 
 def _rank_block(block, *across):
     """Ranks of one key block: longest chains inside it, seeded with 1 + the largest rank
-    of its dominators in earlier blocks."""
-    from gpurank.kernels.cpu.blocks import seeded_rank
+    of its dominators in earlier blocks (bounds that never decrease along dominance, as
+    ``chain_rank`` needs: a row's dominators' dominators are its own)."""
+    from gpurank.kernels.cpu.ranges import chain_rank
 
     lower = np.zeros(len(block), dtype=np.int64)
     for c in across:
         np.maximum(lower, c + 1, out=lower)
-    return seeded_rank(block, lower)
+    return chain_rank(block, lower)
 
 
 def _rows_of(x, start, stop):

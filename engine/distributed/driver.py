@@ -31,7 +31,7 @@ from gpurank.kernels import TopsisStats
 from ..errors import BackendUnavailableError, DataError, GpurankError, UsageError
 from ..outputs import check_target, publish_folder
 from ..spec import AnalysisSpec, limit_notes, normalize_weights
-from . import cross, tasks
+from . import cross, dominance, tasks
 from .cluster import DistributedError
 
 __all__ = ["RESULT_COLUMNS", "DistributedResult", "analyze_dataset", "read_dataset"]
@@ -116,7 +116,8 @@ def _workers_backend(backend):
 
 
 def analyze_dataset(path, /, *, client, spec: AnalysisSpec | None = None, backend="cpu",
-                    out_dir=None, overwrite=False, return_columns=False) -> DistributedResult:
+                    out_dir=None, overwrite=False, return_columns=False,
+                    announce=None) -> DistributedResult:
     """Run the whole analysis on Dask; results equal ``Engine(backend="cpu").analyze``.
 
     Parameters
@@ -136,6 +137,9 @@ def analyze_dataset(path, /, *, client, spec: AnalysisSpec | None = None, backen
         Replace an ``out_dir`` that is not a gpurank output.
     return_columns : bool
         Gather ``row_id`` and the result columns of every row into the result.
+    announce : callable, optional
+        Called with one line saying what the exact ranks and counts will cost (rows,
+        partitions, key blocks, tasks) before they start.
 
     Returns
     -------
@@ -149,7 +153,7 @@ def analyze_dataset(path, /, *, client, spec: AnalysisSpec | None = None, backen
     if out_dir is not None:
         out = check_target(out_dir, name="--out", overwrite=overwrite, folder=True)
     try:
-        return _run(path, client, spec, fallback, out, overwrite, return_columns)
+        return _run(path, client, spec, fallback, out, overwrite, return_columns, announce)
     except GpurankError:
         raise
     except KilledWorker as exc:
@@ -167,6 +171,7 @@ class _Run:
     timings: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     fallbacks: list = field(default_factory=list)
+    announce: object = None
 
     @contextlib.contextmanager
     def stage(self, name):
@@ -205,8 +210,9 @@ class _Rows:
         return int(self.n_each.sum())
 
 
-def _run(path, client, spec, fallback, out, overwrite, return_columns):
-    run = _Run(client, spec, notes=list(spec.notes), fallbacks=[fallback] if fallback else [])
+def _run(path, client, spec, fallback, out, overwrite, return_columns, announce=None):
+    run = _Run(client, spec, notes=list(spec.notes), fallbacks=[fallback] if fallback else [],
+               announce=announce)
     t_all = time.perf_counter()
     with run.stage("load"):
         ds = _scan(run, path)
@@ -234,7 +240,8 @@ def _run(path, client, spec, fallback, out, overwrite, return_columns):
         for i, extra in enumerate(robust["columns"]):
             results[i].update(extra)
     run.notes.extend(limit_notes(run.spec))
-    blocks = f", {dominance['blocks']} key blocks" if dominance["blocks"] else ""
+    blocks = (f", {dominance['blocks']} key blocks" if dominance["blocks"] and
+              not dominance.get("ranges") else "")
     run.notes.append(f"Dask: {len(ds.parts)} partitions{blocks}; {dominance['how_counts']}; "
                      f"{dominance['how_ranks']}; final rank: sample sort in {buckets} bucket"
                      f"{'s' if buckets > 1 else ''}")
@@ -367,12 +374,16 @@ def _fit(run, ds, rows):
 
 
 def _dominance(run, rows):
-    """Pareto front, domination counts and Pareto ranks across partitions: exact by key
-    blocks, or clipped / capped by local filters and one merge."""
+    """Pareto front, domination counts and Pareto ranks across partitions: exact by the
+    key-range divide and conquer (2 to 4 criteria) or by key-block pairs (other counts of
+    criteria), or clipped / capped by local filters and one merge."""
     spec, client, m = run.spec, run.client, len(run.spec.criteria)
     out = {"blocks": 0}
     with run.stage("pareto_front"):
         out["front"] = cross.pareto_front_rows(client, rows.costs, rows.firsts, m)
+    exact_counts, exact_ranks = spec.count_cap is None, spec.rank_depth is None
+    if (exact_counts or exact_ranks) and dominance.supported(m):
+        return _by_key_ranges(run, rows, out, exact_counts, exact_ranks)
     kb = None
     if spec.count_cap is None or spec.rank_depth is None:
         with run.stage("key_blocks"):
@@ -401,6 +412,40 @@ def _dominance(run, rows):
                             if spec.rank_depth is None else
                             f"ranks to depth {spec.rank_depth}: {n_cand:,} candidate rows "
                             "merged")
+    out["counts"], out["ranks"] = counts, ranks
+    return out
+
+
+def _by_key_ranges(run, rows, out, exact_counts, exact_ranks):
+    """Exact counts and/or ranks by the key-range divide and conquer
+    (:mod:`.dominance`); the clipped ones, if asked for, by local filters and one merge."""
+    spec, client, m = run.spec, run.client, len(run.spec.criteria)
+    with run.stage("key_ranges"):
+        counts, ranks, info = dominance.exact_dominance(
+            client, rows.costs, rows.n_each, m, counts=exact_counts, ranks=exact_ranks,
+            announce=run.announce)
+    out["blocks"], out["ranges"] = info["blocks"], True
+    how = (f"{info['blocks']} key blocks, {info['slabs']} slabs per criterion, "
+           f"{info['plan'].levels} merge levels, {info['tasks']:,} tasks")
+    with run.stage("pareto_rank"):  # first: the chain of blocks is the critical path
+        if not exact_ranks:
+            ranks, n_cand = cross.clipped(client, rows.costs, rows.n_each, spec.rank_depth,
+                                          "rank", m)
+        _wait(ranks)
+        fronts = 1 + max(client.gather([client.submit(_max, r) for r in ranks]))
+        out["how_ranks"] = (f"ranks: {fronts} Pareto fronts by key-range divide and conquer "
+                            f"({how})" if exact_ranks else
+                            f"ranks to depth {spec.rank_depth}: {n_cand:,} candidate rows "
+                            "merged")
+    with run.stage("domination_count"):
+        if not exact_counts:
+            counts, n_cand = cross.clipped(client, rows.costs, rows.n_each, spec.count_cap,
+                                           "count", m)
+        _wait(counts)
+        out["how_counts"] = ("counts: exact, key-range divide and conquer" +
+                             ("" if exact_ranks else f" ({how})") if exact_counts else
+                             f"counts capped at {spec.count_cap}: {n_cand:,} candidate rows "
+                             "merged")
     out["counts"], out["ranks"] = counts, ranks
     return out
 
