@@ -255,10 +255,14 @@ def test_cli_analyze_with_dask_matches_in_memory(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("crit", ["a:min,b:min", "a:min,b:min,c:max,d:min,e:min"])
-def test_many_fronts_across_key_blocks(client, crit):
+def test_many_fronts_across_key_blocks(client, monkeypatch, crit):
     # Pareto ranks are computed per key block (rows range-partitioned by a key a dominator
     # never exceeds), not by peeling: many more fronts than partitions or blocks, ties,
-    # duplicates; m=5 takes the k-d tree kernels, m=2 the CDQ ones.
+    # duplicates; m=5 takes the key-block pairs (k-d tree kernels), m=2 the divide and
+    # conquer over key ranges (blocks of 150 rows here).
+    from gpurank.engine.distributed import dominance
+
+    monkeypatch.setattr(dominance, "BLOCK_ROWS", 150)
     rng = np.random.default_rng(8)
     df = config_table(700, seed=9)
     base = rng.integers(0, 60, len(df)).astype(float)
@@ -309,7 +313,7 @@ def test_clipped_ranks_and_capped_counts_equal_in_memory(client, depth, cap):
     assert np.array_equal(ref.table["domination_count"].to_numpy(), want_count)
     _check(res, ref)
     assert ("candidate rows merged" in res.notes[-1]) and (
-        ("key blocks" in res.notes[-1]) == (depth is None or cap is None))
+        ("key block" in res.notes[-1]) == (depth is None or cap is None))
     assert any("--rank-depth" in n for n in res.notes) == (depth is not None)
     assert any("--count-cap" in n for n in res.notes) == (cap is not None)
 

@@ -110,15 +110,19 @@ class DominancePlan:
     tasks: int
 
     def line(self) -> str:
-        return (f"exact Pareto ranks and domination counts: {self.rows:,} rows in "
-                f"{self.partitions:,} partitions -> {self.groups:,} "
-                f"group{'s' if self.groups != 1 else ''}, {self.blocks:,} key "
-                f"blocks of <= ~{_per(self.rows, self.blocks):,} rows, {self.slabs:,} slabs per "
-                f"criterion, {self.levels} merge levels, about {self.tasks:,} tasks")
+        return (f"exact Pareto ranks and domination counts: {_count(self.rows, 'row')} in "
+                f"{_count(self.partitions, 'partition')} -> {_count(self.groups, 'group')}, "
+                f"{_count(self.blocks, 'key block')} of <= ~{_per(self.rows, self.blocks):,} "
+                f"rows, {_count(self.slabs, 'slab')} per criterion, "
+                f"{_count(self.levels, 'merge level')}, about {_count(self.tasks, 'task')}")
 
 
 def _per(n, k):
     return -(-n // max(k, 1))
+
+
+def _count(n, what):
+    return f"{n:,} {what}{'' if n == 1 else 's'}"
 
 
 def plan(n_each, m: int, *, block_rows: int | None = None) -> DominancePlan:
@@ -130,12 +134,12 @@ def plan(n_each, m: int, *, block_rows: int | None = None) -> DominancePlan:
     g = len(_groups(n_each, b))
     nk = m - 1
     levels = math.ceil(math.log2(k)) if k > 1 else 0
-    tasks = (6 * g + g * k * (1 + nk)  # groups, sample, index; pieces of blocks and slabs
-             + k * (2 + 3 * nk)  # blocks, slabs, leaves, counts, results
-             + 2 * nk * k * k  # slab pieces per block, the left rows' ranks
+    tasks = (4 * g + g * k + k  # groups, sample, block index and sizes; blocks
+             + 2 * k + 3 * nk * k * k + nk * k  # slab index; pieces in and out of slabs
+             + nk * k * k  # the left rows' ranks per piece
              + (nk + 1) * k * levels  # merge tasks over slabs, cell totals
              + 2 * nk * k * k  # merge outputs per right block, folded into the block's
-             + g * k + 2 * len(n_each))  # results back
+             + 4 * k + g * (k + 1) + 2 * len(n_each))  # leaves, totals; results back
     return DominancePlan(rows=n, partitions=len(n_each), groups=g, blocks=k,
                          slabs=k if k > 1 else 1, levels=levels, tasks=int(tasks))
 
@@ -156,82 +160,75 @@ def _strided(costs, stride):
 
 
 def _runs(idx, count):
-    """``idx``'s positions sorted by value (stable) as int32, and where each value starts."""
-    order = np.argsort(idx, kind="stable").astype(np.int32)
+    """``idx``'s positions grouped by value (stable) as int32, and where each value starts."""
+    from gpurank.kernels.cpu.ranges import order_of
+
+    order = order_of(idx).astype(np.int32)
     starts = np.searchsorted(idx[order], np.arange(count + 1)).astype(np.int64)
     return order, starts
 
 
-def _index(costs, x_split, splits, kinds):
-    """Every row's block and slabs (one per kind), each as runs, and its position among the
-    group's rows of its block."""
+def _x_index(costs, x_split):
+    """The rows grouped by key block."""
     from gpurank.kernels.cpu.ranges import range_index
 
-    m = costs.shape[1]
-    block = range_index(costs, x_split, list(range(m)))
-    cells = [range_index(costs, s, list(kd.columns)) for s, kd in zip(splits, kinds)]
-    x_order, x_starts = _runs(block, len(x_split) + 1)
-    xpos = np.empty(len(block), dtype=np.int32)
-    for b in range(len(x_starts) - 1):
-        xpos[x_order[x_starts[b]:x_starts[b + 1]]] = np.arange(x_starts[b + 1] - x_starts[b],
-                                                               dtype=np.int32)
-    runs = [_runs(c, len(s) + 1) for c, s in zip(cells, splits)]
-    return {"block": block, "xpos": xpos, "x": (x_order, x_starts), "cells": cells,
-            "runs": runs}
+    block = range_index(costs, x_split, list(range(costs.shape[1])))
+    order, starts = _runs(block, len(x_split) + 1)
+    return {"order": order, "starts": starts}
 
 
-def _sizes(index):
-    """Rows of the group per block and per slab of each kind."""
-    return np.diff(index["x"][1]), [np.diff(r[1]) for r in index["runs"]]
-
-
-def _x_runs(index):
-    return index["x"]
+def _x_sizes(index):
+    return np.diff(index["starts"])
 
 
 def _block_piece(costs, index, b):
-    order, starts = index["x"]
-    return costs[order[starts[b]:starts[b + 1]]]
+    return costs[index["order"][index["starts"][b]:index["starts"][b + 1]]]
 
 
-def _slab_piece(costs, index, k, s, kind, offsets):
-    """The group's rows in slab ``s`` of kind ``k``: their block, their position in it, the
-    values of the kind's exact columns and their cells."""
+def _slab_index(block, splits, kinds):
+    """A block's rows grouped by slab, for every kind, and their cells (slab numbers)."""
+    from gpurank.kernels.cpu.ranges import range_index
+
+    cells, runs = [], []
+    for sp, kd in zip(splits, kinds):
+        c = range_index(block, sp, list(kd.columns))
+        runs.append(_runs(c, len(sp) + 1))
+        cells.append(c.astype(np.int16))
+    return {"cells": cells, "runs": runs}
+
+
+def _slab_sizes(index):
+    return [np.diff(r[1]) for r in index["runs"]]
+
+
+def _slab_piece(block, index, k, s, kind):
+    """A block's rows in slab ``s`` of kind ``k``: their positions in the block, the values
+    of the kind's exact columns and their cells."""
     order, starts = index["runs"][k]
     rows = order[starts[s]:starts[s + 1]]
-    block = index["block"][rows]
-    pos = (offsets[block] + index["xpos"][rows]).astype(np.int32)
-    vals = np.ascontiguousarray(costs[np.ix_(rows, list(kind.exact))])
-    cells = np.stack([index["cells"][c][rows] for c in kind.cells], axis=1) if kind.cells \
-        else np.zeros((len(rows), 0), dtype=np.int32)
-    return {"block": block, "pos": pos, "vals": vals, "cells": cells.astype(np.int32)}
+    vals = np.ascontiguousarray(block[np.ix_(rows, list(kind.exact))])
+    cells = (np.stack([index["cells"][c][rows] for c in kind.cells], axis=1) if kind.cells
+             else np.zeros((len(rows), 0), dtype=np.int16))
+    return {"pos": rows, "vals": vals, "cells": cells}
 
 
-def _slab(kind, n_blocks, *pieces):
-    """One slab: its rows' exact values as dense ranks (integers that compare the same),
-    sorted by block, then by the first exact column; the start of each block."""
+def _slab(kind, n_blocks, blocks, *pieces):
+    """One slab (the pieces of the blocks ``blocks``, in that order): its rows' exact values
+    as dense ranks (integers that compare the same), each block's rows sorted by the first
+    exact column; where each block starts."""
     from gpurank.kernels.cpu.ranges import slab_ranks
 
-    block = np.concatenate([p["block"] for p in pieces]).astype(np.int64)
+    sizes = np.zeros(n_blocks, dtype=np.int64)
+    sizes[list(blocks)] = [len(p["pos"]) for p in pieces]
+    starts = np.concatenate(([0], np.cumsum(sizes)))
+    ranks = slab_ranks(np.concatenate([p["vals"] for p in pieces]))
     pos = np.concatenate([p["pos"] for p in pieces])
-    vals = np.concatenate([p["vals"] for p in pieces])
     cells = np.concatenate([p["cells"] for p in pieces])
-    ranks = slab_ranks(vals)
-    order = _packed_order(block, ranks[:, 0])
-    starts = np.searchsorted(block[order], np.arange(n_blocks + 1)).astype(np.int64)
-    return {"starts": starts, "pos": pos[order], "ranks": ranks[order], "cells": cells[order]}
-
-
-def _packed_order(major, minor):
-    """Positions ordered by ``major`` then ``minor`` (both small non-negative ints)."""
-    bits = max(1, int(minor.max(initial=0)).bit_length())
-    from gpurank.kernels.cpu.ranges import order_of
-
-    return order_of((major << bits) | minor)
-
-
-def _slab_block_sizes(slab):
-    return np.diff(slab["starts"])
+    for lo, hi in zip(starts[:-1], starts[1:]):
+        if hi - lo > 1:
+            o = lo + np.argsort(ranks[lo:hi, 0], kind="stable")
+            ranks[lo:hi], pos[lo:hi], cells[lo:hi] = ranks[o], pos[o], cells[o]
+    return {"starts": starts, "pos": pos, "ranks": ranks, "cells": cells}
 
 
 def _slab_block(slab, b):
@@ -426,10 +423,10 @@ def _cut_results(results, lo, hi):
     return tuple(None if r is None else r[lo:hi].copy() for r in results)
 
 
-def _group_results(n, x_runs, want, *pieces):
+def _group_results(n, x_index, want, *pieces):
     """A group's counts and ranks (those in ``want``) in its row order from its pieces of
     every block."""
-    order, _ = x_runs
+    order = x_index["order"]
     out = []
     for j, dtype in enumerate((np.int64, np.int32)):
         if not want[j]:
@@ -564,7 +561,7 @@ def exact_dominance(client, costs, n_each, m, *, counts=True, ranks=True, block_
         gn.append(sum(n_each[a:b]))
     G = len(spans)
 
-    # 2. splitters from a strided sample; every row's block and slabs
+    # 2. splitters from a strided sample; every row's block
     stride = max(1, n // SAMPLE_ROWS)
     smp = [x for x in client.gather([client.submit(_strided, c, stride) for c in gcosts])
            if len(x)]
@@ -582,43 +579,44 @@ def exact_dominance(client, costs, n_each, m, *, counts=True, ranks=True, block_
             splits.append(_lex_splitters(smp, kd.columns, K))
     K = len(x_split) + 1
     n_slabs = [len(s) + 1 for s in splits]
-    index = [client.submit(_index, c, x_split, splits, kinds, pure=False) for c in gcosts]
-    sizes = client.gather([client.submit(_sizes, ix) for ix in index])
+    x_index = [client.submit(_x_index, c, x_split, pure=False) for c in gcosts]
+    xs = np.array(client.gather([client.submit(_x_sizes, ix) for ix in x_index]),
+                  dtype=np.int64).reshape(G, K)
     tasks += 2 * G
-    xs = np.array([s[0] for s in sizes]).reshape(G, K)
     offsets = np.vstack([np.zeros(K, np.int64), np.cumsum(xs, axis=0)[:-1]]) if G else xs
-    x_runs = [client.submit(_x_runs, ix) for ix in index]
-    tasks += G
 
-    # blocks, and every slab cut into one piece per block
+    # the blocks; then the groups' copies go (each phase waits, so that what a phase
+    # leaves behind is freed before the next one makes more)
     blocks = []
     for b in range(K):
-        parts = [client.submit(_block_piece, gcosts[g], index[g], b, pure=False)
+        parts = [client.submit(_block_piece, gcosts[g], x_index[g], b, pure=False)
                  for g in range(G) if xs[g, b]]
         blocks.append(client.submit(_stack, m, *parts, pure=False))
         tasks += len(parts) + 1
-    slabs = []
+    wait(blocks)
+    del gcosts
+
+    # 3. every block's rows by slab; every slab ranked and cut into one piece per block,
+    # one kind at a time
+    s_index = [client.submit(_slab_index, blk, splits, kinds, pure=False) for blk in blocks]
+    ssz = client.gather([client.submit(_slab_sizes, ix) for ix in s_index])
+    tasks += 2 * K
+    psize, pieces = [], []
     for k, kd in enumerate(kinds):
-        ks = np.array([s[1][k] for s in sizes]).reshape(G, n_slabs[k])
+        ks = np.array([z[k] for z in ssz], dtype=np.int64).reshape(K, n_slabs[k]).T
         row = []
         for s in range(n_slabs[k]):
-            parts = [client.submit(_slab_piece, gcosts[g], index[g], k, s, kd, offsets[g],
-                                   pure=False) for g in range(G) if ks[g, s]]
-            row.append(client.submit(_slab, kd, K, *parts, pure=False) if parts else None)
-            tasks += len(parts) + (1 if parts else 0)
-        slabs.append(row)
-    psize = []
-    for k in range(len(kinds)):
-        got = client.gather([client.submit(_slab_block_sizes, sl) if sl is not None else None
-                             for sl in slabs[k]])
-        tasks += sum(g is not None for g in got)
-        psize.append(np.array([g if g is not None else np.zeros(K, np.int64) for g in got]))
-    pieces = [[[client.submit(_slab_block, slabs[k][s], b, pure=False) if psize[k][s, b]
-                else None for b in range(K)] for s in range(n_slabs[k])]
-              for k in range(len(kinds))]
-    tasks += int(sum((p > 0).sum() for p in psize))
-    wait(blocks + [p for kk in pieces for ss in kk for p in ss if p is not None])
-    del slabs, index, gcosts  # the groups' copies are not needed any more
+            have = [b for b in range(K) if ks[s, b]]
+            parts = [client.submit(_slab_piece, blocks[b], s_index[b], k, s, kd, pure=False)
+                     for b in have]
+            slab = client.submit(_slab, kd, K, have, *parts, pure=False) if have else None
+            row.append([client.submit(_slab_block, slab, b, pure=False) if ks[s, b] else None
+                        for b in range(K)])
+            tasks += 2 * len(have) + (1 if have else 0)
+        wait([p for r in row for p in r if p is not None])
+        psize.append(ks)
+        pieces.append(row)
+    del s_index
 
     # 3-4. leaves and the merge tree, one graph
     gr = _Graph(client=client, kinds=kinds, blocks=blocks, pieces=pieces, psize=psize,
@@ -638,7 +636,7 @@ def exact_dominance(client, costs, n_each, m, *, counts=True, ranks=True, block_
     for g, (a, b_) in enumerate(spans):
         pieces_g = [gr.submit(_cut_results, results[b], int(offsets[g, b]),
                               int(offsets[g, b] + xs[g, b])) for b in range(K) if xs[g, b]]
-        res_g = gr.submit(_group_results, gn[g], x_runs[g], (counts, ranks), *pieces_g)
+        res_g = gr.submit(_group_results, gn[g], x_index[g], (counts, ranks), *pieces_g)
         at = 0
         for i in range(a, b_):
             if counts:

@@ -425,8 +425,9 @@ def _by_key_ranges(run, rows, out, exact_counts, exact_ranks):
             client, rows.costs, rows.n_each, m, counts=exact_counts, ranks=exact_ranks,
             announce=run.announce)
     out["blocks"], out["ranges"] = info["blocks"], True
-    how = (f"{info['blocks']} key blocks, {info['slabs']} slabs per criterion, "
-           f"{info['plan'].levels} merge levels, {info['tasks']:,} tasks")
+    how = (f"{info['blocks']} key block{'s' if info['blocks'] != 1 else ''}, "
+           f"{info['plan'].levels} merge level{'s' if info['plan'].levels != 1 else ''}, "
+           f"{info['tasks']:,} tasks")
     with run.stage("pareto_rank"):  # first: the chain of blocks is the critical path
         if not exact_ranks:
             ranks, n_cand = cross.clipped(client, rows.costs, rows.n_each, spec.rank_depth,
