@@ -10,7 +10,7 @@ so one pass answers every asker.
   on ties), then the 3-D scheme of :mod:`._cdq`'s counting (brute-force leaves of
   ``LEAF_3D`` positions, bottom-up merges on the second coordinate with a Fenwick tree over
   the left run's local ranks on the third), with the count and the maximum kept together:
-  one sort and one set of merges for both. O(k log^2 k).
+  one sort, one set of merges and one tree walk for both. O(k log^2 k).
 * :func:`sweep_cells`: one coordinate exact and the others as small cell numbers (the key
   range a point lies in along another column, compared strictly): a sweep in the exact
   coordinate with a 2-D Fenwick tree of counts and of maxima over the cells, started from
@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._cdq import LEAF_3D, _cut, _fill_prefix_counts, _insert, _merge_keys, _query, depth
+from ._cdq import LEAF_3D, _cut, _fill_prefix_counts, _merge_keys, depth
 
 #: Same key layout as the 3-D counts of :mod:`._cdq`: ``rank << 34 | position << 2 |
 #: contributes << 1 | asks``; ranks and positions below 2**29.
@@ -74,14 +74,13 @@ def sum_max_3d(a, b, flags, val):
     run = (k + (1 << d) - 1) >> d
     for lev in range(d, 0, -1):
         run = (k + (1 << (lev - 1)) - 1) >> (lev - 1)
-        tree = np.empty(max(run + 1, 2 * (run >> 6) + 3), dtype=np.int64)
-        tmax = np.empty(run + 1, dtype=np.int64)
+        tree = np.empty(2 * run + 2, dtype=np.int64)
         for p in range(1 << (lev - 1)):
             s = _cut(2 * p, k, lev)
             mid = _cut(2 * p + 1, k, lev)
             e = _cut(2 * p + 2, k, lev)
             if mid < e and cv[mid] != cv[s] and ca[e] != ca[mid]:
-                _pair(val, cnt, best, ia, ib, ja, jb, loc, tree, tmax, s, mid, e)
+                _pair(val, cnt, best, ia, ib, ja, jb, loc, tree, s, mid, e)
             else:
                 _merge_keys(ib, jb, s, mid, e)
                 _merge_keys(ia, ja, s, mid, e)
@@ -126,12 +125,13 @@ def _leaves(ka, kb, val, d, cnt, best, ia, ib):
 
 
 @njit(cache=True, nogil=True)
-def _pair(val, cnt, best, ia, ib, ja, jb, loc, tree, tmax, s, mid, e):
+def _pair(val, cnt, best, ia, ib, ja, jb, loc, tree, s, mid, e):
     """One run pair: the merge on ``b`` ranks the left points 1..h among themselves and
     gives each right point the number of left points at or below it; the merge on ``a``
-    inserts every contributing left point at its local rank (a bitmap under a Fenwick tree
-    of its words for the count, a Fenwick tree of maxima for the values) and queries the
-    prefix of every asking right point."""
+    inserts every contributing left point at its local rank into a Fenwick tree of counts
+    and maxima side by side (``tree[2 r]``, ``tree[2 r + 1]``: one walk for both; the
+    bitmap of :mod:`._cdq`'s unit counts with a separate tree of maxima was no faster) and
+    queries the prefix of every asking right point."""
     i, j, t, h = s, mid, s, 0
     while i < mid and j < e:
         x = ib[i]
@@ -157,37 +157,26 @@ def _pair(val, cnt, best, ia, ib, ja, jb, loc, tree, tmax, s, mid, e):
         jb[t] = ib[j]
         j += 1
         t += 1
-    nw = (h >> 6) + 1
-    for r in range(2 * nw + 1):
-        tree[r] = 0
-    for r in range(h + 1):
-        tmax[r] = -1
+    for r in range(2 * h + 2):
+        tree[r] = 0 if (r & 1) == 0 else -1
     i, j, t = s, mid, s
     while i < mid and j < e:
         x = ia[i]
         y = ia[j]
         if y < x:
             if y & 1:
-                p = (y >> 2) & _POS
-                r = loc[p]
-                cnt[p] += _query(tree, True, nw, r)
-                m = best[p]
-                while r > 0:
-                    if tmax[r] > m:
-                        m = tmax[r]
-                    r -= r & (-r)
-                best[p] = m
+                _ask(tree, loc, cnt, best, (y >> 2) & _POS)
             ja[t] = y
             j += 1
         else:
             if x & 2:
                 p = (x >> 2) & _POS
                 r = loc[p]
-                _insert(tree, True, nw, h, r, 1)
                 v = val[p]
-                while r <= h:
-                    if tmax[r] < v:
-                        tmax[r] = v
+                while r <= h:  # count and maximum side by side: one walk for both
+                    tree[2 * r] += 1
+                    if tree[2 * r + 1] < v:
+                        tree[2 * r + 1] = v
                     r += r & (-r)
             ja[t] = x
             i += 1
@@ -199,18 +188,25 @@ def _pair(val, cnt, best, ia, ib, ja, jb, loc, tree, tmax, s, mid, e):
     while j < e:
         y = ia[j]
         if y & 1:
-            p = (y >> 2) & _POS
-            r = loc[p]
-            cnt[p] += _query(tree, True, nw, r)
-            m = best[p]
-            while r > 0:
-                if tmax[r] > m:
-                    m = tmax[r]
-                r -= r & (-r)
-            best[p] = m
+            _ask(tree, loc, cnt, best, (y >> 2) & _POS)
         ja[t] = y
         j += 1
         t += 1
+
+
+@njit(inline="always")
+def _ask(tree, loc, cnt, best, p):
+    """An asking right point adds the count and the maximum of its prefix."""
+    r = loc[p]
+    c = 0
+    m = best[p]
+    while r > 0:
+        c += tree[2 * r]
+        if tree[2 * r + 1] > m:
+            m = tree[2 * r + 1]
+        r -= r & (-r)
+    cnt[p] += c
+    best[p] = m
 
 
 @njit(cache=True, nogil=True)
