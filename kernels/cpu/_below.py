@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._cdq import LEAF_3D, _cut, _fill_prefix_counts, _merge_keys, depth
+from ._cdq import LEAF_3D, _cut, _fill_prefix_counts, _merge_keys, depth, rank_left_run
 
 #: Same key layout as the 3-D counts of :mod:`._cdq`: ``rank << 34 | position << 2 |
 #: contributes << 1 | asks``; ranks and positions below 2**29.
@@ -132,31 +132,7 @@ def _pair(val, cnt, best, ia, ib, ja, jb, loc, tree, s, mid, e):
     and maxima side by side (``tree[2 r]``, ``tree[2 r + 1]``: one walk for both; the
     bitmap of :mod:`._cdq`'s unit counts with a separate tree of maxima was no faster) and
     queries the prefix of every asking right point."""
-    i, j, t, h = s, mid, s, 0
-    while i < mid and j < e:
-        x = ib[i]
-        y = ib[j]
-        if y < x:
-            loc[(y >> 2) & _POS] = h
-            jb[t] = y
-            j += 1
-        else:
-            h += 1
-            loc[(x >> 2) & _POS] = h
-            jb[t] = x
-            i += 1
-        t += 1
-    while i < mid:
-        h += 1
-        loc[(ib[i] >> 2) & _POS] = h
-        jb[t] = ib[i]
-        i += 1
-        t += 1
-    while j < e:
-        loc[(ib[j] >> 2) & _POS] = h
-        jb[t] = ib[j]
-        j += 1
-        t += 1
+    h = rank_left_run(ib, jb, loc, s, mid, e)
     for r in range(2 * h + 2):
         tree[r] = 0 if (r & 1) == 0 else -1
     i, j, t = s, mid, s

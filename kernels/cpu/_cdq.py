@@ -354,9 +354,16 @@ def _merge_pair(val, unit, part, ia, ib, ja, jb, loc, tree, s, mid, e, live):
         _merge_keys(ib, jb, s, mid, e)
         _merge_keys(ia, ja, s, mid, e)
         return
+    h = rank_left_run(ib, jb, loc, s, mid, e)
+    _sweep(val, unit, part, ia, ja, loc, tree, s, mid, e, h)
+
+
+@njit(cache=True, nogil=True)
+def rank_left_run(ib, jb, loc, s, mid, e):
+    """Merge the runs ``ib[s:mid]`` and ``ib[mid:e]`` of keys (layout above) into ``jb[s:e]``;
+    the merge ranks the left points 1..h among themselves and gives each right point the
+    number of left points with a key at or below its own (``loc``, by position). Returns h."""
     i, j, t, h = s, mid, s, 0
-    # The merge on b ranks the left points 1..h among themselves and gives each right point
-    # the number of left points with b at or below its own.
     while i < mid and j < e:
         x = ib[i]
         y = ib[j]
@@ -381,7 +388,7 @@ def _merge_pair(val, unit, part, ia, ib, ja, jb, loc, tree, s, mid, e, live):
         jb[t] = ib[j]
         j += 1
         t += 1
-    _sweep(val, unit, part, ia, ja, loc, tree, s, mid, e, h)
+    return h
 
 
 @njit(inline="always")
