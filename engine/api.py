@@ -12,17 +12,21 @@ import os
 import time
 from contextlib import contextmanager
 from dataclasses import fields, replace
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from .backend import resolve_backend
 from .clustering import cluster_configurations, profile_clusters
+from .distributed import analyze_dataset, check_dask_available, start_dask
 from .errors import DataError, DeviceMemoryError, UnsupportedOnGPU, UsageError
 from .importance import feature_importance
 from .io import read_table, write_json, write_table
 from .metrics import derive_metrics
 from .outputs import publish_folder
 from .params import Options, check_param
+from .partitions import check_parts
 from .pipeline import (
     check_target_column,
     cluster_step,
@@ -37,8 +41,10 @@ from .pipeline import (
 from .prepare import describe_preparation, prepare_rows, raise_or_note
 from .progress import SILENT
 from .ranking import rank_configurations
+from .report import write_report
 from .results import AnalysisResult, ClusterResult, PreparationResult
 from .robust import ROBUST_COLUMNS, weight_bounds
+from .schema import text_from_bytes
 from .spec import NORMS, AnalysisSpec, default_criteria, limit_notes, parse_criteria
 from .summary import build_summary
 
@@ -180,7 +186,8 @@ class Engine:
         if spec.robust:
             with step("robust", n):
                 robust = self._on_backend(
-                    lambda b, fr, c: robust_step(c, criteria, ranking, spec, backend=b),
+                    lambda b, fr, c: robust_step(c, criteria, ranking, spec, backend=b,
+                                                 frame=fr),
                     frame, costs, "robust", fallbacks)
             for col in ROBUST_COLUMNS:
                 table[col] = robust.column(col)
@@ -203,6 +210,8 @@ class Engine:
         """``data`` as the backend's frame: a path is read, a host table is moved once."""
         if isinstance(data, (str, os.PathLike)):
             return self.load(data)
+        if isinstance(data, pd.DataFrame):  # bytes decoded before a device sees them
+            data = text_from_bytes(data, where="the table")
         return self.backend.as_frame(data)
 
     def analyze_dataset(self, path, /, *, out_dir=None, overwrite=False,
@@ -218,12 +227,12 @@ class Engine:
         -------
         gpurank.engine.distributed.DistributedResult
         """
-        from .distributed import analyze_dataset, check_dask_available, start_dask
-
         if self.dask is None:
             raise UsageError("analyze_dataset needs Engine(dask='local[:N]' | 'tcp://...' | client)")
         spec = _as_spec(spec, options)
         check_dask_available()
+        if isinstance(path, (str, os.PathLike)) and Path(path).is_dir():
+            check_parts(path)  # a dataset whose parts differ is refused before Dask starts
         owned = isinstance(self.dask, str)
         client = start_dask(self.dask) if owned else self.dask
         try:
@@ -301,7 +310,6 @@ class Engine:
             write_json(summary, pub.path / "summary.json")
             if report:
                 # Imported here: matplotlib loads only when a report is built.
-                from .report import write_report
 
                 write_report(result.table, summary, pub.path / "report.html",
                              seed=result.spec.seed)

@@ -13,10 +13,30 @@ import sys
 import traceback
 from pathlib import Path
 
-from .errors import GpurankError, UsageError
+from .api import Engine
+from .backend import describe_environment
+from .commands import (
+    run_calibrate_cli,
+    run_mlperf_cli,
+    run_predict_cli,
+    run_simulate_cli,
+    run_study_cli,
+)
+from .console import make_console, print_summary
+from .distributed import check_dask_available
+from .errors import DataError, GpurankError, UsageError
 from .formatting import printable
+from .io import read_table, to_jsonable
 from .outputs import check_target
 from .params import ParamError
+from .progress import SILENT, TerminalProgress
+from .report import rebuild_report, report_path
+from .sources.catalog import merge_accelerator_catalog
+from .sources.outcomes import needs_prediction, predicted_outcomes, table_columns
+from .sources.perfmodel import CalibratedModel
+from .sources.simulate import simulate
+from .spec import AnalysisSpec, parse_criteria
+from .writelock import claim
 
 __all__ = ["main", "build_parser"]
 
@@ -46,13 +66,6 @@ def _integer(text):
     return int(f)
 
 
-def _positive_int(text):
-    v = _integer(text)
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
-
-
 def _clusters(text):
     if text == "auto":
         return "auto"
@@ -69,12 +82,14 @@ def _nonempty(text):
     return text
 
 
-#: Parameters whose command-line flag is not ``--`` + the name with dashes.
+#: Parameters (API spellings) whose command-line flag is not ``--`` + the name with dashes.
 _FLAGS = {"weight_ranges": "--weights-range", "constraints": "--require",
-          "out_dir": "--out", "k": "--clusters"}
+          "out_dir": "--out", "k": "--clusters", "path": "--output", "model_path": "--model",
+          "check_size": "--no-size-check", "check_size=False": "--no-size-check"}
 
 
 def _flag(param: str) -> str:
+    """The command line's name for a parameter (or a ``name=value`` setting) of the API."""
     return _FLAGS.get(param, "--" + param.replace("_", "-"))
 
 
@@ -138,7 +153,7 @@ def _common(p, *, out_default):
 def _add_demo(sub) -> None:
     """The ``demo`` command and its options."""
     demo = sub.add_parser("demo", help="run the whole analysis on a built-in simulated sweep")
-    demo.add_argument("--n", type=_positive_int, default=200_000,
+    demo.add_argument("--n", type=_integer, default=200_000,
                       help="configurations to simulate (default: 200,000)")
     _common(demo, out_default="gpurank-demo")
 
@@ -149,6 +164,14 @@ def _add_analyze(sub) -> None:
     an.add_argument("table", help="a .parquet file, a folder of .parquet files, or a .csv file")
     an.add_argument("--dask", default=None, metavar="local[:N]|tcp://HOST:PORT", type=_nonempty,
                     help="run on Dask: a local cluster of N worker processes, or a scheduler")
+    an.add_argument("--predict", action="store_true",
+                    help="predict the outcomes (time, throughput, cost, energy, with 80%% "
+                         "intervals) from the configuration columns and analyze those; the "
+                         "default for a table without time_to_train_min")
+    an.add_argument("--model", default=None,
+                    help="with predicted outcomes: calibrated model JSON (default: each "
+                         "benchmark's shipped model)")
+    _catalog(an)
     _common(an, out_default="gpurank-out")
 
 
@@ -178,7 +201,7 @@ def _add_study(sub) -> None:
     st.add_argument("paths", nargs="+", metavar="PATH", help="MLPerf Training results folders")
     st.add_argument("--published-scores", default=None, metavar="SUMMARY_CSV",
                     help="published per-system scores for systems whose logs are incomplete")
-    st.add_argument("--seed", type=int, default=0)
+    st.add_argument("--seed", type=_integer, default=0)
     st.add_argument("--benchmark", default="resnet", metavar="NAME|all",
                     help="benchmark to study (default: resnet), or 'all': one section per "
                          "benchmark")
@@ -190,8 +213,8 @@ def _add_study(sub) -> None:
 def _add_simulate(sub) -> None:
     """The ``simulate`` command and its options."""
     sim = sub.add_parser("simulate", help="simulate a sweep of training configurations")
-    sim.add_argument("--n", type=_positive_int, required=True, help="configurations to simulate")
-    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--n", type=_integer, required=True, help="configurations to simulate")
+    sim.add_argument("--seed", type=_integer, default=0)
     sim.add_argument("-o", "--output", required=True,
                      help="output .parquet file (or folder with --partitioned, or .csv)")
     sim.add_argument("--model", default=None, help="calibrated model JSON (gpurank calibrate)")
@@ -203,14 +226,21 @@ def _add_simulate(sub) -> None:
     sim.add_argument("--counts", default=None, help="comma-separated accelerator counts")
     sim.add_argument("--nodes", default=None, help="comma-separated node counts")
     sim.add_argument("--providers", default=None, help="comma-separated provider names")
-    sim.add_argument("--row-group-rows", type=_positive_int, default=1_000_000)
+    sim.add_argument("--row-group-rows", type=_integer, default=1_000_000)
     sim.add_argument("--partitioned", action="store_true",
                      help="write a folder of Parquet part files (a dataset for Dask)")
     sim.add_argument("--no-size-check", action="store_true",
                      help="write even when the estimated output is larger than the free disk "
                           "(or memory, for .csv)")
+    _catalog(sim)
     sim.add_argument("--json", action="store_true", help="print the outcome as JSON")
     _overwrite(sim)
+
+
+def _catalog(p) -> None:
+    p.add_argument("--catalog", default=None, metavar="CSV",
+                   help="accelerators of your own: a CSV with the accelerator catalog's "
+                        "columns, merged over the built-in catalog (docs/simulator.md)")
 
 
 def _add_calibrate(sub) -> None:
@@ -225,6 +255,9 @@ def _add_calibrate(sub) -> None:
     cal.add_argument("--report", default=None, metavar="DOC_MD",
                      help="also write the cross-validation tables into this Markdown file "
                           "(between its calibrate --report markers, or a new file)")
+    cal.add_argument("--intervals", default=None, metavar="JSON",
+                     help="with --benchmark all: write the prediction-interval table fitted on "
+                          "every workload's held-out errors to this file")
     cal.add_argument("--json", action="store_true", help="print the outcome as JSON")
     _overwrite(cal)
 
@@ -238,6 +271,10 @@ def _add_predict(sub) -> None:
     pred.add_argument("--benchmark", default=None, metavar="NAME",
                       help="keep only the rows of this benchmark")
     pred.add_argument("-o", "--output", required=True, help="output .parquet file")
+    pred.add_argument("--config-only", action="store_true",
+                      help="ignore measured epochs and samples in the table: predict from the "
+                           "configuration columns alone, as before training")
+    _catalog(pred)
     pred.add_argument("--json", action="store_true", help="print the outcome as JSON")
     _overwrite(pred)
 
@@ -272,8 +309,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _spec_options(args) -> dict:
-    from .spec import parse_criteria
-
     return dict(
         criteria=parse_criteria(args.criteria) if args.criteria is not None else None,
         constraints=args.require if args.require is not None else (),
@@ -296,21 +331,15 @@ def _spec_options(args) -> dict:
 
 def _run_analysis(args, data, *, simulate_rows=None) -> int:
     """Analyze ``data`` (a path or table) or, with ``simulate_rows``, a fresh simulated sweep."""
-    from .api import Engine
-    from .console import make_console, print_summary
-
-    from .spec import AnalysisSpec
-
     spec = AnalysisSpec(**_spec_options(args))  # every option checked before any work
     check_target(args.out, name="--out", overwrite=args.overwrite, folder=True)
     if simulate_rows is None:
         _check_input(args.table)
+        data, spec = _with_predicted_outcomes(args, data, spec)
     progress = _progress(args)
     try:
         engine = Engine(backend=args.backend, progress=progress)
         if simulate_rows is not None:
-            from .sources.simulate import simulate
-
             with progress.step("simulate", simulate_rows):
                 data = simulate(simulate_rows, seed=args.seed)
         result = engine.analyze(data, spec)
@@ -329,10 +358,28 @@ def _run_analysis(args, data, *, simulate_rows=None) -> int:
     return 0
 
 
+def _with_predicted_outcomes(args, data, spec):
+    """The table to analyze: as given, or, for configurations without outcomes (or with
+    ``--predict``), the configurations with their predicted outcomes and the notes on them."""
+    from dataclasses import replace
+
+    asked = [f for f, v in (("--catalog", args.catalog), ("--model", args.model)) if v]
+    if not (args.predict or asked or needs_prediction(table_columns(data))):
+        return data, spec
+
+    table = read_table(data)
+    if not (args.predict or needs_prediction(table.columns)):
+        raise UsageError(f"{asked[0]} applies to predicted outcomes, and the table has "
+                         "measured time_to_train_min; add --predict to analyze predictions "
+                         "instead")
+    acc = merge_accelerator_catalog(args.catalog) if args.catalog else None
+    model = CalibratedModel.from_json(args.model) if args.model else None
+    table, notes = predicted_outcomes(table, model=model, accelerator_table=acc)
+    return table, replace(spec, notes=tuple(spec.notes) + tuple(notes))
+
+
 def _progress(args):
     """Progress bars on stderr when it is a terminal and the user wants human output."""
-    from .progress import SILENT, TerminalProgress
-
     if getattr(args, "quiet", False) or getattr(args, "json", False) or not sys.stderr.isatty():
         return SILENT
     return TerminalProgress()
@@ -349,10 +396,9 @@ def _cmd_analyze(args) -> int:
 
 
 def _run_distributed(args) -> int:
-    from .api import Engine
-    from .console import make_console, print_summary
-    from .distributed import check_dask_available
-    from .spec import AnalysisSpec
+    if args.predict or args.catalog or args.model:
+        raise UsageError("--predict, --catalog and --model predict outcomes in memory; run "
+                         "gpurank predict first and analyze its output with --dask")
 
     spec = AnalysisSpec(**_spec_options(args))
     check_dask_available()
@@ -376,16 +422,12 @@ def _run_distributed(args) -> int:
 
 def _check_input(path) -> None:
     """Refuse a missing input before any work (the reader says why a present one is bad)."""
-    from .errors import DataError
-
     p = Path(path)
     if not p.exists():
         raise DataError(f"table '{p}' does not exist")
 
 
 def _cmd_info(args) -> int:
-    from .backend import describe_environment
-
     print(json.dumps(describe_environment(), indent=2))
     return 0
 
@@ -402,16 +444,12 @@ def _split(text, cast=str):
 
 def _emit(args, payload: dict, line: str) -> None:
     if args.json:
-        from .io import to_jsonable
-
         print(json.dumps(to_jsonable(payload), indent=2))
     else:
         print(printable(line, newlines=True))
 
 
 def _cmd_mlperf(args) -> int:
-    from .sources.mlperf import run_mlperf_cli
-
     progress = _progress(args)
     try:
         with progress.step("read"):
@@ -432,8 +470,6 @@ def _cmd_mlperf(args) -> int:
 
 
 def _cmd_study(args) -> int:
-    from .study import run_study_cli
-
     res = run_study_cli(args.paths, args.output, published_scores=args.published_scores,
                         seed=args.seed, overwrite=args.overwrite, benchmark=args.benchmark)
     _emit(args, {"output": args.output, "verdicts": res.verdicts()},
@@ -442,8 +478,6 @@ def _cmd_study(args) -> int:
 
 
 def _cmd_simulate(args) -> int:
-    from .sources.simulate import run_simulate_cli
-
     progress = _progress(args)
     try:
         with progress.step("simulate", args.n):
@@ -454,7 +488,8 @@ def _cmd_simulate(args) -> int:
                                    providers=_split(args.providers),
                                    row_group_rows=args.row_group_rows,
                                    partitioned=args.partitioned, overwrite=args.overwrite,
-                                   check_size=not args.no_size_check, workload=args.workload)
+                                   check_size=not args.no_size_check, workload=args.workload,
+                                   catalog=args.catalog)
     finally:
         progress.close()
     for note in out.get("notes", ()):
@@ -467,10 +502,9 @@ def _cmd_simulate(args) -> int:
 
 
 def _cmd_calibrate(args) -> int:
-    from .sources.calibrate import run_calibrate_cli
-
     model = run_calibrate_cli(args.table, args.output, overwrite=args.overwrite,
-                              report=args.report, benchmark=args.benchmark)
+                              report=args.report, benchmark=args.benchmark,
+                              intervals=args.intervals)
     models = model if isinstance(model, dict) else {model.workload: model}
     _emit(args, {"output": args.output, "report": args.report,
                  "models": {k: m.to_dict() for k, m in models.items()}},
@@ -480,21 +514,42 @@ def _cmd_calibrate(args) -> int:
 
 
 def _cmd_predict(args) -> int:
-    from .sources.calibrate import run_predict_cli
-
     res = run_predict_cli(args.table, args.model, args.output, overwrite=args.overwrite,
-                          benchmark=args.benchmark)
+                          benchmark=args.benchmark, use_table_epochs=not args.config_only,
+                          catalog=args.catalog)
     _emit(args, {"output": args.output, "rows": len(res)},
           f"wrote {args.output}: {len(res):,} configurations with predicted_ columns")
     return 0
 
 
 def _cmd_report(args) -> int:
-    from .report import rebuild_report
-
     path = rebuild_report(args.ranking, args.out, overwrite=args.overwrite)
     _emit(args, {"output": str(path)}, f"wrote {path}")
     return 0
+
+
+def _outputs(args) -> list:
+    """(path, flag) of each output the command writes: claimed before any work, so a second
+    run into the same path is refused at once instead of replacing this one's output."""
+    if args.command in ("demo", "analyze"):
+        return [(args.out, "--out")]
+    if args.command == "report":
+        return [(report_path(args.ranking, args.out), "--out")]
+    outs = [(getattr(args, "output", None), "--output"),
+            (getattr(args, "report", None), "--report")]
+    return [(path, flag) for path, flag in outs if path is not None]
+
+
+@contextlib.contextmanager
+def _claimed(args):
+    """Hold the claims of :func:`_outputs`; their notes (a lock taken over from a run that
+    is gone) go to stderr once the command has succeeded."""
+    with contextlib.ExitStack() as stack:
+        claims = [stack.enter_context(claim(path, name=flag)) for path, flag in _outputs(args)]
+        yield
+        if not getattr(args, "quiet", False):
+            for note in (n for c in claims for n in c.notes):
+                print(printable(f"note: {note}"), file=sys.stderr)
 
 
 _COMMANDS = {
@@ -539,6 +594,25 @@ def _silenced(quiet: bool):
                 lg.setLevel(level)
 
 
+@contextlib.contextmanager
+def _held_warnings(args):
+    """Warnings raised while a command runs (a library's RuntimeWarning about an overflow
+    that the command then handles) are shown once it has succeeded; when it fails, its
+    error is the one line on stderr (with --verbose, the warnings are shown too)."""
+    import warnings
+
+    caught, ok = [], False
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            yield
+        ok = True
+    finally:
+        if ok or args.verbose:
+            for w in caught:
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file,
+                                     w.line)
+
+
 def _terminated(signum, frame):
     # SIGTERM (a batch scheduler's kill, `timeout`, a container stop) unwinds like Ctrl-C,
     # so a write in progress removes its staging files instead of leaving them behind.
@@ -559,12 +633,12 @@ def main(argv=None) -> int:
         print(f"gpurank: error: {_one_line(exc)}", file=sys.stderr)
         return exc.exit_code
     try:
-        with _silenced(getattr(args, "quiet", False)):
+        with _held_warnings(args), _silenced(getattr(args, "quiet", False)), _claimed(args):
             return _COMMANDS[args.command](args)
     except GpurankError as exc:
         if args.verbose:
             print(printable(traceback.format_exc(), newlines=True), end="", file=sys.stderr)
-        message = exc.for_flag(_flag(exc.param)) if isinstance(exc, ParamError) else str(exc)
+        message = exc.for_flag(_flag) if isinstance(exc, ParamError) else str(exc)
         print(f"gpurank: error: {_one_line(message)}", file=sys.stderr)
         return exc.exit_code
     except (MemoryError, OSError) as exc:

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .backend import resolve_backend
 from .errors import UsageError
+from .magnitudes import MOMENTS_SAFE, column_scales
 from .params import ParamError
 from .profiles_text import COMPOSITION_COLUMNS, SHARES_KEY, cluster_shares
 from .profiles_text import accelerator_text as _accelerator_text
@@ -22,16 +24,9 @@ from .profiles_text import range_text as _range_text
 from .results import ClusterResult
 from .spec import DEFAULT_CLUSTERS
 
-__all__ = [
-    "ClusterModel",
-    "fit_cluster_model",
-    "cluster_configurations",
-    "default_cluster_features",
-    "stable_order",
-    "relabel",
-    "profile_clusters",
-    "DEFAULT_FEATURES",
-]
+__all__ = ["ClusterModel", "fit_cluster_model", "cluster_configurations",
+           "default_cluster_features", "stable_order", "relabel", "profile_clusters",
+           "DEFAULT_FEATURES", "FIT_ROWS"]
 
 DEFAULT_FEATURES = (
     "n_accelerators",
@@ -191,11 +186,6 @@ def _feature_matrix(df, features, logs, backend, scales=()):
     return xp.stack(cols, axis=1) if cols else xp.empty((len(df), 0))
 
 
-#: A feature whose largest magnitude is outside this range would overflow (or underflow)
-#: the sum of squares of its standard deviation; it is rescaled by a power of two first.
-_SAFE_MAGNITUDE = (1e-100, 1e100)
-
-
 def _safe_scales(Xv, backend):
     """Power-of-two scale of each column of the valid rows ``Xv`` that would overflow or
     underflow (1.0 for the others), or ``()`` when none would."""
@@ -204,10 +194,7 @@ def _safe_scales(Xv, backend):
         return ()
     top = np.asarray(backend.to_host(xp.maximum(Xv.max(axis=0), -Xv.min(axis=0))),
                      dtype=np.float64)
-    scales = tuple(float(2.0 ** -int(np.frexp(t)[1]))
-                   if np.isfinite(t) and (t > _SAFE_MAGNITUDE[1] or 0 < t < _SAFE_MAGNITUDE[0])
-                   else 1.0 for t in top)
-    return scales if any(s != 1.0 for s in scales) else ()
+    return column_scales(top, low=MOMENTS_SAFE[0], high=MOMENTS_SAFE[1])
 
 
 def default_cluster_features(columns, criteria=()) -> tuple[str, ...]:
@@ -436,8 +423,6 @@ def profile_clusters(df, labels, *, backend=None) -> pd.DataFrame:
     DataFrame
     """
     if backend is None:
-        from .backend import resolve_backend
-
         backend = resolve_backend("cpu")
     xp = backend.xp
     lab = xp.asarray(np.asarray(labels, dtype=np.int32))

@@ -276,3 +276,6 @@ def _print_robust(rb: dict, console: Console) -> None:
                                       drop_order=_ROBUST_DROP_ORDER,
                                       keep=("rank", "accelerator", f"P(top {k})"),
                                       header=header), header=header)
+    mu = rb.get("model_uncertainty")
+    if isinstance(mu, dict) and mu.get("drawn") and mu.get("text"):
+        console.print(printable(f"note: {mu['text']}"))

@@ -23,6 +23,7 @@ import numpy as np
 
 from .errors import DataError
 from .params import ParamError
+from .schema import require_columns
 
 __all__ = ["Constraint", "parse_constraints", "constraint_mask", "apply_constraints",
            "ConstraintCounts", "infeasible_message"]
@@ -205,8 +206,6 @@ def constraint_mask(df, constraint: Constraint):
     DataError
         A numeric limit on a text column, or a text set on a numeric one.
     """
-    from .schema import require_columns
-
     require_columns(df, [constraint.column], role="constraint")
     s = df[constraint.column]
     numeric = getattr(s.dtype, "kind", "O") in "iufb"

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataError
+from .magnitudes import column_scales
 from .results import ImportanceResult
 from .schema import CONFIG_FEATURES, require_columns
 
@@ -94,9 +95,10 @@ def _to_float32(v, xp):
     first scaled by a power of two (exact) to magnitudes below one: trees split on order and
     R^2 is scale-free, so the importances do not change."""
     if v.size:
-        top = float(xp.max(xp.abs(v)))
-        if top > _FLOAT32_SAFE[1] or 0 < top < _FLOAT32_SAFE[0]:
-            v = v * 2.0 ** -int(np.frexp(top)[1])
+        scales = column_scales([float(xp.max(xp.abs(v)))], low=_FLOAT32_SAFE[0],
+                               high=_FLOAT32_SAFE[1])
+        if scales:
+            v = v * scales[0]
     return v.astype(xp.float32)
 
 

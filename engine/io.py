@@ -15,7 +15,10 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import DataError, UsageError
+from .jsonable import to_jsonable
 from .outputs import publish_file
+from .partitions import check_parts
+from .schema import check_column_names, text_from_bytes
 
 __all__ = [
     "read_table",
@@ -59,21 +62,24 @@ def read_table(path, *, backend=None) -> pd.DataFrame:
         if p.is_dir() or suffix in _PARQUET_SUFFIXES:
             if p.is_dir():
                 _check_folder(p)
-            return xdf.read_parquet(p)
-        if suffix in _CSV_SUFFIXES:
+                check_parts(p)
+            table = xdf.read_parquet(p)
+        elif suffix in _CSV_SUFFIXES:
             sep = "\t" if suffix == ".tsv" else ","
-            if xdf is pd:
-                return _check_text(pd.read_csv(p, sep=sep, engine="pyarrow"), p)
-            return xdf.read_csv(p, sep=sep)
+            table = (pd.read_csv(p, sep=sep, engine="pyarrow") if xdf is pd
+                     else xdf.read_csv(p, sep=sep))
+        else:
+            table = None
     except DataError:
         raise
     except Exception as exc:  # noqa: BLE001 - any parser failure is a data problem for the user
         raise DataError(f"cannot read table '{p}': {type(exc).__name__}: "
                         f"{short_message(exc)}") from exc
-    raise DataError(
-        f"table file '{p}' has unknown format '{p.suffix}'; allowed: .parquet, .csv, "
-        "or a folder of .parquet files"
-    )
+    if table is None:
+        raise DataError(f"table file '{p}' has unknown format '{p.suffix}'; allowed: .parquet, "
+                        ".csv, or a folder of .parquet files")
+    check_column_names(table)
+    return text_from_bytes(table, where=f"table '{p}'") if xdf is pd else table
 
 
 def short_message(exc, limit: int = 240) -> str:
@@ -92,20 +98,6 @@ def _check_folder(p: Path) -> None:
         if not os.access(p, os.R_OK | os.X_OK):
             raise DataError(f"cannot read table folder '{p}': permission denied")
         raise DataError(f"table folder '{p}' holds no .parquet files")
-
-
-def _check_text(df: pd.DataFrame, p: Path) -> pd.DataFrame:
-    """Refuse a CSV that is not UTF-8: pyarrow keeps such a column as raw bytes."""
-    for col in df.columns:
-        s = df[col]
-        if s.dtype == object:
-            raw = s.map(lambda v: isinstance(v, bytes))
-            if bool(raw.any()):
-                i = int(raw.to_numpy().argmax())
-                sample = s.iloc[i][:20]
-                raise DataError(f"table '{p}' is not UTF-8 text: column '{col}' row {i} holds "
-                                f"the bytes {sample!r}; save the file as UTF-8")
-    return df
 
 
 #: Rows per Parquet row group (pyarrow's default), written one at a time.
@@ -173,31 +165,3 @@ def write_text(text, path, *, overwrite=False, name="path") -> Path:
     with publish_file(path, name=name, overwrite=overwrite) as pub:
         pub.path.write_text(text, encoding="utf-8")
     return Path(path)
-
-
-def to_jsonable(obj):
-    """Turn results into JSON builtins: NumPy scalars and arrays, tuples, and NaN as null.
-
-    JSON has no NaN; a missing figure is written as null rather than as invalid JSON.
-    """
-    import math
-
-    import numpy as np
-
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return [to_jsonable(v) for v in obj.tolist()]
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, (int, np.integer)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        return float(obj) if math.isfinite(obj) else None
-    if obj is None or isinstance(obj, str):
-        return obj
-    if obj is pd.NA or obj is pd.NaT:
-        return None
-    return str(obj)

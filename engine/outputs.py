@@ -8,7 +8,11 @@ Every command that writes a user-named path goes through this module:
   swapped in with one rename. Where the target already holds an older set, the two are
   exchanged atomically (``renameat2(RENAME_EXCHANGE)`` on Linux), so the target always holds
   the old set or the new one, never a mix and never nothing; the old set is then removed.
-- :func:`publish_file` does the same for one file (a temporary sibling, one rename).
+- :func:`publish_file` does the same for one file (a temporary sibling, one rename); a file
+  written into an output set's folder joins the set, which is staged and swapped again.
+
+Both hold the output's one-writer claim (:mod:`gpurank.engine.writelock`) while they write:
+a second process writing the same path meanwhile is refused at once, naming this one.
 
 An existing target is replaced only when it is gpurank's own output (a folder with a
 manifest, an empty folder, or a file that carries gpurank's marker) or when the caller
@@ -37,6 +41,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UsageError
+from .jsonable import to_jsonable
+from .manifest import MANIFEST_NAME, protected_reason, read_manifest
+from .schema import SIMULATED_COLUMNS
+from .writelock import claim
 
 __all__ = [
     "MANIFEST_NAME",
@@ -49,8 +57,6 @@ __all__ = [
     "clean_leftovers",
 ]
 
-#: The file that makes a folder a gpurank output set; written last, read by ``report``.
-MANIFEST_NAME = "_gpurank_manifest.json"
 _STAGING = "gpurank-staging"
 _OLD = "gpurank-old"
 _LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?P<what>gpurank-staging|gpurank-old)-(?P<pid>\d+)-"
@@ -97,20 +103,6 @@ def _gpurank_version() -> str:
         return "unknown"
 
 
-def read_manifest(folder) -> dict | None:
-    """The manifest of an output folder, or ``None`` when it has none or it is unreadable."""
-    p = Path(folder) / MANIFEST_NAME
-    try:
-        if not p.is_file() or p.stat().st_size > 1 << 20:
-            return None
-        raw = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return None
-    if not isinstance(raw, dict) or raw.get("format") != "gpurank.output":
-        return None
-    return raw
-
-
 def _parquet_is_ours(path: Path) -> bool:
     try:
         import pyarrow.parquet as pq
@@ -146,6 +138,20 @@ def _json_is_ours(path: Path) -> bool:
     return isinstance(raw, dict) and str(raw.get("format", "")).startswith("gpurank.")
 
 
+#: Columns ``gpurank predict`` adds to a table: a CSV whose header has them all is its output.
+_PREDICT_MARKERS = (b"predicted_time_to_train_min", b"predicted_throughput", b"prediction_note")
+
+
+def _csv_is_ours(path: Path) -> bool:
+    """A simulated sweep (exactly the simulator's header) or a predicted table (a header
+    with the columns predict adds)."""
+    first = _head(path, 1 << 16).split(b"\n", 1)[0].strip()
+    if first == ",".join(SIMULATED_COLUMNS).encode():
+        return True
+    fields = set(first.split(b","))
+    return all(m in fields for m in _PREDICT_MARKERS)
+
+
 def _file_is_ours(path: Path) -> bool:
     suffix = path.suffix.lower()
     if suffix in (".parquet", ".pq", ".parq"):
@@ -156,11 +162,15 @@ def _file_is_ours(path: Path) -> bool:
         head = _head(path)
         return any(m in head for m in _TEXT_MARKERS[suffix])
     if suffix == ".csv":
-        from .sources.simulate import COLUMNS
-
-        first = _head(path, 8192).split(b"\n", 1)[0].strip()
-        return first == ",".join(COLUMNS).encode()
-    return False
+        return _csv_is_ours(path)
+    # A name without a known suffix (``simulate -o sweep`` writes Parquet there): the
+    # content says what the file is.
+    head = _head(path)
+    if head.startswith(b"PAR1"):
+        return _parquet_is_ours(path)
+    if head.lstrip().startswith(b"{"):
+        return _json_is_ours(path)
+    return any(m in head for markers in _TEXT_MARKERS.values() for m in markers)
 
 
 def _legacy_folder_is_ours(path: Path) -> bool:
@@ -202,26 +212,6 @@ def is_gpurank_output(path) -> bool:
     if p.is_file():
         return _file_is_ours(p)
     return False
-
-
-def _protected(target: Path) -> str | None:
-    """Why ``target`` may never be replaced, or None."""
-    try:
-        resolved = target.resolve()
-        cwd = Path.cwd().resolve()
-    except OSError:
-        return None
-    if resolved == Path(resolved.anchor):
-        return "is the root of the file system"
-    if resolved == cwd or resolved in cwd.parents:
-        return "is the current folder or one of its parents"
-    home = Path.home()
-    try:
-        if resolved == home.resolve():
-            return "is the home folder"
-    except OSError:
-        pass
-    return None
 
 
 #: Bytes a staging name adds to the target's name: ".NAME.gpurank-staging-PID-XXXXXXXX".
@@ -268,7 +258,7 @@ def check_target(target, *, name, overwrite=False, folder=False) -> Path:
     if len(os.fsencode(p.name)) > longest:
         raise UsageError(f"{name}: the name '{p.name[:40]}...' is {len(os.fsencode(p.name))} "
                          f"bytes long; at most {longest} are allowed here")
-    why = _protected(p)
+    why = protected_reason(p)
     if why:
         raise UsageError(f"{name} '{target}' {why}; name a new path for gpurank's output")
     parent = p.parent
@@ -498,13 +488,27 @@ def publish_folder(target, *, kind, name="--out", overwrite=False, manifest=None
     """
     target = check_target(target, name=name, overwrite=overwrite, folder=True)
     target.parent.mkdir(parents=True, exist_ok=True)
-    notes = clean_leftovers(target)
+    with claim(target, name=name) as held:
+        notes = (held.notes if held.outer else []) + clean_leftovers(target)
+        pub = Publication(path=target, target=target, run_id=uuid.uuid4().hex, notes=notes,
+                          manifest=dict(manifest or {}))
+        with _staged_set(pub, kind):
+            yield pub
+
+
+@contextmanager
+def _staged_set(pub: Publication, kind: str, *, linked=()):
+    """Stage the set of ``pub`` in a fresh folder beside its target (``pub.path`` is set to
+    it), and swap it in with its manifest when the block ends without an exception.
+    ``linked``: files of the current set to carry over (hard links where possible)."""
+    target = pub.target
     staging, tag = _staging_name(target)
     os.mkdir(staging, _umask_mode(0o777))
-    pub = Publication(path=staging, target=target, run_id=uuid.uuid4().hex, notes=notes,
-                      manifest=dict(manifest or {}))
+    pub.path = staging
     try:
         (staging / _STAGING_MARKER).write_bytes(b"")
+        for rel in linked:
+            _link_or_copy(target / rel, staging / rel)
         yield pub
         _write_manifest(pub, kind)
         (staging / _STAGING_MARKER).unlink()
@@ -518,6 +522,16 @@ def publish_folder(target, *, kind, name="--out", overwrite=False, manifest=None
             _remove(old)
         except OSError as exc:
             pub.notes.append(f"could not remove the replaced output '{old}': {exc}")
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    """``dst`` as a second name of ``src`` (no data copied), or a copy where the file system
+    has no hard links."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
 
 
 def _write_manifest(pub: Publication, kind: str) -> None:
@@ -538,8 +552,6 @@ def _write_manifest(pub: Publication, kind: str) -> None:
         **pub.manifest,
         "files": files,
     }
-    from .io import to_jsonable
-
     text = json.dumps(to_jsonable(body), indent=2, allow_nan=False) + "\n"
     path = pub.path / MANIFEST_NAME
     with open(path, "w", encoding="utf-8") as fh:
@@ -564,21 +576,84 @@ def publish_file(target, *, name="--output", overwrite=False):
     ------
     Publication
         Write the file at ``publication.path``; it is renamed onto the target when the block
-        ends without an exception, and removed otherwise.
+        ends without an exception, and removed otherwise. A file whose folder is a gpurank
+        output set (``report.html`` rebuilt into an analysis folder) joins the set: the set
+        is staged again with it and swapped in whole, its manifest listing the new file.
     """
     target = check_target(target, name=name, overwrite=overwrite, folder=False)
     target.parent.mkdir(parents=True, exist_ok=True)
-    notes = clean_leftovers(target)
+    with claim(target, name=name) as held:
+        notes = held.notes if held.outer else []
+        home = read_manifest(target.parent)
+        if home is not None:
+            # A file of an output set (report.html into an analysis folder): the set is
+            # staged again with the new file and a manifest that lists it.
+            yield from _into_set(target, home, notes)
+            return
+        notes += clean_leftovers(target)
+        staging, _tag = _staging_name(target)
+        pub = Publication(path=staging, target=target, run_id=uuid.uuid4().hex, notes=notes)
+        try:
+            yield pub
+            if staging.exists():
+                os.chmod(staging, _umask_mode(0o666))
+            os.replace(staging, target)
+        except BaseException:
+            try:
+                _remove(staging)
+            except OSError:
+                pass
+            raise
+
+
+def _into_set(target: Path, home: dict, notes: list):
+    """Publish the file ``target`` as a member of the output set in its folder: every other
+    file of the set is carried over into a staging folder, the new file is written there, and
+    the set is swapped in whole with a manifest that lists it (same run id and fields)."""
+    folder = target.parent
+    if protected_reason(folder):
+        yield from _into_set_in_place(target, home, notes)
+        return
+    notes += clean_leftovers(folder)
+    members = []
+    for root, dirs, names in os.walk(folder):
+        dirs.sort()
+        for n in sorted(names):
+            rel = (Path(root) / n).relative_to(folder)
+            if rel.as_posix() not in (MANIFEST_NAME, target.name):
+                members.append(rel)
+    fixed = {"format", "kind", "run_id", "gpurank", "created", "files"}
+    pub = Publication(path=folder, target=folder, run_id=str(home.get("run_id", "")),
+                      notes=notes,
+                      manifest={k: v for k, v in home.items() if k not in fixed})
+    with _staged_set(pub, str(home.get("kind", "analysis")), linked=members):
+        yield Publication(path=pub.path / target.name, target=target, run_id=pub.run_id,
+                          notes=notes)
+
+
+def _into_set_in_place(target: Path, home: dict, notes: list):
+    """:func:`_into_set` for a set whose folder cannot be swapped (the current folder, whose
+    replacement would leave the user's shell in a removed folder): the file is renamed into
+    the folder, then a manifest that lists it, each in one atomic rename. A crash between
+    the two leaves the new file beside a manifest that gives its old size."""
+    notes += clean_leftovers(target)
     staging, _tag = _staging_name(target)
-    pub = Publication(path=staging, target=target, run_id=uuid.uuid4().hex, notes=notes)
+    pub = Publication(path=staging, target=target, run_id=str(home.get("run_id", "")),
+                      notes=notes)
     try:
         yield pub
-        if staging.exists():
-            os.chmod(staging, _umask_mode(0o666))
+        os.chmod(staging, _umask_mode(0o666))
         os.replace(staging, target)
     except BaseException:
-        try:
-            _remove(staging)
-        except OSError:
-            pass
+        staging.unlink(missing_ok=True)
+        raise
+    manifest = target.parent / MANIFEST_NAME
+    files = dict(home.get("files") or {}, **{target.name: target.stat().st_size})
+    text = json.dumps({**home, "files": files}, indent=2, allow_nan=False) + "\n"
+    tmp, _tag = _staging_name(manifest)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, manifest)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
         raise

@@ -19,20 +19,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from .clustering import fit_cluster_model
 from .errors import SchemaError
+from .importance import default_features, feature_importance
 from .metrics import plan_metrics
+from .ranking import check_rank_input, pareto_ranks, rank_configurations
+from .robust import robust_from_costs_spec, uncertainty_of
+from .schema import closest_names, require_columns
 from .spec import default_criteria, default_target
 
-__all__ = [
-    "resolve_criteria",
-    "resolve_target",
-    "importance_step",
-    "cluster_step",
-    "start_ranks",
-    "rank_step",
-    "robust_step",
-    "MIN_IMPORTANCE_ROWS",
-]
+__all__ = ["resolve_criteria", "resolve_target", "importance_step", "cluster_step", "start_ranks",
+           "rank_step", "robust_step", "MIN_IMPORTANCE_ROWS", "analyzed_columns", "with_criteria",
+           "check_target_column"]
 
 #: Fewer rows than this cannot support a forest with a held-out quarter.
 MIN_IMPORTANCE_ROWS = 10
@@ -68,8 +66,6 @@ def importance_step(frame, spec, target, *, backend, notes):
     SchemaError
         ``spec.target`` names a column that is not in the table.
     """
-    from .importance import default_features, feature_importance
-
     n = len(frame)
     if target is None:
         notes.append("importance skipped: the table has neither throughput_per_accelerator nor "
@@ -77,8 +73,6 @@ def importance_step(frame, spec, target, *, backend, notes):
         return None
     if target not in frame.columns:
         if spec.target is not None:
-            from .schema import require_columns
-
             require_columns(frame, [target], role="target")
         notes.append(f"importance skipped: the table has no '{target}' column")
         return None
@@ -102,8 +96,6 @@ def cluster_step(frame, spec, criteria, *, backend, notes):
     """Fit the grouping on ``frame`` (:func:`~gpurank.engine.clustering.fit_cluster_model`):
     the model and the stable labels of ``frame``'s rows (host int32), or (None, None) with a
     note for a table of one row."""
-    from .clustering import fit_cluster_model
-
     if len(frame) < 2:
         notes.append("clustering skipped: a table of one row has nothing to group")
         return None, None
@@ -132,8 +124,6 @@ def start_ranks(costs, criteria, spec, *, backend):
     DataError
         A criterion is constant, or not positive under ``norm="log"``: before any work.
     """
-    from .ranking import check_rank_input, pareto_ranks
-
     check_rank_input(costs, criteria, spec.norm, backend=backend)
     if not backend.overlaps:
         return None
@@ -144,18 +134,18 @@ def start_ranks(costs, criteria, spec, *, backend):
 def rank_step(frame, costs, criteria, spec, *, backend, ranks=None):
     """Pareto ranks, domination counts, TOPSIS scores and the final rank of the rows;
     ``ranks`` is :func:`start_ranks`'s future when the ranks were started earlier."""
-    from .ranking import rank_configurations
-
     return rank_configurations(frame, criteria, backend=backend, norm=spec.norm, costs=costs,
                                rank_depth=spec.rank_depth, count_cap=spec.count_cap,
                                ranks=ranks)
 
 
-def robust_step(costs, criteria, ranking, spec, *, backend):
-    """SMAA over TOPSIS weights on the analyzed rows (see :mod:`gpurank.engine.robust`)."""
-    from .robust import robust_from_costs_spec
-
-    return robust_from_costs_spec(costs, criteria, ranking, spec=spec, backend=backend)
+def robust_step(costs, criteria, ranking, spec, *, backend, frame=None):
+    """SMAA over TOPSIS weights on the analyzed rows (see :mod:`gpurank.engine.robust`);
+    with the analyzed ``frame``, the predicted values are drawn inside their prediction
+    intervals too, where the table has them (:func:`~gpurank.engine.robust.uncertainty_of`)."""
+    u = uncertainty_of(frame, criteria, backend=backend) if frame is not None else None
+    return robust_from_costs_spec(costs, criteria, ranking, spec=spec, backend=backend,
+                                  uncertainty=u)
 
 
 def with_criteria(spec, criteria):
@@ -166,6 +156,5 @@ def with_criteria(spec, criteria):
 def check_target_column(spec, columns) -> None:
     """Refuse an explicit target the table does not have, before any work is done."""
     if spec.target is not None and spec.target not in analyzed_columns(columns):
-        shown = ", ".join(map(str, list(columns)[:30]))
-        raise SchemaError(f"target column '{spec.target}' is not in the table; columns are: "
-                          f"{shown}")
+        raise SchemaError(f"target column '{spec.target}' is not in the table; "
+                          f"{closest_names(spec.target, analyzed_columns(columns))}")

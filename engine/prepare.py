@@ -25,12 +25,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
+import pandas as pd
 
 from .constraints import ConstraintCounts, constraint_mask, infeasible_message
 from .errors import DataError
 from .metrics import METRIC_INPUTS, derive_metrics, plan_metrics, reference_table
-from .schema import require_columns
+from .ranking import criteria_matrix
+from .schema import check_column_names, require_columns, shown_names, text_from_bytes
 
 __all__ = [
     "RESULT_COLUMNS",
@@ -177,22 +178,13 @@ def check_columns(df):
     -------
     (frame, replaced) : the frame without those columns, and their names.
     """
+    check_column_names(df)
     names = list(df.columns)
-    for i, c in enumerate(names):
-        if not isinstance(c, str):
-            raise DataError(f"column {i} of the table is named {c!r}; column names must be "
-                            "text")
-    seen, dups = set(), []
-    for c in names:
-        if c in seen and c not in dups:
-            dups.append(c)
-        seen.add(c)
-    if dups:
-        raise DataError(f"column '{dups[0]}' appears {names.count(dups[0])} times in the table; "
-                        "column names must be unique")
     replaced = tuple(c for c in names if c in RESULT_COLUMNS)
     if replaced:
         df = df.drop(columns=list(replaced))
+    if isinstance(df, pd.DataFrame):  # a host table as given (API, a Dask partition)
+        df = text_from_bytes(df, where="the table")
     return df, replaced
 
 
@@ -419,8 +411,6 @@ def prepare_rows(df, spec, criteria, *, backend, reference=None, offset=0):
         Invalid rows are left out of ``frame`` and ``costs`` here whatever ``drop_invalid``
         says; :func:`raise_or_note` decides, once the whole table's report is known.
     """
-    from .ranking import criteria_matrix
-
     df, replaced = check_columns(df)
     n = len(df)
     df, not_numbers = _coerce_numbers(df, backend)
@@ -497,7 +487,7 @@ def raise_or_note(report: RowReport, spec, notes: list) -> None:
     for column, wanted, kept, values in report.selections:
         if kept == 0:
             raise DataError(f"{column} {wanted!r} matches no row; the table has: "
-                            f"{', '.join(values) or f'no {column} values'}")
+                            f"{shown_names(wanted, values, none=f'no {column} values')}")
         if kept < before:
             flag = "--" + column.replace("_", "-")
             notes.append(f"{before - kept:,} rows with {column} other than {wanted!r} left "

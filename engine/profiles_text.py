@@ -19,18 +19,9 @@ import pandas as pd
 
 from .formatting import percent
 
-__all__ = [
-    "COMPOSITION_COLUMNS",
-    "MAJORITY",
-    "accelerator_text",
-    "composition",
-    "composition_shares",
-    "cluster_shares",
-    "count_range",
-    "efficiency_word",
-    "profile_frame",
-    "range_text",
-]
+__all__ = ["COMPOSITION_COLUMNS", "MAJORITY", "accelerator_text", "composition",
+           "composition_shares", "cluster_shares", "count_range", "efficiency_word",
+           "profile_frame", "range_text", "SHARES_KEY"]
 
 #: Columns describing what a group runs on, from the most to the least specific.
 COMPOSITION_COLUMNS = ("accelerator", "family", "generation")

@@ -8,6 +8,7 @@ distances to the ideal and anti-ideal points are unchanged), so it runs on the s
 from __future__ import annotations
 
 import numpy as np
+from gpurank.kernels.cpu.select import rank_order
 
 from .errors import DataError
 from .results import RankResult
@@ -50,8 +51,6 @@ def check_criteria_values(costs, criteria) -> None:
 
 def final_rank(topsis_score, pareto_rank) -> np.ndarray:
     """Rank 1 = best: by TOPSIS score (descending), ties by Pareto rank, then row order."""
-    from gpurank.kernels.cpu.select import rank_order
-
     n = topsis_score.shape[0]
     order = rank_order(topsis_score, pareto_rank)
     rank = np.empty(n, dtype=np.int64)

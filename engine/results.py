@@ -163,7 +163,8 @@ class RankResult:
 
 @dataclass(frozen=True)
 class RobustResult:
-    """SMAA over TOPSIS weights: how robust each configuration's place is to the weights.
+    """SMAA over TOPSIS weights: how robust each configuration's place is to the weights (and,
+    with model uncertainty, to the error of the predicted values).
 
     Only *candidates* are scored: rows dominated by fewer than ``k`` rows. A row dominated
     by ``k`` or more rows ranks below all of its dominators under every weight vector, so
@@ -190,6 +191,16 @@ class RobustResult:
     central_weights : ndarray of float64, shape (candidates, criteria)
         Mean weight vector of the samples under which the candidate ranks first (NaN when
         it never does).
+    model_uncertainty : dict or None
+        None when no model uncertainty was given; otherwise whether predicted values were
+        drawn (``drawn``), inside which intervals (``source``), the criteria they move with
+        their exponents, how many rows have an interval, the distribution and a one-line
+        ``text`` (:func:`gpurank.engine.robust.robust_summary` reports it). When values are
+        drawn, the candidates are the rows that fewer than ``k`` rows dominate in every
+        draw, and each probability is over weights and values together.
+    factor_interval : ndarray of float64, shape (candidates, 2), or None
+        When values were drawn: each candidate's factor interval ``[factor_lo, factor_hi]``
+        (``[1, 1]`` for a measured row).
     """
 
     n_rows: int
@@ -206,6 +217,8 @@ class RobustResult:
     expected_rank: np.ndarray
     expected_rank_se: np.ndarray
     central_weights: np.ndarray
+    model_uncertainty: dict | None = None
+    factor_interval: np.ndarray | None = None
 
     def column(self, name: str) -> np.ndarray:
         """A per-row column of the full table: ``p_top1``/``p_topk`` (0 for pruned rows) or

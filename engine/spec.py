@@ -10,19 +10,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .errors import UsageError
+from .constraints import parse_constraints
+from .errors import SchemaError, UsageError
 from .params import INT32_MAX, INT64_MAX, SEED_MAX, Interval, Options, ParamError, check_param
 
-__all__ = [
-    "Criterion",
-    "AnalysisSpec",
-    "parse_criteria",
-    "default_criteria",
-    "default_target",
-    "normalize_weights",
-    "parse_weight_ranges",
-    "DEFAULT_TARGET",
-]
+__all__ = ["Criterion", "AnalysisSpec", "parse_criteria", "default_criteria", "default_target",
+           "normalize_weights", "parse_weight_ranges", "DEFAULT_TARGET", "NORMS", "limit_notes",
+           "DEFAULT_CLUSTERS", "SENSES", "MAX_CLUSTERS"]
 
 SENSES = ("min", "max")
 #: TOPSIS normalizations (see AnalysisSpec.norm).
@@ -203,8 +197,6 @@ def default_criteria(columns) -> tuple[Criterion, ...]:
     SchemaError
         None of the default criteria is in the table.
     """
-    from .errors import SchemaError
-
     cols = set(columns)
     crit = [Criterion(c, sense) for c, sense in DEFAULT_CRITERIA if c in cols]
     if "throughput_per_accelerator" not in cols and "energy_kwh" in cols:
@@ -305,8 +297,6 @@ class AnalysisSpec:
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self):
-        from .constraints import parse_constraints
-
         crit = self.criteria
         if isinstance(crit, str):
             crit = parse_criteria(crit)

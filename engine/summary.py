@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .io import to_jsonable
 from .results import AnalysisResult
+from .robust import robust_summary
 
 __all__ = ["build_summary", "summary_dict", "top_columns", "columns_for_top"]
 
@@ -49,8 +50,6 @@ def build_summary(result: AnalysisResult) -> dict:
     r = result.ranking
     robust = None
     if result.robust is not None:
-        from .robust import robust_summary
-
         robust = robust_summary(result.robust, result.table, top_columns(result),
                                 top=result.spec.top)
     return summary_dict(

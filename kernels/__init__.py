@@ -33,6 +33,8 @@ CONTRACTS = (
     "topsis_from_stats",
     "top_k",
     "smaa_topsis",
+    "smaa_topsis_drawn",
+    "smaa_interval_candidates",
 )
 
 __all__ = ["reference", "cpu", "cuda", "CONTRACTS", "TopsisStats"]

@@ -15,7 +15,7 @@ equals ``sqrt(sum(x^2))`` to the last bit and the scores keep their bits.
 
 This module also turns stats into the per-column affine map of the scoring pass, written
 once for the CPU and CUDA kernels. It imports NumPy and Numba's CPU compiler, never
-numba.cuda.
+numba.cuda, and no other kernels module (the input checks of ``_validate`` import it).
 """
 
 from __future__ import annotations
@@ -26,9 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ._validate import check_merge_inputs
-
-__all__ = ["TopsisStats", "power_of_two_floor", "from_sums", "score_params"]
+__all__ = ["TopsisStats", "power_of_two_floor", "stats_of", "canonical_stats", "from_sums",
+           "score_params", "check_merge_inputs"]
 
 #: Columns whose plain float64 sum of squares is exact enough to keep: finite, and a scale of
 #: at least 2**-480, so that a square that underflows (|x| < 2**-511) errs by at most 2**-1075,
@@ -117,6 +116,35 @@ def power_of_two_floor(a):
     """Largest power of two <= ``a`` elementwise (0 where ``a`` is 0); ``a`` finite >= 0."""
     _, e = np.frexp(a)  # a = f * 2**e with f in [0.5, 1)
     return np.ldexp(np.sign(a), e - 1)
+
+
+def stats_of(x):
+    """The stats of a validated float64 matrix ``x`` (n, m), computed with NumPy: the oracle's
+    first pass (:func:`gpurank.kernels.reference.topsis_stats` checks the input first)."""
+    n, m = x.shape
+    if n == 0:
+        return TopsisStats(0, np.full(m, np.inf), np.full(m, -np.inf), np.zeros(m), np.zeros(m))
+    lo, hi = x.min(axis=0), x.max(axis=0)
+    scale = power_of_two_floor(np.maximum(np.abs(lo), np.abs(hi)))
+    xs = np.divide(x, scale, out=np.zeros_like(x), where=scale > 0)
+    return TopsisStats(n, lo, hi, scale, (xs * xs).sum(axis=0))
+
+
+def canonical_stats(stats, benefit):
+    """The stats of the canonical costs (benefit columns negated) from those of the matrix."""
+    b = np.asarray(benefit, dtype=bool)
+    return TopsisStats.of(stats.n, np.where(b, -stats.hi, stats.lo),
+                          np.where(b, -stats.lo, stats.hi), stats.scale.copy(),
+                          stats.ssq.copy())
+
+
+def check_merge_inputs(stats):
+    """The stats to merge, as a non-empty list (the input check of :meth:`TopsisStats.merge`,
+    kept beside the class: ``_validate`` imports this module, not the other way round)."""
+    stats = list(stats)
+    if not stats:
+        raise ValueError("stats must hold at least one TopsisStats; got none")
+    return stats
 
 
 def from_sums(n, lo, hi, ss, rescan):

@@ -3,12 +3,16 @@
 One message shape everywhere: ``"<parameter> must be ...; got ..."``, naming the parameter,
 what is allowed and the bad value, so that a bad input never reaches compiled code and the
 caller learns what to fix. Every kernel module (reference, cpu, cuda) imports its checks
-from here; this module imports nothing but NumPy.
+from here; this module imports NumPy and, for the checks of TOPSIS statistics, the
+:class:`~gpurank.kernels.TopsisStats` module (``_topsis_stats``, which imports no other
+kernels module; its merge keeps its own input check).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from ._topsis_stats import TopsisStats, canonical_stats
 
 _FLOATS = (np.float32, np.float64)
 NORMS = ("vector", "minmax")
@@ -226,22 +230,12 @@ def check_topsis_inputs(matrix, weights, benefit, *, norm):
 def check_stats(stats, m, n):
     """Raise unless ``stats`` are TOPSIS statistics of a table with ``m`` columns that can
     normalize ``n`` rows."""
-    from ._topsis_stats import TopsisStats
-
     if not isinstance(stats, TopsisStats):
         raise ValueError(f"stats must be a TopsisStats; got {type(stats).__name__}")
     if stats.lo.shape != (m,):
         raise ValueError(f"stats must describe {m} columns; got {stats.lo.shape[0]}")
     if n and stats.n == 0:
         raise ValueError("stats must describe at least one row; got the stats of an empty table")
-    return stats
-
-
-def check_merge_inputs(stats):
-    """The stats to merge, as a non-empty list."""
-    stats = list(stats)
-    if not stats:
-        raise ValueError("stats must hold at least one TopsisStats; got none")
     return stats
 
 
@@ -326,8 +320,6 @@ def check_smaa_inputs(matrix, weights_samples, benefit, *, k, norm, candidates, 
     k = check_k(k)
     cand = check_candidates(candidates, n)
     if stats is not None:
-        from ._smaa import canonical_stats
-
         check_stats(stats, m, n)
         check_within_stats(x, stats)
         stats = canonical_stats(stats, b)

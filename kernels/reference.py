@@ -13,6 +13,10 @@ Row ``a`` *dominates* row ``b`` when ``a <= b`` in every criterion and ``a < b``
 one. Equal rows do not dominate each other. Inputs are never mutated; NaN and infinities are
 rejected naming the first bad cell.
 
+The SMAA section also holds the drawn SMAA (values drawn in their intervals), whose rows'
+intervals are a :class:`RowFactors` (defined in :mod:`gpurank.kernels._smaa`, shared by
+every implementation, and re-exported here with ``MAX_EXPONENT``).
+
 The last sections hold the oracles of the cross-partition kernels of
 :mod:`gpurank.kernels.cpu.blocks` (how the rows of one block are dominated by another) and
 of the key-range divide and conquer, :mod:`gpurank.kernels.cpu.ranges`.
@@ -23,8 +27,19 @@ from __future__ import annotations
 import numpy as np
 
 from . import _topsis_stats
-from ._smaa import gaps
+from ._smaa import (
+    MAX_EXPONENT,
+    RowFactors,
+    check_factors,
+    corners,
+    draw_moves,
+    effective_exponent,
+    gaps,
+    moved,
+    unit_vectors,
+)
 from ._validate import (
+    check_benefit,
     check_cap,
     check_coordinates,
     check_costs,
@@ -43,6 +58,8 @@ from ._validate import (
 
 __all__ = [
     "MAX_CRITERIA",
+    "MAX_EXPONENT",
+    "RowFactors",
     "dominance_matrix",
     "pareto_front",
     "pareto_rank",
@@ -53,6 +70,8 @@ __all__ = [
     "topsis",
     "top_k",
     "smaa_topsis",
+    "smaa_topsis_drawn",
+    "smaa_interval_candidates",
     "cross_domination_count",
     "cross_max_rank",
     "seeded_rank",
@@ -223,15 +242,8 @@ def topsis_stats(matrix):
     >>> s.n, s.lo, s.hi, s.scale, s.norm
     (2, array([ 3., -1.]), array([4., 0.]), array([4., 1.]), array([5., 1.]))
     """
-    x = check_costs(matrix, name="matrix").astype(np.float64, copy=False)
-    n, m = x.shape
-    if n == 0:
-        return _topsis_stats.TopsisStats(0, np.full(m, np.inf), np.full(m, -np.inf),
-                                         np.zeros(m), np.zeros(m))
-    lo, hi = x.min(axis=0), x.max(axis=0)
-    scale = _topsis_stats.power_of_two_floor(np.maximum(np.abs(lo), np.abs(hi)))
-    xs = np.divide(x, scale, out=np.zeros_like(x), where=scale > 0)
-    return _topsis_stats.TopsisStats(n, lo, hi, scale, (xs * xs).sum(axis=0))
+    return _topsis_stats.stats_of(check_costs(matrix, name="matrix").astype(np.float64,
+                                                                          copy=False))
 
 
 def topsis_from_stats(matrix, stats, weights, benefit, *, norm="vector", out=None):
@@ -438,6 +450,128 @@ def smaa_topsis(matrix, weights_samples, benefit, *, k, norm="vector", candidate
         rsq += rank * rank
         cw[order[0]] += ws
     return top1, topk, rsum, rsq, cw
+
+
+def smaa_topsis_drawn(matrix, weights_samples, benefit, factors, *, k, norm="vector",
+                      candidates=None, stats=None):
+    """:func:`smaa_topsis` with each row's values also drawn inside its interval: sample
+    ``s`` ranks the candidates under weight vector ``s`` and, independently, one factor per
+    row (``factors``, a :class:`~gpurank.kernels._smaa.RowFactors`; see
+    :mod:`gpurank.kernels._smaa` for the draw).
+
+    The normalization, ideal and anti-ideal are those of the undrawn FULL table (``stats``,
+    or the column statistics of ``matrix``); a drawn value beyond the ideal or anti-ideal
+    of its column counts as reaching it (gaps are clipped at 0). Ties in the score (rows
+    drawn beyond the ideal in every weighted column all score ``q = 0``) are broken by the
+    weighted sum ``sum_j w_j r_j`` of the normalized drawn values (lower first: farther
+    beyond the ideal), then by the lexicographic order of the drawn canonical rows, then by
+    the lower row index; so a row whose drawn values dominate another's ranks above it in
+    that sample, and rows outside :func:`smaa_interval_candidates` are never in the top
+    ``k``.
+
+    Parameters
+    ----------
+    matrix, weights_samples, benefit, k, norm, candidates, stats
+        As :func:`smaa_topsis`.
+    factors : RowFactors
+        Of the rows of ``matrix``.
+
+    Returns
+    -------
+    top1_counts, topk_counts, rank_sums, rank_sq_sums, central_weight_sums
+        As :func:`smaa_topsis`.
+
+    Examples
+    --------
+    Row 0 is better than row 1 at its point estimate, and off by up to 2x either way:
+
+    >>> from gpurank.kernels._smaa import RowFactors
+    >>> x = [[1.0, 1.0], [1.2, 1.2], [3.0, 3.0]]
+    >>> f = RowFactors(lo=[0.5, 1.0, 1.0], hi=[2.0, 1.0, 1.0], exponent=[1, 1], seed=0)
+    >>> top1 = smaa_topsis_drawn(x, [[0.5, 0.5]] * 100, [False, False], f, k=1)[0]
+    >>> top1.tolist()
+    [64, 36, 0]
+    """
+    costs, w, cand, k, stats = check_smaa_inputs(matrix, weights_samples, benefit, k=k,
+                                                 norm=norm, candidates=candidates, stats=stats)
+    n, m = costs.shape
+    f = check_factors(factors, n, m)
+    e = effective_exponent(f, check_benefit(benefit, m))
+    corners(costs, f, benefit)  # refuses factors that move a value out of the float range
+    c = cand.shape[0]
+    top1 = np.zeros(c, dtype=np.int64)
+    topk = np.zeros(c, dtype=np.int64)
+    rsum = np.zeros(c, dtype=np.int64)
+    rsq = np.zeros(c, dtype=np.int64)
+    cw = np.zeros((c, m), dtype=np.float64)
+    if c == 0:
+        return top1, topk, rsum, rsq, cw
+    pre, offset, div, rmin, rmax = unit_vectors(costs, norm, stats)
+    for s, ws in enumerate(w):
+        x = moved(costs[cand], draw_moves(f, s, s + 1, cand)[0], e, f.log10)
+        r = np.divide(x * pre - offset, div, out=np.zeros_like(x), where=div > 0)
+        p = np.maximum(r - rmin, 0.0)
+        nn = np.maximum(rmax - r, 0.0)
+        dp = np.zeros(c)
+        dm = np.zeros(c)
+        z = np.zeros(c)
+        for j in range(m):
+            a = ws[j] * p[:, j]
+            dp = dp + a * a
+            bb = ws[j] * nn[:, j]
+            dm = dm + bb * bb
+            z = z + ws[j] * r[:, j]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.where(dm > 0, dp / dm, np.where(dp == 0, 1.0, np.inf))
+        order = np.lexsort([cand] + [x[:, j] for j in range(m - 1, -1, -1)] + [z, q])
+        rank = np.empty(c, dtype=np.int64)
+        rank[order] = np.arange(1, c + 1)
+        top1 += rank == 1
+        topk += rank <= k
+        rsum += rank
+        rsq += rank * rank
+        cw[order[0]] += ws
+    return top1, topk, rsum, rsq, cw
+
+
+def smaa_interval_candidates(matrix, benefit, factors, *, k):
+    """The rows that can be in the top ``k`` of some sample of :func:`smaa_topsis_drawn`:
+    those whose optimistic corner (the best value of every column over the row's factor
+    interval) is dominated by the pessimistic corners of fewer than ``k`` rows. Any row
+    whose pessimistic corner dominates this row's optimistic corner dominates it in every
+    sample, hence ranks above it.
+
+    Parameters
+    ----------
+    matrix, benefit
+        As :func:`smaa_topsis`.
+    factors : RowFactors
+        Of the rows of ``matrix``.
+    k : int >= 0, keyword-only
+
+    Returns
+    -------
+    ndarray of int64
+        Row indices, increasing.
+
+    Examples
+    --------
+    Row 2 is behind rows 0 and 1 however far they are off; row 1 may fall behind row 2:
+
+    >>> from gpurank.kernels._smaa import RowFactors
+    >>> f = RowFactors(lo=[0.9, 1.0, 1.0], hi=[1.1, 2.0, 1.0], exponent=[1, 1])
+    >>> smaa_interval_candidates([[1.0, 1.0], [1.5, 1.5], [2.0, 2.0]], [False, False], f, k=2)
+    array([0, 1, 2])
+    >>> smaa_interval_candidates([[1.0, 1.0], [1.5, 1.5], [4.0, 4.0]], [False, False], f, k=2)
+    array([0, 1])
+    """
+    x = check_costs(matrix, name="matrix").astype(np.float64, copy=False)
+    b = check_benefit(benefit, x.shape[1])
+    k = check_k(k)
+    f = check_factors(factors, *x.shape)
+    opt, pess = corners(np.where(b, -x, x), f, b)
+    count = _dominates(pess, opt).sum(axis=0)
+    return np.flatnonzero(count < k).astype(np.int64)
 
 
 # ---------------------------------------------------------------------------------------

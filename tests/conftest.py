@@ -8,3 +8,10 @@ import os
 
 if os.environ.get("GPURANK_REAL_GPU") != "1":
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--long", action="store_true", default=False,
+        help="run the CLI fuzzer (tests/test_fuzz_cli.py) long: 25 times the examples of CI, "
+             "from fresh random seeds, shrinking what fails")

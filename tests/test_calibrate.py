@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import warnings
@@ -12,6 +13,7 @@ import pandas as pd
 import pytest
 from generated import ERROR_ATOL, fit_differences, same_report
 from gpurank.engine.errors import DataError, UsageError
+from gpurank.engine.commands import run_calibrate_cli, run_predict_cli
 from gpurank.engine.sources.calibrate import (
     REPORT_BEGIN,
     REPORT_END,
@@ -21,8 +23,6 @@ from gpurank.engine.sources.calibrate import (
     cv_summary,
     fit_errors,
     predict,
-    run_calibrate_cli,
-    run_predict_cli,
     validation_report,
 )
 from gpurank.engine.sources.perfmodel import DEFAULT_MODEL, Workload, resnet50
@@ -67,7 +67,8 @@ def _row(t, key):
 def test_json_round_trip(tmp_path):
     m = CalibratedModel(
         compute_efficiency_by_family={"A100": 0.25},
-        borrow_by_generation={"Ada": "A100"},
+        compute_efficiency_by_vendor={"NVIDIA": 0.3},
+        compute_efficiency_shared=0.35,
         overlap=0.3,
         fit={"note": "x"},
     )
@@ -75,17 +76,18 @@ def test_json_round_trip(tmp_path):
     assert CalibratedModel.from_json(path) == m
     assert [p.name for p in path.parent.iterdir()] == ["model.json"]
     raw = json.loads(path.read_text())
-    assert raw["format"] == "gpurank.CalibratedModel" and raw["version"] == 2
-    assert CalibratedModel.from_json(path).compute_efficiency_for("L40", "Ada") == (
-        0.25,
-        "borrowed:A100",
-    )
+    assert raw["format"] == "gpurank.CalibratedModel" and raw["version"] == 3
+    back = CalibratedModel.from_json(path)
+    assert back.compute_efficiency_for("A100") == (0.25, "fitted")
+    assert back.compute_efficiency_for("L40", "Ada", vendor="NVIDIA") == (0.3, "borrowed:NVIDIA")
+    assert back.compute_efficiency_for("MI300", vendor="AMD") == (0.35, "borrowed:shared")
 
 
 def test_default_model_is_the_shipped_fit():
     assert DEFAULT_MODEL.fit["success"] and DEFAULT_MODEL.fit["n_train"] > 200
     assert DEFAULT_MODEL.compute_efficiency_for("H100", "Hopper")[1] == "fitted"
-    assert DEFAULT_MODEL.compute_efficiency_for("B200", "Blackwell")[1] == "borrowed:H100"
+    assert DEFAULT_MODEL.compute_efficiency_for("B200", vendor="NVIDIA")[1] == "borrowed:NVIDIA"
+    assert DEFAULT_MODEL.compute_efficiency_for("MI355X", vendor="AMD")[1] == "borrowed:shared"
     assert CalibratedModel().compute_efficiency_for("A100", "Ampere") == (0.40, "assumed")
 
 
@@ -103,25 +105,26 @@ def test_from_json_errors(tmp_path):
         json.dumps({"format": "gpurank.CalibratedModel", "version": 1, "mfu_default": 0.2})
     )
     with pytest.raises(
-        DataError, match=r"has version=1; this gpurank reads version 2 .*recalibrate"
+        DataError, match=r"has version=1; this gpurank reads version 3 .*recalibrate"
     ):
         CalibratedModel.from_json(bad)
-    bad.write_text(json.dumps({"format": "gpurank.CalibratedModel", "version": 2, "overlap": 3}))
+    bad.write_text(json.dumps({"format": "gpurank.CalibratedModel", "version": 3, "overlap": 3}))
     with pytest.raises(
         DataError,
-        match=r"CalibratedModel.overlap=3 is not allowed; it must be a number in \[0, 1\]$",
+        match=r": overlap must be a finite number in \[0, 1\]; got 3$",
     ):
         CalibratedModel.from_json(bad)
     bad.write_text(
         json.dumps(
             {
                 "format": "gpurank.CalibratedModel",
-                "version": 2,
-                "borrow_by_generation": {"Ada": "L40"},
+                "version": 3,
+                "compute_efficiency_by_vendor": {"NVIDIA": 1.5},
             }
         )
     )
-    with pytest.raises(DataError, match=r"borrow_by_generation\['Ada'\]='L40' is not allowed"):
+    with pytest.raises(DataError, match=r": compute_efficiency_by_vendor must be a dict from a string "
+                                        r"to a finite number in \(0, 1\]; got \{'NVIDIA': 1.5\}$"):
         CalibratedModel.from_json(bad)
 
 
@@ -166,19 +169,21 @@ def test_from_json_binary_value_is_escaped(tmp_path):
 
 
 def test_model_parameter_errors():
-    with pytest.raises(UsageError, match=r"^CalibratedModel.comm_efficiency=-0.1 is not allowed"):
+    with pytest.raises(UsageError, match=r"^comm_efficiency must be a finite number in \[0, 1\]; "
+                                         r"got -0.1$"):
         CalibratedModel(comm_efficiency=-0.1)
     with pytest.raises(
         UsageError,
-        match=r"^CalibratedModel.allreduce='tree' is not allowed; use 'hierarchical' or 'ring'$",
+        match=r"^allreduce must be one of 'hierarchical', 'ring'; got 'tree'$",
     ):
         CalibratedModel(allreduce="tree")
     with pytest.raises(
         UsageError,
-        match=r"^CalibratedModel.arithmetic_intensity=0 is not allowed; it must be a number > 0$",
+        match=r"^arithmetic_intensity must be a finite number > 0; got 0$",
     ):
         CalibratedModel(arithmetic_intensity=0)
-    with pytest.raises(UsageError, match=r"^Workload.arithmetic_intensity=-1 is not allowed"):
+    with pytest.raises(UsageError, match=r"^arithmetic_intensity must be None or a finite number > 0; "
+                                         r"got -1$"):
         Workload("w", 1e9, 1e6, 100, ((256, 10),), arithmetic_intensity=-1)
 
 
@@ -191,8 +196,18 @@ def test_predict_keeps_measured_and_matches_simulator():
         assert pred[c].equals(sim[c])  # measured values untouched
     ape = (pred["predicted_throughput"] / sim["throughput"] - 1).abs()
     assert ape.median() < 0.05  # only the seeded noise differs
-    assert (pred["prediction_note"] == "").all()
+    # the sweep's notes (borrowed families, extrapolations) are the prediction's, which
+    # also name each row's own batch and scale
+    def generic(note):
+        note = re.sub(r"global batch [\d,]+ beyond", "global batch beyond", note)
+        return re.sub(r"scale ([\d,]+) accelerators beyond the largest fitted system \(([\d,]+)\)",
+                      r"scale beyond the largest fitted system (\2 accelerators)", note)
+
+    assert (pred["prediction_note"].map(generic) == sim["prediction_note"].astype(str)).all()
     assert (pred["prediction_basis"].astype(str) == sim["prediction_basis"].astype(str)).all()
+    for end in ("lo", "hi"):
+        ratio = pred[f"predicted_time_to_train_min_{end}"] / pred["predicted_time_to_train_min"]
+        assert np.allclose(ratio, sim[f"time_to_train_min_{end}"] / sim["time_to_train_min"])
     assert (pred["predicted_bottleneck"].astype(str) == sim["bottleneck"].astype(str)).mean() > 0.9
 
 
@@ -200,7 +215,7 @@ def test_prediction_basis_fitted_and_borrowed():
     t = simulate(3000, seed=2)
     basis = dict(zip(t["family"].astype(str), t["prediction_basis"].astype(str)))
     assert basis["H100"] == basis["A100"] == "fitted"
-    assert basis["B200"] == "borrowed:H100" and basis["MI300"] == "borrowed:H100"
+    assert basis["B200"] == "borrowed:NVIDIA" and basis["MI300"] == "borrowed:shared"
     pred = predict(
         t[["accelerator", "accelerator_id", "n_accelerators", "n_nodes", "accelerators_per_node"]]
     )
@@ -252,10 +267,10 @@ def test_predict_and_calibrate_missing_columns():
         DataError, match=r"^calibration table is missing column 'time_to_train_min'"
     ):
         calibrate(simulate(50, seed=0).drop(columns=["time_to_train_min"]))
-    with pytest.raises(UsageError, match=r"^table: list is not allowed; pass a pandas DataFrame$"):
+    with pytest.raises(UsageError, match=r"^table must be a pandas DataFrame; got \[1, 2\]$"):
         predict([1, 2])
     with pytest.raises(
-        UsageError, match=r"^by='system' is not allowed; use 'round', 'family' or 'submitter'$"
+        UsageError, match=r"^by must be one of 'round', 'family', 'submitter'; got 'system'$"
     ):
         cross_validate(pd.DataFrame(), by="system")
 
@@ -301,7 +316,7 @@ def test_fixed_intensity_is_not_fitted():
 
 @needs_mlperf
 def test_calibrate_prints_no_warnings(tmp_path):
-    from gpurank.engine.sources.mlperf import run_mlperf_cli
+    from gpurank.engine.commands import run_mlperf_cli
 
     table = tmp_path / "mlperf.parquet"
     run_mlperf_cli(DATA / "raw", table, published_scores=DATA / "summary.csv")
@@ -342,7 +357,10 @@ def test_leave_one_round_out_median_per_family(loro):
     assert {"A100", "H100", "V100", "L40", "A30", "Gaudi2", "TPU v3", "TPU v4"} <= set(
         big["family"]
     )
-    assert (big["median_ape"] <= 15).all(), big
+    # a family's efficiency is held near its vendor's by a prior: the fitted families keep
+    # their leave-one-round-out medians at 15% or below once they have 10 rows, 20% with 3
+    assert (big["median_ape"] <= 20).all(), big
+    assert (big.loc[big["n"] >= 10, "median_ape"] <= 15).all(), big
 
 
 @needs_mlperf
@@ -366,7 +384,7 @@ def test_heldout_errors_per_family_reported(mlperf):
 
 # ------------------------------------------------------------------ the CLI and the report
 def test_report_section_is_replaced_and_the_rest_kept(tmp_path, monkeypatch):
-    import gpurank.engine.sources.calibrate as cal
+    import gpurank.engine.commands.calibrate as cal
 
     sim = simulate(600, seed=1, accelerators=["A100", "H100", "L40S"]).assign(
         round=lambda d: np.where(np.arange(len(d)) % 2, "r1", "r2")
@@ -402,7 +420,7 @@ def test_validation_report_tables():
     assert text.startswith(REPORT_BEGIN) and text.rstrip().endswith(REPORT_END)
     assert "**Leave-one-round-out**" in text and "**Leave-one-family-out**" in text
     assert "| family | n | median % | p90 % | worst row | its error % | basis |" in text
-    assert "B200 (Blackwell) borrowed:H100" in text
+    assert "B200 (Blackwell) borrowed:NVIDIA" in text
 
 
 @needs_mlperf

@@ -81,7 +81,7 @@ def test_usage_errors_from_argparse_are_one_line_with_exit_2(capsys):
     assert err.startswith("gpurank: error: the following arguments are required: table")
     assert err.count("\n") == 1  # no usage block
     assert main(["demo", "--n", "0"]) == 2
-    assert "expected a positive integer, got '0'" in capsys.readouterr().err
+    assert capsys.readouterr().err == "gpurank: error: --n must be an integer >= 1; got 0\n"
 
 
 def test_missing_file_exits_3(tmp_path, capsys):

@@ -18,11 +18,11 @@ from gpurank.engine import DeviceMemoryError, Engine, UnsupportedOnGPU
 from gpurank.engine import ranking as ranking_module
 from gpurank.engine.backend import (
     MISSING_CODE,
-    BackendUnavailableError,
     gpu_unavailable_reason,
     resolve_backend,
     strict_device_backend,
 )
+from gpurank.engine.errors import BackendUnavailableError
 from tables import config_table
 
 _GPU_REASON = gpu_unavailable_reason()

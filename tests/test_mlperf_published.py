@@ -9,7 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from gpurank.engine.errors import DataError, UsageError
-from gpurank.engine.sources.mlperf import read_mlperf, read_published_scores, run_mlperf_cli
+from gpurank.engine.commands import run_mlperf_cli
+from gpurank.engine.sources.mlperf import read_mlperf, read_published_scores
 from mlperf_data import shared_data
 
 STUDY = Path(__file__).parent / "fixtures" / "mlperf" / "study"

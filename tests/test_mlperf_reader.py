@@ -9,7 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from gpurank.engine.errors import DataError, UsageError
-from gpurank.engine.sources.mlperf import MLPERF_COLUMNS, MlperfReadResult, ReadWarning, read_mlperf, run_mlperf_cli, score_runs
+from gpurank.engine.commands import run_mlperf_cli
+from gpurank.engine.sources.mlperf import MLPERF_COLUMNS, MlperfReadResult, ReadWarning, read_mlperf, score_runs
 
 FIX = Path(__file__).parent / "fixtures" / "mlperf"
 REPOS, BAD, DUPS = FIX / "repos", FIX / "bad", FIX / "dups"
@@ -187,7 +188,8 @@ def test_usage_errors(tmp_path):
     with pytest.raises(UsageError, match="does not exist"):
         read_mlperf(tmp_path / "nope")
     for bad in ("", "../resnet", "res net", 3):
-        with pytest.raises(UsageError, match=r"--benchmark .* is not allowed; give a benchmark folder"):
+        with pytest.raises(UsageError, match=r"^benchmark must be a benchmark folder name such as "
+                                             r"resnet or bert .*; got .*$"):
             read_mlperf(REPOS, benchmark=bad)
     with pytest.raises(UsageError, match="at least one PATH"):
         read_mlperf([])

@@ -62,7 +62,18 @@ def test_missing_criterion_column_lists_columns():
     with pytest.raises(SchemaError) as info:
         rank_configurations(_df(), parse_criteria("thruput:max"), backend=CPU)
     assert str(info.value) == ("criterion column 'thruput' is not in the table; "
-                               "columns are: time, cost, eff")
+                               "its columns: time, cost, eff")
+
+
+def test_missing_criterion_column_of_a_wide_table_names_the_three_closest():
+    wide = pd.DataFrame({f"metric_{i:03d}": [float(i)] * 5 for i in range(500)})
+    df = pd.concat([_df(), wide], axis=1).assign(throughput=1.0)
+    with pytest.raises(SchemaError) as info:
+        rank_configurations(df, parse_criteria("thruput:max"), backend=CPU)
+    text = str(info.value)
+    assert text.startswith("criterion column 'thruput' is not in the table; the closest of its "
+                           "504 columns: throughput, ")
+    assert text.count(",") == 2 and len(text) < 150
 
 
 def test_nan_and_inf_criteria_named_with_row_count():
@@ -117,15 +128,14 @@ def test_backend_runs_independent_calls_together_and_keeps_their_order():
 
 
 def test_rank_step_results_do_not_depend_on_concurrency(monkeypatch):
-    from gpurank.engine import backend as backend_module
-    from gpurank.engine.backend import resolve_backend
+    from gpurank.engine.backend import _cpu, resolve_backend
     from gpurank.engine.spec import Criterion
 
     rng = np.random.default_rng(7)
     df = pd.DataFrame(rng.integers(0, 6, (3000, 4)).astype(float), columns=list("abcd"))
     crit = [Criterion(c, "min") for c in "abc"] + [Criterion("d", "max")]
     together = rank_configurations(df, crit, backend=resolve_backend("cpu"))
-    monkeypatch.setattr(backend_module, "_cpu_concurrent", lambda: False)
+    monkeypatch.setattr(_cpu, "concurrent_calls_safe", lambda: False)
     serial = rank_configurations(df, crit, backend=resolve_backend("cpu"))
     for name in ("pareto_rank", "domination_count", "topsis_score", "rank"):
         np.testing.assert_array_equal(getattr(together, name), getattr(serial, name))

@@ -18,7 +18,8 @@ import pytest
 from gpurank.engine import DataError, Engine
 from gpurank.engine.formatting import number
 from gpurank.engine.report import SECTIONS, build_report, rebuild_report, write_report
-from gpurank.engine.report.html import CHARTJS_SHA256, CHARTJS_VERSION, ranking_scale
+from gpurank.engine.report.html import CHARTJS_SHA256, CHARTJS_VERSION
+from gpurank.engine.report.sections import ranking_scale
 from gpurank.engine.report.plots import sample_for_plots
 from gpurank.engine.summary import build_summary
 from tables import config_table
@@ -390,17 +391,17 @@ def test_explorer_data(inputs):
 
 
 def test_explorer_samples_big_tables_keeping_top_and_front(inputs):
-    from gpurank.engine.report import html
+    from gpurank.engine.report import explorer
 
     table, summary = inputs
     big = pd.concat([table] * 40, ignore_index=True)  # 6,000 rows
     big["rank"] = np.arange(1, len(big) + 1)
-    rows = html._explorer_rows(big, 10, 500, seed=0)
+    rows = explorer.explorer_rows(big, 10, 500, seed=0)
     front = np.flatnonzero(big["pareto_rank"].to_numpy() == 0)
     assert set(range(10)) <= set(rows.tolist())
     assert set(front.tolist()) <= set(rows.tolist())
     assert len(rows) <= 10 + len(front) + 500 + big["cluster"].nunique()
-    assert np.array_equal(rows, html._explorer_rows(big, 10, 500, seed=0))
+    assert np.array_equal(rows, explorer.explorer_rows(big, 10, 500, seed=0))
     data = explorer_data(build_report(big, summary))
     assert data["rows"] == 6000 and data["shown"] < 6000
 

@@ -16,25 +16,13 @@ import pytest
 
 from gpurank.engine import DeviceMemoryError, Engine
 from gpurank.engine import ranking as ranking_module
-from gpurank.engine.backend import (
-    MISSING_CODE,
-    BackendUnavailableError,
-    _configure_device_memory,
-    resolve_backend,
-    strict_device_backend,
-)
-from gpurank.engine.errors import DataError
+from gpurank.engine.backend import MISSING_CODE, resolve_backend, strict_device_backend
+from gpurank.engine.backend._gpu import _configure_device_memory
+from gpurank.engine.backend.strict_device import HostCopy, StrictArray, record_host_copies, xp
+from gpurank.engine.backend.strict_frames import StrictFrame, StrictSeries, xdf
+from gpurank.engine.errors import BackendUnavailableError, DataError
 from gpurank.engine.importance import encode_features
 from gpurank.engine.metrics import DERIVED_COLUMNS
-from gpurank.engine.strict_device import (
-    HostCopy,
-    StrictArray,
-    StrictFrame,
-    StrictSeries,
-    record_host_copies,
-    xdf,
-    xp,
-)
 from tables import config_table
 
 #: TOPSIS scores of the two backends agree to this absolute tolerance (scores lie in [0, 1];
@@ -259,6 +247,23 @@ def test_robust_matches_cpu(strict):
     g = Engine(backend=strict).analyze(df, **opts)
     c = Engine(backend="cpu").analyze(df, **opts)
     assert_same_analysis(g, c)
+    for col in ("p_top1", "p_topk", "expected_rank"):
+        np.testing.assert_array_equal(g.table[col].to_numpy(), c.table[col].to_numpy(), col)
+
+
+def test_robust_with_prediction_intervals_matches_cpu(strict):
+    """The drawn SMAA path (predicted times inside their intervals) on the device."""
+    df = tricky_table(40, seed=7)
+    rng = np.random.default_rng(0)
+    t = df["time_to_train_min"].to_numpy(float)
+    df["time_to_train_min_lo"] = t * rng.uniform(0.6, 0.95, len(df))
+    df["time_to_train_min_hi"] = t * rng.uniform(1.05, 1.6, len(df))
+    df.loc[::4, ["time_to_train_min_lo", "time_to_train_min_hi"]] = np.nan  # measured rows
+    opts = {**FAST, "robust": True, "samples": 6, "drop_invalid": True}
+    g = Engine(backend=strict).analyze(df, **opts)
+    c = Engine(backend="cpu").analyze(df, **opts)
+    assert c.robust.model_uncertainty["drawn"]
+    assert g.robust.model_uncertainty == c.robust.model_uncertainty
     for col in ("p_top1", "p_topk", "expected_rank"):
         np.testing.assert_array_equal(g.table[col].to_numpy(), c.table[col].to_numpy(), col)
 

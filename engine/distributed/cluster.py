@@ -96,10 +96,12 @@ def start_dask(spec: str, *, backend_name: str = "cpu"):
     n = int(count) if sep else (os.cpu_count() or 1)
     from distributed import Client, LocalCluster
 
-    # Worker log lines below errors (a nanny's "still alive, killing") are noise to a user.
+    # The cluster's own log lines (a nanny's "still alive, killing", a worker's heartbeat
+    # failing while the cluster shuts down after an error) are not messages to the user: a
+    # failure reaches the client and is reported there, in one line.
     cluster = LocalCluster(n_workers=n, processes=True, threads_per_worker=1,
                            dashboard_address=None, host="127.0.0.1",
-                           silence_logs=logging.ERROR)
+                           silence_logs=logging.CRITICAL)
     client = Client(cluster)
     try:
         client.wait_for_workers(n, timeout=WORKERS_TIMEOUT_S)

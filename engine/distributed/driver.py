@@ -30,6 +30,7 @@ from gpurank.kernels import TopsisStats
 
 from ..errors import BackendUnavailableError, DataError, GpurankError, UsageError
 from ..outputs import check_target, publish_folder
+from ..partitions import check_parts
 from ..spec import AnalysisSpec, limit_notes, normalize_weights
 from . import cross, dominance, tasks
 from .cluster import DistributedError
@@ -89,10 +90,7 @@ def read_dataset(path):
     if not p.exists():
         raise DataError(f"table '{p}' does not exist")
     if p.is_dir():
-        try:
-            files = [f for f in p.rglob("*.parquet") if not f.name.startswith((".", "_"))]
-        except OSError as exc:
-            raise DataError(f"cannot read table folder '{p}': {exc}") from None
+        files = check_parts(p)  # every part's columns and types, before any task runs
         if not files:
             raise DataError(f"table folder '{p}' holds no .parquet files")
     try:

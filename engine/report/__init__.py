@@ -6,6 +6,6 @@
 matplotlib is imported only when a report is built, never at ``import gpurank.engine``.
 """
 
-from .html import SECTIONS, build_report, rebuild_report, write_report
+from .html import SECTIONS, build_report, rebuild_report, report_path, write_report
 
-__all__ = ["build_report", "write_report", "rebuild_report", "SECTIONS"]
+__all__ = ["build_report", "write_report", "rebuild_report", "report_path", "SECTIONS"]

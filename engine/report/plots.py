@@ -16,6 +16,8 @@ from contextlib import contextmanager
 import numpy as np
 import pandas as pd
 
+from ..magnitudes import MOMENTS_SAFE, column_scales
+
 __all__ = [
     "figure_rc",
     "to_png_data_uri",
@@ -271,6 +273,12 @@ def projection(table: pd.DataFrame, features: list[str]):
     if valid.sum() < 2:
         return xy, valid, (0.0, 0.0)
     Xv = X[valid]
+    # Columns of huge or tiny magnitudes are brought near one first (exactly, by powers of
+    # two): their squares would overflow or underflow the standard deviation.
+    scales = column_scales(np.abs(Xv).max(axis=0), low=MOMENTS_SAFE[0],
+                           high=MOMENTS_SAFE[1])
+    if scales:
+        Xv = Xv * np.asarray(scales)
     sd = Xv.std(axis=0)
     Z = (Xv - Xv.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
     _, s, vt = np.linalg.svd(Z, full_matrices=False)
@@ -365,13 +373,24 @@ def scaling_figure(sc: pd.DataFrame, models: list[str]):
 
 
 # -- trade-offs -------------------------------------------------------------------------------
-def tradeoff_figure(x, y, clusters, front, *, xlabel, ylabel, top_ranks=None):
+def tradeoff_figure(x, y, clusters, front, *, xlabel, ylabel, top_ranks=None, intervals=None):
     """Log-log scatter of ``y`` against ``x``; Pareto-front rows highlighted, ranks marked.
 
-    ``top_ranks`` is an optional sequence of (rank, x, y) to annotate.
+    ``top_ranks`` is an optional sequence of (rank, x, y) to annotate. ``intervals`` is an
+    optional ``(lo, hi, shown)``: the prediction interval of ``y`` per point and the points
+    to draw it for; ``x`` moves with ``y`` (cost and accelerator-hours are proportional to
+    the time), so each interval is a segment along the diagonal through its point.
     """
     fig = _figure(7.2, 4.2)
     ax = fig.subplots()
+    if intervals is not None:
+        lo, hi, shown = intervals
+        ok = shown & np.isfinite(lo) & np.isfinite(hi) & (lo > 0) & (hi >= lo)
+        for xi, yi, a, b in zip(x[ok], y[ok], lo[ok], hi[ok]):
+            ax.plot([xi * a / yi, xi * b / yi], [a, b], color="#555555", lw=0.8, alpha=0.7,
+                    solid_capstyle="butt", zorder=2)
+        if ok.any():
+            ax.plot([], [], color="#555555", lw=0.8, label="80% prediction interval")
     rest = ~front
     for c in sorted(set(clusters[rest].tolist())):
         m = rest & (clusters == c)
@@ -387,6 +406,11 @@ def tradeoff_figure(x, y, clusters, front, *, xlabel, ylabel, top_ranks=None):
                     arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "#333333"})
     ax.set_xscale("log")
     ax.set_yscale("log")
+    if intervals is not None and x.size:
+        # the points set the view; an interval reaches at most 4x beyond them (a row far
+        # outside the fitted range has an interval of decades)
+        for lim, v in ((ax.set_xlim, x), (ax.set_ylim, y)):
+            lim(v.min() / 4.0, v.max() * 4.0)
     for axis, v in ((ax.xaxis, x), (ax.yaxis, y)):
         _plain_log_axis(axis)
         if v.size and np.log10(v.max() / v.min()) < 2.5:  # few decades: label 1, 2, 5 too

@@ -5,13 +5,16 @@ prediction, the simulator's ``accelerators=`` selection) resolves it here, so th
 
 1. **Catalog keys.** A name that is an ``accelerator_id`` or a ``display_name`` of the
    accelerator catalog (``"nvidia_h100_sxm5"``, ``"NVIDIA H100 SXM5 80GB"``) is that product.
-2. **Rules** turn the free text submitters write into one model name per product:
+2. **Rules** turn the free text submitters and vendors write into one model name per product:
    ``"NVIDIA A100-SXM4-80GB (400W)"``, ``"A100-SXM4-80GB"`` and ``"NVIDIA A100-SXM-80GB CTS"``
-   all become ``"A100-SXM4-80GB"``. Vendor words ("NVIDIA", "Tesla", "(R)"), power limits and
-   cooling tags go; model, form factor and memory size stay. Single-SKU products (A30, L40,
-   ...) become the bare model name; a name without a memory size takes it from the
-   description's ``accelerator_memory_capacity``; a TPU without a version takes it from the
-   system name (``tpu-v4-128``).
+   all become ``"A100-SXM4-80GB"``; ``"NVIDIA Blackwell Ultra GPU (B300-SXM-270GB)"`` becomes
+   ``"B300-SXM-270GB"``. Vendor and architecture words ("NVIDIA", "Tesla", "(R)", "Blackwell",
+   "Tensor Core GPU"), power limits and cooling tags go; model, form factor, edition and memory
+   size stay. The model is read as a whole word, so ``GB200``, ``B200`` and ``B300`` (or
+   ``H100 NVL`` and ``H200 NVL``, ``MI300X`` and ``MI325X``) never stand for each other.
+   Single-SKU products (A30, L40, GB200, ...) become the bare model name; a name without a
+   memory size takes it from the description's ``accelerator_memory_capacity``; a TPU without
+   a version takes it from the system name (``tpu-v4-128``), and Trillium is the TPU v6e.
 3. **The alias table** (``engine/data/accelerator_aliases.csv``) maps each model name to a
    catalog product and says how well it matches: ``exact`` (the product itself),
    ``stand-in`` (a sibling board whose modelled facts, dense peak, memory size and
@@ -37,6 +40,7 @@ from importlib import resources
 import pandas as pd
 
 from ..errors import UsageError
+from .catalog import accelerator_catalog
 
 __all__ = [
     "ResolvedAccelerator",
@@ -60,14 +64,40 @@ _NOISE = re.compile(
 # trademark marks glue to words ("Gaudi(R) 2"): removed before any other rule
 _MARKS = re.compile(r"\((?:R|TM)\)|[®™]", re.IGNORECASE)
 _TPU = re.compile(r"tpu[\s_-]*v?(\d+)(p|e)?", re.IGNORECASE)
+# Google calls the TPU v5e "v5 lite" in its API (v5litepod-16) and the v6e "Trillium"
+_TPU_V5_LITE = re.compile(r"v5[\s_-]*lite", re.IGNORECASE)
 _MEM = re.compile(r"(\d+)\s*G(?:B|iB)?\b", re.IGNORECASE)
+_HBM3 = re.compile(r"HBM3(?!E)", re.IGNORECASE)
+# whole model names only: "GB200" is never read as "B200", "H100" never inside "GH100"
 _NV_MODEL = re.compile(
-    r"\b(GH200|GB200|B200|H200|H100|A100|A10G|A10|A30|A40|L40S|L40|L4|V100S|V100|RTX\s*A\d{4}|RTX\s*\d{4})",
+    r"\b(GH200|GB300|GB200|B300|B200|H200|H100|A100|A10G|A10|A30|A40|L40S|L40|L4|V100S|V100"
+    r"|RTX[\s_-]*PRO[\s_-]*\d{4}|RTX[\s_-]*A\d{4}|RTX[\s_-]*\d{4})(?!\d)",
     re.IGNORECASE,
 )
-_SINGLE_SKU = {"A10", "A10G", "A30", "A40", "L4", "L40", "L40S", "GB200"}
-# form factor a bare "SXM" means for each model (the H200 SXM is an SXM5 board)
+_SINGLE_SKU = {"A10", "A10G", "A30", "A40", "L4", "L40", "L40S", "GB200", "GB300"}
+# form factor a bare "SXM" means for each model (the H200 SXM is an SXM5 board); the
+# Blackwell boards are called SXM whatever number a tool prints after it
 _SXM_GEN = {"A100": "SXM4", "H100": "SXM5", "H200": "SXM5"}
+_SXM_ONLY = {"B200", "B300"}
+# Intel Gaudi card numbers: HL-205 Gaudi, HL-225 Gaudi2, HL-325L/HL-335 Gaudi3 OAM (900 W),
+# HL-338 Gaudi3 PCIe (600 W), HL-328/HL-388 the 450 W export variants
+_HL = re.compile(r"\bhl[\s-]?(\d{3})", re.IGNORECASE)
+_HL_GEN = {"205": "1", "225": "2", "325": "3", "335": "3", "338": "3", "328": "3", "388": "3"}
+# RTX PRO editions; Max-Q before Workstation ("Max-Q Workstation Edition")
+_RTX_PRO_EDITIONS = (
+    (re.compile(r"max[\s-]?q", re.IGNORECASE), "Max-Q"),
+    (re.compile(r"\bserver[\s_-]*edition\b|\bSE\b", re.IGNORECASE), "SE"),
+    (re.compile(r"\bworkstation\b|\bWE\b", re.IGNORECASE), "WE"),
+)
+# a name with an architecture but no model (``NVIDIA Blackwell GPU``): most specific first
+_ARCH_ONLY = (
+    (re.compile(r"\bgrace[\s_-]+blackwell[\s_-]+ultra\b", re.IGNORECASE), "GB300"),
+    (re.compile(r"\bgrace[\s_-]+blackwell\b", re.IGNORECASE), "GB200"),
+    (re.compile(r"\bgrace[\s_-]+hopper\b", re.IGNORECASE), "GH200"),
+    (re.compile(r"\bblackwell[\s_-]+ultra\b", re.IGNORECASE), "Blackwell Ultra"),
+    (re.compile(r"\bblackwell\b", re.IGNORECASE), "Blackwell"),
+    (re.compile(r"\bhopper\b", re.IGNORECASE), "Hopper"),
+)
 # a V100 SXM3 board at 450 W is the DGX-2H board ("-H")
 _V100_H_POWER = re.compile(r"\b450\s*W\b", re.IGNORECASE)
 
@@ -207,8 +237,6 @@ def _index(catalog: pd.DataFrame) -> _CatalogIndex:
 
 @lru_cache(maxsize=1)
 def _builtin_index() -> _CatalogIndex:
-    from ..catalog import accelerator_catalog
-
     return _index(accelerator_catalog())
 
 
@@ -216,8 +244,6 @@ def _catalog_index(catalog) -> _CatalogIndex:
     if catalog is None:
         return _builtin_index()
     if not isinstance(catalog, pd.DataFrame):
-        from ..catalog import accelerator_catalog
-
         catalog = accelerator_catalog(catalog)
     return _index(catalog)
 
@@ -234,18 +260,38 @@ def _clean(text: str) -> str:
     return re.sub(r"\s+", " ", _NOISE.sub(" ", _MARKS.sub("", text))).strip(" -")
 
 
+def _tpu_version(text: str) -> str | None:
+    if "trillium" in text.lower():
+        return "v6e"
+    if _TPU_V5_LITE.search(text):
+        return "v5e"
+    m = _TPU.search(text)
+    return f"v{m.group(1)}{(m.group(2) or '').lower()}" if m else None
+
+
+def _gaudi(low: str) -> str:
+    hl = _HL.search(low)
+    card = hl.group(1) if hl else ""
+    m = re.search(r"gaudi[\s_-]*(\d)", low)
+    gen = m.group(1) if m else _HL_GEN.get(card, "")
+    if gen != "3":
+        return f"Gaudi{gen}" if gen not in ("", "1") else "Gaudi"
+    if card in ("328", "388") or re.search(r"\b450[\s_-]*w\b", low):
+        return "Gaudi3 450W"
+    if card == "338" or re.search(r"pci-?e", low):
+        return "Gaudi3 PCIe"
+    return "Gaudi3"
+
+
 def _rules(text: str, memory: str, hint: str) -> str | None:
     """The model name the rules give ``text``, or None when they cannot place it."""
     text = _MARKS.sub("", text)
     low = text.lower()
-    if "tpu" in low:
-        m = _TPU.search(text) or _TPU.search(hint or "")
-        if m:
-            return f"TPU v{m.group(1)}{(m.group(2) or '').lower()}"
-        return "TPU"
-    if "gaudi" in low:
-        m = re.search(r"gaudi\s*(\d)", low)
-        return f"Gaudi{m.group(1)}" if m else "Gaudi"
+    if "tpu" in low or "trillium" in low:
+        version = _tpu_version(text) or _tpu_version(hint or "")
+        return f"TPU {version}" if version else "TPU"
+    if "gaudi" in low or _HL.search(low):
+        return _gaudi(low)
     if "ipu" in low:
         if "bow" in low:
             return "Bow IPU"
@@ -262,23 +308,35 @@ def _rules(text: str, memory: str, hint: str) -> str | None:
     cleaned = _NOISE.sub(" ", text)
     m = _NV_MODEL.search(cleaned)
     if not m:
-        return None
-    model = re.sub(r"\s+", " ", m.group(1).upper().replace("RTXA", "RTX A"))
+        return next((name for pat, name in _ARCH_ONLY if pat.search(cleaned)), None)
+    model = re.sub(r"[\s_-]+", " ", m.group(1).upper()).replace("RTXA", "RTX A")
     model = re.sub(r"^RTX\s*", "RTX ", model)
+    if model.startswith("RTX PRO"):
+        model = "RTX PRO " + re.sub(r"\D", "", model)
+        rest = cleaned[m.end() :]
+        edition = next((e for pat, e in _RTX_PRO_EDITIONS if pat.search(rest)), "")
+        return f"{model} {edition}".strip()
     if model in _SINGLE_SKU or model.startswith("RTX"):
         return model
     rest = cleaned[m.end() :]
     form = ""
-    fm = re.search(r"SXM(\d?)|PCI-?e|\bNVL\b", rest, re.IGNORECASE)
-    if fm:
-        tok = fm.group(0).upper()
-        if tok.startswith("SXM"):
-            form = tok if fm.group(1) else _SXM_GEN.get(model, "SXM")
-        elif tok == "NVL":
-            form = "NVL"
-        else:
+    # NVL before PCIe: "H100 NVL Tensor Core GPU (PCIe)" is the NVL card
+    if re.search(r"\bNVL\b", rest, re.IGNORECASE):
+        form = "NVL"
+    else:
+        fm = re.search(r"SXM(\d?)|PCI-?e", rest, re.IGNORECASE)
+        if fm and fm.group(0).upper().startswith("SXM"):
+            if model in _SXM_ONLY:
+                form = "SXM"
+            else:
+                form = fm.group(0).upper() if fm.group(1) else _SXM_GEN.get(model, "SXM")
+        elif fm:
             form = "PCIe"
     mem = _mem_from(rest) or _mem_from(memory)
+    if model == "H100" and not form and mem == "80GB" and _HBM3.search(rest):
+        # "NVIDIA H100 80GB HBM3" is how NVIDIA's tools name the SXM5 board (the PCIe card
+        # has HBM2e and is named "H100 PCIe")
+        form = "SXM5"
     h_variant = model == "V100" and (
         re.search(r"(?:^|[-\s])H(?:$|[-\s])", rest.upper()) is not None
         or (form == "SXM3" and _V100_H_POWER.search(text) is not None)

@@ -47,7 +47,6 @@ __all__ = ["RunLog", "Evaluation", "parse_result_log", "parse_result_text",
 IMAGENET_TRAIN_SAMPLES = 1_281_167
 DEFAULT_TARGET = {"mlp05": 0.749}  # v0.5 ResNet target; later rounds 0.759
 DEFAULT_TARGET_LATER = 0.759
-
 # keys whose values the reader needs; everything else is skipped without decoding
 _KEYS = frozenset(
     {
@@ -68,7 +67,6 @@ _KEYS = frozenset(
         "max_sequence_length",
     }
 )
-
 _MLL_RE = re.compile(r":::MLL (\d+(?:\.\d*)?) ([A-Za-z0-9_]+): ?(.*)$")
 _MLP05_RE = re.compile(
     r":::MLPv0\.5\.0 (\S+) (\d+(?:\.\d*)?) \([^)]*\) ([A-Za-z0-9_]+)(?:\s*:\s*(.*))?$"

@@ -29,18 +29,9 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = [
-    "ScoringRule",
-    "BenchmarkInfo",
-    "scoring_rule",
-    "benchmark_info",
-    "benchmark_table",
-    "known_benchmarks",
-    "reference_convergence",
-    "mlperf_logging_version",
-    "DROPPED_EACH_END",
-    "convert_count",
-]
+__all__ = ["ScoringRule", "BenchmarkInfo", "scoring_rule", "benchmark_info", "benchmark_table",
+           "known_benchmarks", "reference_convergence", "mlperf_logging_version",
+           "DROPPED_EACH_END", "convert_count"]
 
 #: Runs dropped at each end of the olympic mean, by benchmark (every other benchmark: 1). The
 #: rule of mlperf-logging's result summarizer and RCP checker; tests/test_mlperf_rules.py

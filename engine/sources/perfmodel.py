@@ -11,299 +11,29 @@ are in ``docs/simulator.md``.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from ..errors import DataError, UsageError
+from ..io import to_jsonable, write_text
+from ..params import (
+    FRACTION,
+    FRACTION_OPEN,
+    NON_NEGATIVE,
+    POSITIVE,
+    TEXT,
+    Mapping,
+    Options,
+    check_fields,
+)
+from .workload import IMAGENET_TRAIN_SAMPLES, PRECISIONS, Workload, resnet50
 
-__all__ = [
-    "Workload",
-    "CalibratedModel",
-    "resnet50",
-    "DEFAULT_MODEL",
-    "evaluate",
-    "IMAGENET_TRAIN_SAMPLES",
-    "MODEL_VERSION",
-    "MEM_EFFICIENCY",
-    "HOST_COPY_EFFICIENCY",
-]
-
-#: ImageNet-1k training images (MLPerf ``train_samples``; summary.csv README).
-IMAGENET_TRAIN_SAMPLES = 1_281_167
-
-
-@dataclass(frozen=True)
-class Workload:
-    """What one training job costs, independent of the hardware.
-
-    The shipped workloads (one per MLPerf Training benchmark, every number with its source)
-    are in ``engine/data/workloads.csv``; :func:`gpurank.engine.sources.workloads.workload`
-    builds them. Describe another workload by these numbers (docs/simulator.md, "Workloads").
-
-    Attributes
-    ----------
-    name : str
-    flops_per_sample : float
-        Training FLOPs per sample (forward + backward, 1 multiply-add = 2 FLOPs).
-    params : float
-        Parameters whose state the accelerators hold (weights, and for trained ones gradients
-        and optimizer state: ``state_bytes_per_param``); the memory term reads it once a step.
-    dataset_size : int or None
-        Samples per epoch. None only with a ``samples_curve`` (a workload without epochs,
-        e.g. GPT-3 trained from a checkpoint): ``epochs`` are then NaN.
-    epochs_curve : tuple of (global_batch, epochs) pairs
-        Epochs to reach the quality target vs global batch size; interpolated linearly in
-        log2(batch), flat below the first point, extended with the last segment's slope above
-        the last point. May be empty when ``samples_curve`` is given.
-    activation_gb_per_sample : float
-        Accelerator memory per sample of batch (activations, mixed precision), shared by the
-        ``model_parallel`` accelerators of one replica.
-    state_bytes_per_param : float
-        Weights, gradients and optimizer state per parameter (fp32 master + momentum + bf16).
-        The memory term reads and writes them once per step.
-    grad_bytes_per_param : float
-        Bytes per parameter exchanged in the gradient all-reduce (2 = bf16/fp16 gradients).
-    decode_cost : float
-        Host preprocessing work per sample relative to an ImageNet JPEG (0 = no decoding).
-    arithmetic_intensity : float or None
-        Training FLOPs per byte of accelerator-memory traffic (the roofline's x-axis):
-        ``flops_per_sample / arithmetic_intensity`` bytes move per sample. ``None`` (the
-        default) uses the value ``calibrate`` fitted (``CalibratedModel.arithmetic_intensity``);
-        a number (e.g. measured with a profiler's DRAM byte counters) overrides it and is
-        then held fixed by ``calibrate``.
-    benchmark : str
-        The MLPerf benchmark name(s) it stands for (``;``-joined), "" when none.
-    throughput_unit : str
-        Unit of the ``throughput`` columns: ``images/s``, ``sequences/s``, ``tokens/s``,
-        ``samples/s``. ``tokens/s`` counts ``tokens_per_sample`` tokens per sample.
-    tokens_per_sample : int or None
-    samples_curve : tuple of (global_batch, samples) pairs
-        Samples to reach the quality target vs global batch (the MLPerf reference convergence
-        points); takes precedence over ``epochs_curve``; interpolated the same way.
-    allreduce_params : float or None
-        Parameters whose gradients are all-reduced each step (None: all ``params``; LoRA: the
-        adapters; DLRM: the dense layers, its embeddings being model parallel).
-    model_parallel : int
-        Accelerators that share one copy of the model state (tensor x pipeline parallel, or
-        sharded embeddings); one replica uses ``min(n, model_parallel)`` of them. 1 = data
-        parallel.
-    bytes_per_sample : float or None
-        Estimated accelerator-memory traffic per sample; sets the starting (and, for a model
-        calibrated on another workload, the used) arithmetic intensity
-        ``flops_per_sample / bytes_per_sample``.
-    input_bytes_per_sample : float
-        Bytes copied from the host to the accelerator per sample (the input term's transfer).
-    sparse_params : float
-        Parameters among ``params`` that a step touches only through per-sample lookups
-        (embedding tables): they take memory but are not read whole each step (their
-        traffic is in ``bytes_per_sample``).
-    local_batches : tuple of int
-        Samples per replica the simulator draws from; ``max_global_batch`` caps the global
-        batch (None: no cap beyond the reference convergence table).
-    sources : tuple of (field, source) pairs
-    """
-
-    name: str
-    flops_per_sample: float
-    params: float
-    dataset_size: int | None
-    epochs_curve: tuple
-    activation_gb_per_sample: float = 0.05
-    state_bytes_per_param: float = 16.0
-    grad_bytes_per_param: float = 2.0
-    decode_cost: float = 1.0
-    arithmetic_intensity: float | None = None
-    benchmark: str = ""
-    throughput_unit: str = "samples/s"
-    tokens_per_sample: int | None = None
-    samples_curve: tuple = ()
-    allreduce_params: float | None = None
-    model_parallel: int = 1
-    bytes_per_sample: float | None = None
-    input_bytes_per_sample: float = 0.0
-    sparse_params: float = 0.0
-    local_batches: tuple = (32, 64, 128, 256)
-    max_global_batch: int | None = 65536
-    sources: tuple = ()
-
-    def __post_init__(self):
-        for name in ("flops_per_sample", "params", "activation_gb_per_sample"):
-            v = getattr(self, name)
-            if not _positive(v):
-                raise UsageError(f"Workload.{name}={v!r} is not allowed; it must be a number > 0")
-        for name in ("state_bytes_per_param", "grad_bytes_per_param", "decode_cost",
-                     "input_bytes_per_sample", "sparse_params"):
-            v = getattr(self, name)
-            if not (_number(v) and v >= 0):
-                raise UsageError(f"Workload.{name}={v!r} is not allowed; it must be a number >= 0")
-        for name in ("allreduce_params", "bytes_per_sample"):
-            v = getattr(self, name)
-            if v is not None and not _positive(v):
-                raise UsageError(
-                    f"Workload.{name}={v!r} is not allowed; it must be a number > 0 or None")
-        if self.sparse_params > self.params:
-            raise UsageError(
-                f"Workload.sparse_params={self.sparse_params!r} is not allowed; it must be at "
-                f"most params={self.params!r}")
-        mp = self.model_parallel
-        if isinstance(mp, bool) or not isinstance(mp, int) or mp < 1:
-            raise UsageError(
-                f"Workload.model_parallel={mp!r} is not allowed; it must be an integer >= 1")
-        ai = self.arithmetic_intensity
-        if ai is not None and not _positive(ai):
-            raise UsageError(
-                f"Workload.arithmetic_intensity={ai!r} is not allowed; it must be "
-                "a number > 0 (FLOPs per byte) or None (use the calibrated value)"
-            )
-        samples = self._pairs("samples_curve", allow_empty=True)
-        epochs = self._pairs("epochs_curve", allow_empty=bool(samples))
-        object.__setattr__(self, "samples_curve", samples)
-        object.__setattr__(self, "epochs_curve", epochs)
-        ds = self.dataset_size
-        if not (ds is None and samples) and not _positive(ds):
-            raise UsageError(
-                f"Workload.dataset_size={ds!r} is not allowed; it must be a number > 0 (None "
-                "only with a samples_curve)")
-        tps = self.tokens_per_sample
-        if self.throughput_unit == "tokens/s" and not _positive(tps):
-            raise UsageError(
-                f"Workload.tokens_per_sample={tps!r} is not allowed with throughput_unit "
-                "'tokens/s'; it must be a number > 0")
-        lb = self.local_batches
-        if not lb or any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in lb):
-            raise UsageError(
-                f"Workload.local_batches={lb!r} is not allowed; it must be integers >= 1")
-        object.__setattr__(self, "local_batches", tuple(lb))
-        mg = self.max_global_batch
-        if mg is not None and (isinstance(mg, bool) or not isinstance(mg, int) or mg < 1):
-            raise UsageError(
-                f"Workload.max_global_batch={mg!r} is not allowed; it must be an integer >= 1 "
-                "or None")
-
-    def _pairs(self, name: str, *, allow_empty: bool) -> tuple:
-        raw = getattr(self, name)
-        try:
-            pts = tuple((float(b), float(e)) for b, e in raw)
-        except (TypeError, ValueError):
-            pts = None
-        if pts is None or (not pts and not allow_empty) or any(
-                not (b > 0 and e > 0) or not math.isfinite(b + e) for b, e in pts):
-            what = "samples" if name == "samples_curve" else "epochs"
-            raise UsageError(
-                f"Workload.{name}={raw!r} is not allowed; it must be a "
-                f"{'' if allow_empty else 'non-empty '}sequence of (global_batch > 0, "
-                f"{what} > 0) pairs"
-            )
-        return tuple(sorted(pts))
-
-    @property
-    def throughput_scale(self) -> float:
-        """Units of ``throughput_unit`` per sample (tokens per sample for ``tokens/s``)."""
-        return float(self.tokens_per_sample) if self.throughput_unit == "tokens/s" else 1.0
-
-    @property
-    def dense_params(self) -> float:
-        """Parameters whose state every step reads and writes whole."""
-        return float(self.params - self.sparse_params) if self.sparse_params else self.params
-
-    @property
-    def synced_params(self) -> float:
-        """Parameters whose gradients the all-reduce exchanges."""
-        return float(self.params if self.allreduce_params is None else self.allreduce_params)
-
-    def shards(self, n, xp=np):
-        """Accelerators sharing one copy of the model state: ``min(n, model_parallel)``."""
-        if self.model_parallel == 1:
-            return 1.0
-        return xp.minimum(xp.maximum(xp.asarray(n, dtype=np.float64), 1.0),
-                          float(self.model_parallel))
-
-    def max_local_batch(self, mem_gb, xp=np, shards=1.0, n=None):
-        """Largest batch per replica that fits: 90% of memory minus the accelerator's share of
-        the model state, over its share of a sample's activations.
-
-        A model-parallel workload's state is sharded over all ``n`` accelerators (distributed
-        optimizer / fully sharded state, as the MLPerf LLM submissions run); a data-parallel
-        one holds it whole on each accelerator."""
-        state_shards = shards if (self.model_parallel == 1 or n is None) else n
-        state_gb = self.params * self.state_bytes_per_param / 1e9 / state_shards
-        usable = xp.asarray(mem_gb, dtype=np.float64) * 0.9 - state_gb - 1.0  # 1 GB runtime
-        return xp.floor(xp.maximum(usable, 0.0) / (self.activation_gb_per_sample / shards))
-
-    def epochs(self, global_batch, xp=np):
-        """Epochs to converge for each global batch (see ``epochs_curve``; from
-        ``samples_curve`` / ``dataset_size`` when the workload has one, NaN without a data-set
-        size)."""
-        if self.samples_curve:
-            if self.dataset_size is None:
-                return xp.full(np.shape(global_batch), np.nan)
-            return self.samples(global_batch, xp=xp) / float(self.dataset_size)
-        return self._curve(self.epochs_curve, global_batch, xp)
-
-    def samples(self, global_batch, xp=np):
-        """Samples to converge for each global batch (``samples_curve``, else epochs x
-        ``dataset_size``)."""
-        if self.samples_curve:
-            return self._curve(self.samples_curve, global_batch, xp)
-        return self._curve(self.epochs_curve, global_batch, xp) * float(self.dataset_size)
-
-    def _curve(self, pts, global_batch, xp):
-        gb = np.asarray(global_batch, dtype=np.float64)
-        uniq, inv = np.unique(gb, return_inverse=True)
-        vals = np.array([_interp(pts, float(b)) for b in uniq], dtype=np.float64)
-        return xp.asarray(vals[inv].reshape(gb.shape))
-
-    def _epochs_scalar(self, b: float) -> float:
-        return _interp(self.epochs_curve, b)
-
-
-def _positive(v) -> bool:
-    return _number(v) and v > 0
-
-
-def _interp(pts, b: float) -> float:
-    """Linear in log2(batch), flat below the first point, the last slope above the last."""
-    if not math.isfinite(b) or b <= 0:
-        return math.nan
-    if len(pts) == 1 or b <= pts[0][0]:
-        return pts[0][1]
-    xs = [math.log2(p[0]) for p in pts]
-    x = math.log2(b)
-    for i in range(1, len(pts)):
-        if x <= xs[i]:
-            t = (x - xs[i - 1]) / (xs[i] - xs[i - 1])
-            return pts[i - 1][1] + t * (pts[i][1] - pts[i - 1][1])
-    slope = (pts[-1][1] - pts[-2][1]) / (xs[-1] - xs[-2])
-    return pts[-1][1] + slope * (x - xs[-1])
-
-
-def resnet50(epochs_table=None) -> Workload:
-    """ResNet-50 v1.5 on ImageNet-1k, 224x224, the MLPerf Training benchmark.
-
-    FLOPs: 4.1 GMAC forward per image (NVIDIA DeepLearningExamples ResNet-50 v1.5; He et
-    al. 2016 give 3.8 GMAC for v1) x 2 FLOPs/MAC x 3 (backward ~ 2x forward) = 24.6 GFLOP.
-    Parameters: 25.6 M (He et al. 2016). Epochs curve: MLPerf reference convergence points
-    (``resnet50_epochs_vs_batch.csv``, source R1).
-    """
-    from ..catalog import epochs_curve
-
-    t = epochs_curve(epochs_table)
-    pts = tuple(zip(t["global_batch"].astype(float), t["mean_epochs_to_75.9pct"].astype(float)))
-    return Workload(
-        name="resnet50",
-        flops_per_sample=24.6e9,
-        params=25.6e6,
-        dataset_size=IMAGENET_TRAIN_SAMPLES,
-        epochs_curve=pts,
-        activation_gb_per_sample=0.05,
-        benchmark="resnet",
-        throughput_unit="images/s",
-        # ILSVRC2012's training set: 138 GB of JPEGs for 1,281,167 images
-        input_bytes_per_sample=110e3,
-    )
+__all__ = ["Workload", "CalibratedModel", "resnet50", "DEFAULT_MODEL", "evaluate",
+           "IMAGENET_TRAIN_SAMPLES", "MODEL_VERSION", "MEM_EFFICIENCY", "HOST_COPY_EFFICIENCY",
+           "PRECISIONS"]
 
 
 #: Achieved fraction of a host link's nominal bandwidth in host-to-device copies (PCIe DMA
@@ -312,8 +42,10 @@ HOST_COPY_EFFICIENCY = 0.8
 #: Host-to-accelerator bandwidth per accelerator (GB/s per direction) when a configuration
 #: does not give one: PCIe 4.0 x16, 32 GB/s nominal, at ``HOST_COPY_EFFICIENCY``.
 DEFAULT_HOST_GBPS = 32.0 * HOST_COPY_EFFICIENCY
-#: Version of the model file format; version 1 was the compute-only model.
-MODEL_VERSION = 2
+#: Version of the model file format: 1 was the compute-only model, 2 the roofline model with
+#: one efficiency per family borrowed by families without data, 3 adds the efficiency shared
+#: across families, the per-pass latency and the workload's training precision.
+MODEL_VERSION = 3
 #: Model files larger than this are refused before they are read (a model is a few KB).
 MAX_MODEL_BYTES = 16 << 20
 #: Achieved fraction of the peak memory bandwidth (STREAM-like kernels reach about 88-90% of
@@ -323,27 +55,33 @@ MAX_MODEL_BYTES = 16 << 20
 MEM_EFFICIENCY = 0.90
 
 
-def _number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 @dataclass(frozen=True)
 class CalibratedModel:
     """Free parameters of the performance model; fitted by ``calibrate`` or the defaults.
 
     ``compute_efficiency_by_family`` maps an accelerator family (``family`` column of the
-    accelerator catalog) to the achieved fraction of its dense bf16/fp16 tensor peak while
-    computing (the compute term of the roofline; the memory term is separate). A family
-    without a fitted value borrows one: ``borrow_by_generation[generation]`` names the fitted
-    family it borrows from (same generation, else a related one), ``borrow_default`` the
-    family used otherwise; ``compute_efficiency_default`` is used only by a model with no
-    fitted families. :meth:`compute_efficiency_for` returns the value and its basis.
+    accelerator catalog) to the achieved fraction of its dense tensor peak (in the precision
+    the workload trains in) while computing: the compute term of the roofline; the memory
+    term, the per-pass latency and the communication are separate and shared by every
+    family. ``compute_efficiency_shared`` is the efficiency the fit shares across families:
+    each fitted family's value is this shared one times a factor the fit keeps near 1 unless
+    the family's rows demand otherwise (a prior of ``family_prior_sd`` on its logit), through
+    its vendor's value (``compute_efficiency_by_vendor``: the vendor's software, a prior of
+    ``vendor_prior_sd``). A family without rows uses its vendor's value, or the shared one
+    for a vendor without rows, on its own hardware facts (peak, memory bandwidth, scale-up
+    domain): ``borrowed:<vendor>`` or ``borrowed:shared``. ``compute_efficiency_default`` is
+    used only by a model with neither (a hand-set model: ``assumed``).
+    :meth:`compute_efficiency_for` returns the value and its basis.
     """
 
     compute_efficiency_by_family: dict = field(default_factory=dict)
-    borrow_by_generation: dict = field(default_factory=dict)
-    borrow_default: str = ""
+    compute_efficiency_shared: float | None = None  # fitted across families
+    compute_efficiency_by_vendor: dict = field(default_factory=dict)  # a vendor's software
     compute_efficiency_default: float = 0.40
+    family_prior_sd: float = 0.5  # prior SD of a family's logit deviation from its vendor
+    vendor_prior_sd: float = 0.5  # prior SD of a vendor's logit deviation from the shared value
+    step_latency_s: float = 0.0  # per pass over a micro-batch: launches, syncs (fitted)
+    narrow_fraction: float = 1.0  # compute at the narrow (fp8/fp4) peak, the rest at bf16
     arithmetic_intensity: float = 100.0  # FLOPs per byte of memory traffic (fitted)
     mem_efficiency: float = MEM_EFFICIENCY  # achieved / peak memory bandwidth (sourced)
     mem_overlap: float = 0.5  # fraction of the shorter of compute/memory time hidden
@@ -364,89 +102,60 @@ class CalibratedModel:
     workload: str = "resnet50"
     fit: dict = field(default_factory=dict)  # calibration report (errors, rounds, n rows)
 
+    parameter_constraints: ClassVar[dict] = {
+        "compute_efficiency_default": (FRACTION_OPEN,),
+        "family_prior_sd": (POSITIVE,),
+        "vendor_prior_sd": (POSITIVE,),
+        "step_latency_s": (NON_NEGATIVE,),
+        "narrow_fraction": (FRACTION,),
+        "arithmetic_intensity": (POSITIVE,),
+        "mem_efficiency": (FRACTION_OPEN,),
+        "mem_overlap": (FRACTION,),
+        "comm_efficiency": (FRACTION,),
+        "overlap": (FRACTION,),
+        "overhead_s": (NON_NEGATIVE,),
+        "batch_half": (NON_NEGATIVE,),
+        "cpu_decode_rate": (NON_NEGATIVE,),
+        "dali_decode_rate": (NON_NEGATIVE,),
+        "dali_gpu_overhead": (NON_NEGATIVE,),
+        "latency_intra_s": (NON_NEGATIVE,),
+        "latency_inter_s": (NON_NEGATIVE,),
+        "noise_sigma": (FRACTION,),
+        "epochs_noise_sigma": (FRACTION,),
+        "idle_power_frac": (FRACTION,),
+        "tcp_efficiency": (FRACTION,),
+        "allreduce": (Options(("hierarchical", "ring")),),
+        "compute_efficiency_by_family": (Mapping(TEXT, FRACTION_OPEN),),
+        "compute_efficiency_by_vendor": (Mapping(TEXT, FRACTION_OPEN),),
+        "fit": (Mapping(TEXT),),
+        "compute_efficiency_shared": (None, FRACTION_OPEN),
+        "workload": (TEXT,),
+    }
+
     def __post_init__(self):
-        checks = {
-            "compute_efficiency_default": (0, 1, False),
-            "arithmetic_intensity": (0, None, False),
-            "mem_efficiency": (0, 1, False),
-            "mem_overlap": (0, 1, True),
-            "comm_efficiency": (0, 1, True),
-            "overlap": (0, 1, True),
-            "overhead_s": (0, None, True),
-            "batch_half": (0, None, True),
-            "cpu_decode_rate": (0, None, True),
-            "dali_decode_rate": (0, None, True),
-            "dali_gpu_overhead": (0, None, True),
-            "latency_intra_s": (0, None, True),
-            "latency_inter_s": (0, None, True),
-            "noise_sigma": (0, 1, True),
-            "epochs_noise_sigma": (0, 1, True),
-            "idle_power_frac": (0, 1, True),
-            "tcp_efficiency": (0, 1, True),
-        }
-        for name, (lo, hi, lo_ok) in checks.items():
-            v = getattr(self, name)
-            ok = _number(v) and (v >= lo if lo_ok else v > lo) and (hi is None or v <= hi)
-            if not ok:
-                low = "[" if lo_ok else "("
-                allowed = (
-                    f"a number in {low}{lo}, {hi}]"
-                    if hi is not None
-                    else f"a number {'>=' if lo_ok else '>'} {lo}"
-                )
-                raise UsageError(
-                    f"CalibratedModel.{name}={v!r} is not allowed; it must be {allowed}"
-                )
-        if self.allreduce not in ("hierarchical", "ring"):
-            raise UsageError(
-                f"CalibratedModel.allreduce={self.allreduce!r} is not allowed; "
-                "use 'hierarchical' or 'ring'"
-            )
-        for d in ("compute_efficiency_by_family", "borrow_by_generation", "fit"):
-            if not isinstance(getattr(self, d), dict):
-                raise UsageError(
-                    f"CalibratedModel.{d}={getattr(self, d)!r} is not allowed; it must be a dict"
-                )
-        fams = self.compute_efficiency_by_family
-        for k, v in fams.items():
-            if not (isinstance(k, str) and _number(v) and 0 < v <= 1):
-                raise UsageError(
-                    f"CalibratedModel.compute_efficiency_by_family[{k!r}]={v!r} "
-                    "is not allowed; it must be a number in (0, 1]"
-                )
-        for k, v in self.borrow_by_generation.items():
-            if v not in fams:
-                raise UsageError(
-                    f"CalibratedModel.borrow_by_generation[{k!r}]={v!r} is not "
-                    "allowed; it must name a family of compute_efficiency_by_family"
-                )
-        if self.borrow_default and self.borrow_default not in fams:
-            raise UsageError(
-                f"CalibratedModel.borrow_default={self.borrow_default!r} is not "
-                "allowed; it must be '' or a family of compute_efficiency_by_family"
-            )
-        if not isinstance(self.workload, str):
-            raise UsageError(
-                f"CalibratedModel.workload={self.workload!r} is not allowed; it must be a string"
-            )
+        check_fields(self, self.parameter_constraints)
 
     def compute_efficiency_for(
-        self, family: str, generation: str | None = None
+        self, family: str, generation: str | None = None, *, vendor: str | None = None
     ) -> tuple[float, str]:
         """``(efficiency, basis)`` for an accelerator family.
 
-        ``basis`` is ``"fitted"`` when the family had calibration rows,
-        ``"borrowed:<family>"`` when its value is another family's (same or related
-        generation, else ``borrow_default``), and ``"assumed"`` for
-        ``compute_efficiency_default`` (a model without fitted families).
+        ``basis`` is ``"fitted"`` when the family had calibration rows; for a family without
+        rows, ``"borrowed:<vendor>"`` when its vendor had rows (the efficiency of the
+        vendor's software shared across its families), else ``"borrowed:shared"`` (the one
+        shared across vendors), each applied to the family's own peak, memory and links;
+        ``"assumed"`` for ``compute_efficiency_default`` (a hand-set model without a fit).
+        ``generation`` is accepted for callers that have it; the basis does not depend on
+        it.
         """
+        del generation  # a family's own facts, not its generation's, decide its prediction
         fams = self.compute_efficiency_by_family
         if family in fams:
             return float(fams[family]), "fitted"
-        src = self.borrow_by_generation.get(generation) if generation is not None else None
-        src = src or self.borrow_default
-        if src:
-            return float(fams[src]), f"borrowed:{src}"
+        if vendor is not None and vendor in self.compute_efficiency_by_vendor:
+            return float(self.compute_efficiency_by_vendor[vendor]), f"borrowed:{vendor}"
+        if self.compute_efficiency_shared is not None:
+            return float(self.compute_efficiency_shared), "borrowed:shared"
         return float(self.compute_efficiency_default), "assumed"
 
     def intensity_for(self, workload: "Workload") -> float:
@@ -467,8 +176,6 @@ class CalibratedModel:
     def to_json(self, path, *, overwrite=False) -> Path:
         """Write the model as JSON atomically (temp file in the same folder, then rename);
         an existing file is replaced only when it is a gpurank model or ``overwrite``."""
-        from gpurank.engine.io import to_jsonable, write_text
-
         text = json.dumps(to_jsonable(self.to_dict()), indent=2, sort_keys=True) + "\n"
         return write_text(text, path, overwrite=overwrite, name="--output")
 
@@ -516,7 +223,7 @@ class CalibratedModel:
         if version != MODEL_VERSION:
             raise DataError(
                 f"model file '{path}' has version={_short(version)}; this gpurank reads version "
-                f"{MODEL_VERSION} (the roofline model; version 1 was the compute-only model): "
+                f"{MODEL_VERSION} (the roofline model with an efficiency shared across families): "
                 "recalibrate with gpurank calibrate"
             )
         names = {f.name for f in fields(cls)}
@@ -557,8 +264,6 @@ def _load_default_model() -> "CalibratedModel":
 #: cross-validated errors are in docs/simulator.md). Families without MLPerf data (B200,
 #: MI300, ...) borrow a related family's compute efficiency (``prediction_basis``).
 DEFAULT_MODEL = _load_default_model()
-
-
 #: The ``cfg`` inputs of :func:`evaluate` that set the broadcast shape.
 _SHAPED_INPUTS = (
     "peak_tflops",
@@ -630,7 +335,19 @@ def _device_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards
     bm = xp.broadcast_to(xp.asarray(cfg["micro_batch"], dtype=f64), v.shape) if (
         "micro_batch" in cfg) else v.b
     bm = xp.where(v.ok & (bm > 0), bm, v.b) if "micro_batch" in cfg else v.b
-    t_compute = b_acc * F / (v.peak * v.eff_c) * ((bm + model.batch_half) / bm)
+    peak = v.peak
+    if "narrow_peak_tflops" in cfg and model.narrow_fraction > 0:
+        # the share narrow_fraction of the FLOPs runs at the narrow-precision peak (fp8
+        # GEMMs), the rest at the bf16 one (attention, norms, the layers kept wide)
+        nar = xp.broadcast_to(xp.asarray(cfg["narrow_peak_tflops"], dtype=f64), v.shape) * 1e12
+        ratio = xp.where(v.ok & (nar > 0), v.peak / xp.where(nar > 0, nar, 1.0), 1.0)
+        peak = v.peak / ((1.0 - model.narrow_fraction) + model.narrow_fraction * ratio)
+    t_compute = b_acc * F / (peak * v.eff_c) * ((bm + model.batch_half) / bm)
+    if model.step_latency_s > 0:
+        # a fixed time per pass over a micro-batch (kernel launches, synchronizations) that
+        # does not shrink with the peak: what makes a faster chip reach a smaller fraction
+        # of it at the same batch
+        t_compute = t_compute + model.step_latency_s * (v.b / bm)
     # memory: activations per sample (F / intensity bytes) plus one pass over the weights,
     # gradients and optimizer state per step, at the achieved memory bandwidth
     intensity = model.intensity_for(workload)
@@ -648,12 +365,12 @@ def _device_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards
 def _allreduce_time(v: _Inputs, cfg: dict, model, workload: Workload, shards, xp):
     """Time of the gradient all-reduce, and the valid rows whose needed link has no
     bandwidth, ``(t_comm, bad_link)``."""
-    f64 = np.float64
-    n, g, m, ok, one = v.n, v.g, v.m, v.ok, v.one
+    n, ok, one = v.n, v.ok, v.one
     s = workload.synced_params * workload.grad_bytes_per_param / shards  # per accelerator
     ce = model.comm_efficiency
-    intra = xp.broadcast_to(xp.asarray(cfg["intra_GBps"], dtype=f64), v.shape) * 1e9 * ce
-    inter = xp.broadcast_to(xp.asarray(cfg["inter_GBps"], dtype=f64), v.shape) * 1e9 * ce
+    g, m, intra, inter = _reduction_levels(v, cfg, xp)
+    intra = intra * 1e9 * ce
+    inter = inter * 1e9 * ce
     intra_ok = ok & (g > 1) & (intra > 0)
     inter_ok = ok & (m > 1) & (inter > 0)
     intra_s = xp.where(intra_ok, intra, one)
@@ -679,6 +396,29 @@ def _allreduce_time(v: _Inputs, cfg: dict, model, workload: Workload, shards, xp
         + model.latency_inter_s * steps_inter
     )
     return t_comm, bad_link
+
+
+def _reduction_levels(v: _Inputs, cfg: dict, xp):
+    """The two levels of the hierarchical all-reduce: accelerators per first-level group,
+    groups, the group link's GB/s per accelerator and the network's GB/s per group.
+
+    The first level is the node, unless the accelerator's scale-up domain (``scaleup_domain``
+    accelerators joined at ``scaleup_GBps`` each, e.g. an NVL72 rack of 18 trays of 4 GPUs)
+    is wider than the node: then it is the domain (at most ``n``), and the network joins
+    domains, each with every network link of its nodes."""
+    f64 = np.float64
+    g, m = v.g, v.m
+    intra = xp.broadcast_to(xp.asarray(cfg["intra_GBps"], dtype=f64), v.shape)
+    inter = xp.broadcast_to(xp.asarray(cfg["inter_GBps"], dtype=f64), v.shape)
+    if "scaleup_domain" not in cfg:
+        return g, m, intra, inter
+    dom = xp.broadcast_to(xp.asarray(cfg["scaleup_domain"], dtype=f64), v.shape)
+    dbw = xp.broadcast_to(xp.asarray(cfg.get("scaleup_GBps", np.nan), dtype=f64), v.shape)
+    wide = v.ok & (dom > g) & (dbw > 0) & (v.n > g)
+    dom_s = xp.where(wide, dom, v.one)
+    g1 = xp.where(wide, xp.minimum(v.n, dom_s), g)
+    return (g1, xp.where(wide, v.n / g1, m), xp.where(wide, dbw, intra),
+            xp.where(wide, inter * (g1 / g), inter))
 
 
 def _input_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, xp):
@@ -710,14 +450,17 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
     """Evaluate the model for arrays of configurations (no noise).
 
     ``cfg`` keys (arrays broadcastable to one length):
-      peak_tflops, compute_efficiency, mem_bw_tbps, n_accelerators, accelerators_per_node,
-      n_nodes, local_batch (per replica: per accelerator for a data-parallel workload),
-      intra_GBps (per accelerator, per direction), inter_GBps (per node, per direction,
-      protocol efficiency already applied), cpu_cores_per_accelerator (nan = no limit),
-      cpu_decode_factor, dali (bool); optional host_GBps (host-to-accelerator link per
-      accelerator, ``DEFAULT_HOST_GBPS`` when absent) and micro_batch (the batch one pass
-      runs when the replica's batch is accumulated over several; ``local_batch`` when
-      absent)
+      peak_tflops (dense bf16/fp16), compute_efficiency, mem_bw_tbps, n_accelerators,
+      accelerators_per_node, n_nodes, local_batch (per replica: per accelerator for a
+      data-parallel workload), intra_GBps (per accelerator, per direction), inter_GBps (per
+      node, per direction, protocol efficiency already applied), cpu_cores_per_accelerator
+      (nan = no limit), cpu_decode_factor, dali (bool); optional host_GBps
+      (host-to-accelerator link per accelerator, ``DEFAULT_HOST_GBPS`` when absent),
+      narrow_peak_tflops (the dense peak in the workload's narrower training format,
+      fp8/fp4; ``peak_tflops`` where the accelerator has none), scaleup_domain and
+      scaleup_GBps (the accelerator's scale-up domain, :func:`_reduction_levels`) and
+      micro_batch (the batch one pass runs when the replica's batch is accumulated over
+      several; ``local_batch`` when absent)
 
     Returns a dict of arrays: t_compute, t_memory, t_device, t_comm, t_input, t_step,
     throughput (samples/s, all accelerators), utilization (device busy time / step time),

@@ -18,6 +18,7 @@ behaviour is the one documented since the first release.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from importlib import resources
 
@@ -33,6 +34,9 @@ __all__ = [
     "workload_table",
     "workload_for_benchmark",
     "default_model",
+    "round_samples_curve",
+    "nearest_calibrated",
+    "workload_distance",
     "MODEL_FILES",
 ]
 
@@ -72,10 +76,11 @@ def _int(row, col):
     return int(v) if v is not None else None
 
 
-def _samples_curve(benches: list[str], dataset_size, tokens_per_sample) -> tuple:
-    """(global batch, samples to converge) from the first benchmark with reference points."""
+def _samples_curve(benches: list[str], dataset_size, tokens_per_sample, round_=None) -> tuple:
+    """(global batch, samples to converge) from the first benchmark with reference points
+    (those of the round's ruleset when ``round_`` is given, else the latest)."""
     for bench in benches:
-        rcp = reference_convergence(bench)
+        rcp = reference_convergence(bench, round_)
         if rcp.empty:
             continue
         pts = []
@@ -140,22 +145,87 @@ def workload(name: str) -> Workload:
         sparse_params=_float(row, "sparse_params") or 0.0,
         local_batches=tuple(int(x) for x in row["local_batches"].split(";")),
         max_global_batch=max_gb,
+        precision=row.get("precision", "") or "bf16",
+        architecture=row.get("architecture", ""),
+        state_sharded=str(row.get("state_sharded", "")).strip().lower() in ("yes", "true", "1"),
         sources=sources,
     )
+
+
+@lru_cache(maxsize=256)
+def round_samples_curve(wl: Workload, round_: str) -> tuple:
+    """The samples-to-converge points of a shipped workload under the rules of an MLPerf
+    round (``"v4.0"``): the reference convergence points published for that round (those of
+    the nearest earlier round that has any), which is what its submissions converged
+    against. ``()`` for a workload without a round-specific table (ResNet-50, a user's)."""
+    if not wl.samples_curve or not wl.benchmark or not isinstance(round_, str):
+        return ()
+    benches = wl.benchmark.split(";")
+    if workload_for_benchmark(benches[0]) != wl.name:
+        return ()
+    info = benchmark_info(benches[0])
+    tps = info.tokens_per_sample if info is not None else None
+    return _samples_curve(benches, wl.dataset_size, tps, round_)
+
+
+def _has_fit(name: str) -> bool:
+    if name == _RESNET:
+        return True
+    f = resources.files("gpurank.engine.data").joinpath(MODEL_FILES).joinpath(f"{name}.json")
+    return f.is_file()
+
+
+def _kind(wl: Workload) -> tuple[str, str]:
+    arch = wl.architecture or ""
+    return arch.split("-", 1)[0], arch
+
+
+def workload_distance(a: Workload, b: Workload) -> float:
+    """How unlike two workloads are, for borrowing efficiencies: another kind of network
+    (CNN, transformer, diffusion, ...) counts 4, another variant of one (encoder vs decoder)
+    2, then one per decade of difference in parameters, in FLOPs per sample and in the
+    share of parameters trained (LoRA trains a thousandth)."""
+    ka, kb = _kind(a), _kind(b)
+    d = 0.0 if ka[0] == kb[0] and ka[0] else 4.0
+    d += 0.0 if ka[1] == kb[1] and ka[1] else 2.0
+
+    def lg(x):
+        return math.log10(max(float(x), 1e-30))
+
+    trained_a = a.synced_params / a.params
+    trained_b = b.synced_params / b.params
+    return (d + abs(lg(a.params) - lg(b.params))
+            + abs(lg(a.flops_per_sample) - lg(b.flops_per_sample))
+            + abs(lg(trained_a) - lg(trained_b)))
+
+
+def nearest_calibrated(wl: Workload, *, exclude=(), among=None) -> str:
+    """The workload with a calibrated model nearest to ``wl`` (:func:`workload_distance`;
+    ties by name), other than ``wl`` itself and ``exclude``: among the names ``among`` (shipped
+    workloads fitted elsewhere), else among the shipped workloads with a shipped fit."""
+    skip = set(exclude) | {wl.name}
+    pool = workload_names() if among is None else among
+    names = [n for n in pool if n not in skip and (among is not None or _has_fit(n))]
+    if not names:
+        raise DataError(f"no calibrated workload to take efficiencies from for {wl.name!r}")
+    return min(names, key=lambda n: (workload_distance(wl, workload(n)), n))
 
 
 @lru_cache(maxsize=32)
 def default_model(name: str) -> CalibratedModel:
     """The calibrated model shipped for a workload (or benchmark) name: ``DEFAULT_MODEL`` for
     ResNet-50, ``engine/data/models/<workload>.json`` for the others (``gpurank calibrate``
-    on the shared MLPerf Training v3.0-v4.0 results, docs/simulator.md); a workload without a
-    shipped fit gets ``CalibratedModel(workload=name)`` (every efficiency ``assumed``)."""
-    wname = workload(name).name
+    on the shared MLPerf Training v3.0-v4.0 results, docs/simulator.md). A workload without a
+    shipped fit takes the model of the nearest calibrated workload
+    (:func:`nearest_calibrated`): its predictions are ``first-principles:<that workload>``,
+    with this workload's own FLOPs, bytes, parameters and convergence."""
+    wl = workload(name)
+    wname = wl.name
     if wname == _RESNET:
         return DEFAULT_MODEL
+    if not _has_fit(wname):
+        return default_model(nearest_calibrated(wl))
     f = resources.files("gpurank.engine.data").joinpath(MODEL_FILES).joinpath(f"{wname}.json")
-    if not f.is_file():
-        return CalibratedModel(workload=wname)
     with resources.as_file(f) as p:
         model = CalibratedModel.from_json(p)
     if model.workload != wname:  # pragma: no cover - the shipped files are tested

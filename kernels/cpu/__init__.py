@@ -10,7 +10,8 @@ contracts there), one public module per contract:
                 and conquer, k-d tree
 ``topsis``      :func:`topsis`, :func:`topsis_stats`, :func:`topsis_from_stats`
 ``select``      :func:`top_k`
-``smaa``        :func:`smaa_topsis`
+``smaa``        :func:`smaa_topsis`, :func:`smaa_topsis_drawn`,
+                :func:`smaa_interval_candidates`
 ``blocks``      the cross-partition kernels of the Dask driver (not a contract: CPU only)
 ``threads``     :func:`~.threads.concurrent_calls_safe`: may kernels run on two threads at once
 ==============  ==========================================================================
@@ -34,7 +35,7 @@ from .count import dominated_count, domination_count  # noqa: F401
 from .front import pareto_front  # noqa: F401
 from .rank import pareto_rank  # noqa: F401
 from .select import top_k  # noqa: F401
-from .smaa import smaa_topsis  # noqa: F401
+from .smaa import smaa_interval_candidates, smaa_topsis, smaa_topsis_drawn  # noqa: F401
 from .topsis import topsis, topsis_from_stats, topsis_stats  # noqa: F401
 
 #: No limit on the number of criteria.

@@ -16,7 +16,8 @@ message.
 ``topsis``      :func:`topsis`, :func:`topsis_stats`, :func:`topsis_from_stats`: a reduction
                 kernel and a fused scoring kernel
 ``select``      :func:`top_k` (on the host)
-``smaa``        :func:`smaa_topsis`: batched score, rank and accumulate kernels
+``smaa``        :func:`smaa_topsis`, :func:`smaa_topsis_drawn`,
+                :func:`smaa_interval_candidates`: batched score, rank and accumulate kernels
 ``device``      the ``*_device`` variants
 ``schedule``    the host mirror of the schedules: counts the pair tests on the CPU
 ``_dnc``        the divide-and-conquer counts: merge passes by binary search
@@ -39,7 +40,7 @@ from .count import dominated_count, domination_count  # noqa: F401
 from .front import pareto_front  # noqa: F401
 from .rank import pareto_rank  # noqa: F401
 from .select import top_k  # noqa: F401
-from .smaa import smaa_topsis  # noqa: F401
+from .smaa import smaa_interval_candidates, smaa_topsis, smaa_topsis_drawn  # noqa: F401
 from .topsis import topsis, topsis_from_stats, topsis_stats  # noqa: F401
 
 __all__ = [*CONTRACTS, "MAX_CRITERIA"]

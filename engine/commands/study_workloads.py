@@ -9,40 +9,44 @@ largest systems are the fastest but the least efficient, (c) speedup grows sub-l
 finds the **break-even point** per accelerator model: the largest configuration whose scaling
 efficiency stays at or above :data:`BREAK_EVEN_EFFICIENCY`. Every figure is computed; the
 report holds no timings or absolute paths, so the same command on the same data writes the
-same bytes. The ResNet-50 study itself is :func:`gpurank.engine.study.run_study`.
+same bytes. The ResNet-50 study itself is :func:`gpurank.engine.commands.study.run_study`.
 """
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .api import Engine
-from .errors import DataError
-from .io import write_text
-from .sources.mlperf import MlperfReadResult, read_mlperf
-from .sources.mlperf_rules import benchmark_info
-from .sources.workloads import workload_for_benchmark
-from .study import (
+from ..api import Engine
+from ..errors import DataError
+from ..formatting import count as _c
+from ..formatting import integer as _i
+from ..formatting import number as _f
+from ..formatting import span as _span
+from ..io import write_text
+from ..sources.mlperf import MlperfReadResult, read_mlperf
+from ..sources.mlperf_rules import benchmark_info
+from ..sources.workloads import workload_for_benchmark
+from .study_checks import (
     STUDY_CLUSTERS,
     STUDY_CRITERIA,
     STUDY_FEATURES,
     FindingCheck,
-    _c,
-    _check_a,
-    _check_b,
-    _check_c,
-    _f,
-    _i,
-    _md_table,
-    _prepare,
-    _round_key,
-    _sha256,
-    _span,
+    check_a,
+    check_b,
+    check_c,
+)
+from .study_text import (
+    command_line,
+    filtering_table,
+    md_table,
+    profiles_with_generation,
+    round_key,
+    sha256_of,
+    study_rows,
 )
 
 __all__ = ["WorkloadSection", "WorkloadsStudyResult", "run_workloads_study", "break_even",
@@ -171,32 +175,12 @@ def _md_intro(bench: str, unit: str) -> list[str]:
             + (f" Simulator workload: `{wl}`." if wl else ""), ""]
 
 
-def _filtering(steps, n_read: int) -> pd.DataFrame:
-    """Rows left out and remaining after each filtering step."""
-    filtering, remaining = [], n_read
-    for step, k in steps:
-        remaining -= k
-        filtering.append({"step": step, "left_out": k, "remaining": remaining})
-    return pd.DataFrame(filtering)
-
-
 def _md_rows(data: pd.DataFrame, kept: pd.DataFrame, filtering, n_read: int) -> list[str]:
     """The rows read, per filtering step left out, and analysed."""
-    rounds = sorted(set(data["round"]), key=_round_key)
+    rounds = sorted(set(data["round"]), key=round_key)
     return [f"Rows: {n_read} read ({', '.join(rounds)}); "
             + "; ".join(f"{r.step}: {r.left_out}" for r in filtering.itertuples() if r.left_out)
             + f"; **{len(kept)} GPU configurations analysed**."]
-
-
-def _profiles_with_generation(analysis, t: pd.DataFrame) -> pd.DataFrame:
-    """The cluster profiles with each cluster's most common generation and its share."""
-    prof = analysis.clusters.profiles.copy()
-    dom = []
-    for c in prof["cluster"]:
-        g = t.loc[t["cluster"] == c, "generation"].value_counts()
-        dom.append(f"{g.index[0]} ({g.iloc[0] / g.sum():.0%})" if len(g) else "")
-    prof["dominant_generation"] = dom
-    return prof
 
 
 def _md_accelerators(t: pd.DataFrame, per: str) -> list[str]:
@@ -209,7 +193,7 @@ def _md_accelerators(t: pd.DataFrame, per: str) -> list[str]:
            .reset_index().sort_values(["generation_rank", "rows", "accelerator"],
                                       ascending=[True, False, True]))
     L += ["", "Accelerators analysed:", ""]
-    L += _md_table(["generation", "accelerator", "rows", "GPU counts", "median time (min)",
+    L += md_table(["generation", "accelerator", "rows", "GPU counts", "median time (min)",
                     f"median {per}"],
                    [[r.generation, r.accelerator, r.rows, _span(r.n_min, r.n_max), _f(r.ttt),
                      _f(r.pg)] for r in acc.itertuples()])
@@ -222,7 +206,7 @@ def _md_importance(imp, per: str) -> list[str]:
     L += ["", f"**Step 1, importance** for `throughput_per_accelerator` ({per}; {imp.n_rows} "
               f"rows, held-out R^2 {_f(imp.holdout_r2, 2)}; permutation importance, then "
               "impurity):", ""]
-    L += _md_table(["feature", "permutation (mean)", "permutation (std)", "impurity"],
+    L += md_table(["feature", "permutation (mean)", "permutation (std)", "impurity"],
                    [[f"`{r.feature}`", _imp(r.permutation), _imp(r.permutation_std),
                      _imp(r.impurity)] for r in imp.table.itertuples()])
     return L
@@ -233,7 +217,7 @@ def _md_clusters(cl, prof: pd.DataFrame, per: str) -> list[str]:
     L: list[str] = []
     L += ["", f"**Step 2, {cl.k} clusters** (KMeans on {', '.join(f'`{f}`' for f in cl.features)}; "
               f"silhouette {_f(cl.silhouette.get(cl.k, float('nan')), 2)}):", ""]
-    L += _md_table(["cluster", "label", "rows", "GPUs (median, IQR)", "median time (min)", per,
+    L += md_table(["cluster", "label", "rows", "GPUs (median, IQR)", "median time (min)", per,
                     "scaling eff.", "generation"],
                    [[int(r.cluster), r.label, int(r.size),
                      f"{_c(r.median_n_accelerators)} ({r.n_accelerators_range})",
@@ -249,7 +233,7 @@ def _md_top(analysis, per: str) -> list[str]:
     top = analysis.top()
     L += ["", f"**Step 3, top {len(top)}** (criteria `{STUDY_CRITERIA}`, equal weights; Pareto "
               f"front of {analysis.ranking.front_size} rows; TOPSIS):", ""]
-    L += _md_table(["rank", "round", "submitter", "system", "accelerator", "GPUs", "time (min)",
+    L += md_table(["rank", "round", "submitter", "system", "accelerator", "GPUs", "time (min)",
                     per, "scaling eff.", "TOPSIS"],
                    [[int(r["rank"]), r["round"], r["submitter"], r["system"], r["accelerator"],
                      _i(r["n_accelerators"]), _f(r["time_to_train_min"]),
@@ -262,7 +246,7 @@ def _md_findings(checks) -> list[str]:
     """The ResNet-50 study's findings checked on this workload, with their evidence."""
     L: list[str] = []
     L += ["", "**The ResNet-50 study's findings, checked on this workload:**", ""]
-    L += _md_table(["finding", "verdict"], [[f"({c.key}) {c.finding}", f"**{c.verdict}**"]
+    L += md_table(["finding", "verdict"], [[f"({c.key}) {c.finding}", f"**{c.verdict}**"]
                                             for c in checks])
     for c in checks:
         L += ["", f"({c.key}) **{c.verdict}**:", ""]
@@ -277,7 +261,7 @@ def _md_break_even(be: pd.DataFrame) -> list[str]:
               f"scaling efficiency stays at or above {BREAK_EVEN_EFFICIENCY:.2f} (against the "
               "model's fewest-GPU configuration), beside that reference and the fastest "
               "configuration:", ""]
-    L += _md_table(["accelerator", "rows", "GPU counts", "reference time (min)",
+    L += md_table(["accelerator", "rows", "GPU counts", "reference time (min)",
                     "break-even GPUs", "its time (min)", "its efficiency", "its system",
                     "fastest: GPUs", "time (min)", "efficiency", "larger and below"],
                    [[r.accelerator, r.rows, _span(r.n_min, r.n_max), _f(r.ref_time),
@@ -305,7 +289,7 @@ def _section(bench: str, data: pd.DataFrame, steps, n_read: int, *, seed: int, b
     unit = _unit(bench)
     per = unit.replace("/s", "/s per GPU")
     L = _md_intro(bench, unit)
-    filtering = _filtering(steps, n_read)
+    filtering = filtering_table(steps, n_read)
     kept = data[data["study_status"] == "analysed"].reset_index(drop=True)
     L += _md_rows(data, kept, filtering, n_read)
     if len(kept) < MIN_ROWS or kept["n_accelerators"].nunique() < 2:
@@ -319,9 +303,9 @@ def _section(bench: str, data: pd.DataFrame, steps, n_read: int, *, seed: int, b
     t = analysis.table
     if analysis.importance is None or analysis.clusters is None:  # pragma: no cover
         raise DataError(f"{bench}: the analysis of {len(t)} rows gave no importance or clusters")
-    prof = _profiles_with_generation(analysis, t)
+    prof = profiles_with_generation(analysis, t)
     short = unit.replace("images/s", "img/s")
-    checks = (_check_a(t, prof, short), _check_b(t, short), _check_c(t))
+    checks = (check_a(t, prof, short), check_b(t, short), check_c(t))
     imp = analysis.importance
     L += _md_accelerators(t, per)
     L += _md_importance(imp, per)
@@ -342,7 +326,7 @@ def run_workloads_study(paths, output_md, *, benchmark: str = "all", published_s
                         overwrite: bool = False, write: bool = True) -> WorkloadsStudyResult:
     """The study per benchmark (``benchmark="all"``: every benchmark in the results).
 
-    Parameters are those of :func:`gpurank.engine.study.run_study`; ``write=False`` returns
+    Parameters are those of :func:`gpurank.engine.commands.study.run_study`; ``write=False`` returns
     the result without writing ``output_md``.
     """
     if isinstance(paths, (str, Path)):
@@ -362,16 +346,13 @@ def run_workloads_study(paths, output_md, *, benchmark: str = "all", published_s
                         zip(part["round"][dup], part["submitter"][dup], part["system"][dup],
                             part["duplicate_of"][dup]))
         bres = MlperfReadResult(part[~dup].reset_index(drop=True), res.warnings, dropped, bench)
-        bdata, bsteps = _prepare(bres, division=division, availability=availability)
+        bdata, bsteps = study_rows(bres, division=division, availability=availability)
         parts_data.append(bdata)
         sections.append(_section(bench, bdata, bsteps, len(part), seed=seed, backend=backend))
     data = pd.concat(parts_data, ignore_index=True)
     if command is None:
-        parts = ["gpurank", "study", *map(str, paths), "--benchmark", benchmark]
-        if published_scores is not None:
-            parts += ["--published-scores", str(published_scores)]
-        parts += ["--seed", str(seed)]
-        command = " ".join(shlex.quote(p) for p in parts)
+        command = command_line(paths, benchmark=benchmark, published_scores=published_scores,
+                               seed=seed)
     md = _report(res, sections, command=command, published_scores=published_scores,
                  division=division, availability=availability)
     out = Path(output_md)
@@ -395,11 +376,11 @@ def _report(res, sections, *, command, published_scores, division, availability)
          "Generated by:", "", "```", command, "```", ""]
     if published_scores is not None:
         L.append(f"Published scores: `{Path(published_scores).name}` (sha256 "
-                 f"`{_sha256(published_scores)[:16]}`), used only for systems whose logs "
+                 f"`{sha256_of(published_scores)[:16]}`), used only for systems whose logs "
                  "cannot be scored.")
         if res.published_runs:
             L.append(f"Published run times: `{Path(res.published_runs).name}` (sha256 "
-                     f"`{_sha256(res.published_runs)[:16]}`), used to find duplicated runs.")
+                     f"`{sha256_of(res.published_runs)[:16]}`), used to find duplicated runs.")
         L.append("")
     L.append(f"Kept: division `{division or 'any'}`, availability `{availability or 'any'}`, "
              "GPUs only; reader warnings: " + str(len(res.warnings)) + ".")
@@ -416,7 +397,7 @@ def _report(res, sections, *, command, published_scores, division, availability)
             point = "n/a"
         rows.append([s.benchmark, s.unit, 0 if s.table is None else len(s.table),
                      v.get("a", "n/a"), v.get("b", "n/a"), v.get("c", "n/a"), point])
-    L += _md_table(["benchmark", "throughput", "GPU rows", "(a) efficient cluster 4-16 newest GPUs",
+    L += md_table(["benchmark", "throughput", "GPU rows", "(a) efficient cluster 4-16 newest GPUs",
                     "(b) largest fastest, least efficient", "(c) sub-linear speedup",
                     f"largest break-even point (efficiency >= {BREAK_EVEN_EFFICIENCY:.2f})"], rows)
     L += ["", "Verdicts: SUPPORTED when every listed condition holds, NOT SUPPORTED when none "

@@ -1,0 +1,474 @@
+"""Fit the performance model to measured runs (MLPerf): ``calibrate(table) -> CalibratedModel``.
+
+The free parameters of one workload are fitted together by robust least squares on log
+time-to-train (``soft_l1``, f_scale 0.1), from fixed starting values so a fit never depends
+on an earlier one:
+
+* the compute efficiency **shared across families** (the achieved fraction of the dense
+  peak in the workload's training precision), and one **deviation per family** with rows,
+  held near zero by a prior (``family_prior_sd`` on its logit): a family's software may be
+  better or worse than the shared value, but only as far as its own rows show. A family
+  without rows takes the shared value on its own hardware facts;
+* the arithmetic intensity (unless the workload fixes it), the compute/memory overlap,
+  communication efficiency and overlap, the per-run overhead, the batch knee and the
+  per-pass latency, all shared.
+
+``model.fit`` records the rows used and skipped, the parameters that ended on a bound, the
+in-sample errors per family and the **domain** the fit covers (global batches, scales,
+families), which :mod:`.predict` uses to flag extrapolations.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataError
+from ..params import InstanceOf, check_param
+from .configs import REQUIRED_PREDICT_COLUMNS, model_inputs, safe_div, to_float
+from .perfmodel import CalibratedModel, Workload
+from .predict import fit_errors, model_outputs, predict, workload_of
+
+__all__ = ["calibrate", "usable_rows", "modelled_times", "REQUIRED_CALIBRATE_COLUMNS"]
+
+REQUIRED_CALIBRATE_COLUMNS = REQUIRED_PREDICT_COLUMNS + ("time_to_train_min",)
+#: Bounds of the per-pass latency (seconds): a kernel launch is a few microseconds, a step
+#: of a large model launches thousands of them.
+_LATENCY_BOUNDS = (1e-5, 0.2)
+
+
+def usable_rows(t: pd.DataFrame, inputs, ttt, modelled=None) -> tuple[np.ndarray, dict]:
+    """Rows a fit may use, and how many were skipped for each reason. ``modelled``: each
+    row's time to train under the starting model; a row without a finite one (inputs so
+    large or small that the model overflows) cannot be fitted."""
+    cfg, extra = inputs.cfg, inputs.extra
+    skipped = {}
+    usable = extra["valid"].copy()
+    skipped["accelerator not modelled or row incomplete"] = int((~usable).sum())
+    if modelled is not None:
+        finite = np.isfinite(modelled) & (modelled > 0)
+        skipped["inputs out of the model's range"] = int((usable & ~finite).sum())
+        usable &= finite
+    timed = np.isfinite(ttt) & (ttt > 0)
+    skipped["no measured time"] = int((usable & ~timed).sum())
+    usable &= timed
+    if "division" in t.columns:
+        open_div = t["division"].astype(str).str.strip().str.lower().eq("open").to_numpy()
+        skipped["open division (other rules than the benchmark)"] = int((usable & open_div).sum())
+        usable &= ~open_div
+    if "is_duplicate" in t.columns:
+        dup = t["is_duplicate"].fillna(False).astype(bool).to_numpy()
+        skipped["repeats an earlier system's runs"] = int((usable & dup).sum())
+        usable &= ~dup
+    # repeated results (same accelerator, count and score) count once
+    key = pd.DataFrame(
+        {
+            "a": extra["accelerator_id"],
+            "n": cfg["n_accelerators"],
+            "t": np.round(np.nan_to_num(ttt), 4),
+        }
+    )
+    rep = key.duplicated().to_numpy()
+    skipped["same accelerator, count and time as an earlier row"] = int((usable & rep).sum())
+    usable &= ~rep
+    return usable, skipped
+
+
+def modelled_times(inputs, model: CalibratedModel, workload: Workload) -> np.ndarray:
+    """Each row's time to train under ``model`` (inf or NaN where its inputs overflow)."""
+    with np.errstate(all="ignore"):
+        out = model_outputs(inputs.cfg, inputs.extra, model, workload)
+    return np.asarray(out["time_to_train_min"], float)
+
+
+def _sigmoid(x):
+    """The logistic function (maps an unbounded coordinate into (0, 1))."""
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _logit(v):
+    """The inverse of :func:`_sigmoid`, clipped so a start on the edge stays movable."""
+    v = min(max(v, 0.01), 0.99)
+    return math.log(v / (1 - v))
+
+
+@dataclass(frozen=True)
+class _FitRows:
+    """The training rows as the residuals read them: configurations and measured times,
+    each row's family, and each family's vendor."""
+
+    families: list
+    family_index: np.ndarray
+    vendors: list
+    family_vendor: np.ndarray
+    cfg: dict
+    extra: dict
+    ttt: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Coord:
+    """One shared parameter as the optimizer sees it: a box-bounded coordinate and the map
+    to the model's value."""
+
+    name: str
+    kind: str  # "logit" or "log"
+    lo: float
+    hi: float
+
+    def value(self, x: float) -> float:
+        if self.kind == "logit":
+            return float(_sigmoid(x))
+        return math.exp(x)
+
+    def coordinate(self, v: float) -> float:
+        if self.kind == "logit":
+            return _logit(v)
+        return math.log(v)
+
+
+def _shared_coords(fit_intensity: bool, fit_narrow: bool, ai_lo: float, ai_hi: float,
+                   fixed=()):
+    """The shared parameters the fit moves, with their bounds (in coordinates); those named
+    in ``fixed`` keep the base model's value."""
+    coords = [
+        _Coord("comm_efficiency", "logit", -4, 6),
+        _Coord("overlap", "logit", -4, 6),
+        _Coord("overhead_s", "log", math.log(0.5), math.log(600)),
+        _Coord("batch_half", "log", math.log(0.5), math.log(256)),
+        _Coord("mem_overlap", "logit", -6, 6),
+        _Coord("step_latency_s", "log", *map(math.log, _LATENCY_BOUNDS)),
+    ]
+    if fit_narrow:
+        coords.append(_Coord("narrow_fraction", "logit", -6, 6))
+    if fit_intensity:
+        coords.append(_Coord("arithmetic_intensity", "log", math.log(ai_lo), math.log(ai_hi)))
+    return tuple(c for c in coords if c.name not in fixed)
+
+
+@dataclass(frozen=True)
+class _ParamSpace:
+    """The optimizer's coordinates: the shared efficiency's logit, one logit deviation per
+    vendor, one per family (from its vendor's), then the shared parameters (logit or log, so every
+    bound is a box)."""
+
+    k: int
+    family_vendor: np.ndarray
+    coords: tuple
+
+    @property
+    def nv(self) -> int:
+        return int(self.family_vendor.max()) + 1 if self.k else 0
+
+    def unpack(self, theta):
+        """Efficiencies per family and per vendor, the shared efficiency and the shared
+        parameters."""
+        k, nv = self.k, self.nv
+        eta = theta[0]
+        ven = theta[1: nv + 1]
+        ef = _sigmoid(eta + ven[self.family_vendor] + theta[nv + 1: nv + k + 1])
+        p = {c.name: c.value(x) for c, x in zip(self.coords, theta[nv + k + 1:])}
+        if "overlap" in p:
+            p["overlap"] = min(p["overlap"], 0.999)
+        return ef, _sigmoid(eta + ven), float(_sigmoid(eta)), p
+
+    def priors(self, theta, model: CalibratedModel):
+        """The prior residuals: a deviation of one prior SD costs what one row predicted
+        f_scale (10%) off costs."""
+        nv, k = self.nv, self.k
+        return np.concatenate([0.1 / model.vendor_prior_sd * theta[1: nv + 1],
+                               0.1 / model.family_prior_sd * theta[nv + 1: nv + k + 1]])
+
+    def names(self, families, vendors) -> list[str]:
+        """The model's name for each coordinate."""
+        return (["compute_efficiency_shared"]
+                + [f"compute_efficiency_by_vendor[{v}]" for v in vendors]
+                + [f"compute_efficiency_by_family[{f}]" for f in families]
+                + [c.name for c in self.coords])
+
+
+def _check_calibration_table(mlperf_table) -> None:
+    """Refuse anything but a DataFrame holding the required columns."""
+    check_param("mlperf_table", mlperf_table, InstanceOf(pd.DataFrame, "a pandas DataFrame"))
+    missing = [c for c in REQUIRED_CALIBRATE_COLUMNS if c not in mlperf_table.columns]
+    if missing:
+        raise DataError(
+            f"calibration table is missing column '{missing[0]}'; required columns are: "
+            f"{', '.join(REQUIRED_CALIBRATE_COLUMNS)}"
+        )
+
+
+def _no_rows(t: pd.DataFrame, train_rounds) -> DataError:
+    return DataError(
+        f"calibration table has no usable rows (of {len(t)}) in train_rounds={train_rounds!r}; "
+        "rows need an accelerator the catalog models, n_accelerators > 0 and a "
+        "time_to_train_min > 0"
+    )
+
+
+def _training_mask(t: pd.DataFrame, usable: np.ndarray, train_rounds) -> np.ndarray:
+    """The usable rows of the training rounds; an error when there are none."""
+    in_train = usable.copy()
+    if train_rounds is not None:
+        in_train &= t["round"].astype(str).isin([str(r) for r in train_rounds]).to_numpy()
+    if not in_train.any():
+        raise _no_rows(t, train_rounds)
+    return in_train
+
+
+def _fit_rows(cfg, extra, in_train: np.ndarray, ttt: np.ndarray) -> _FitRows:
+    """The training rows' slices of the configurations, with each row's family index."""
+    fams = sorted(set(extra["family"][in_train]))
+    fam_idx = np.array([fams.index(f) if f in fams else -1 for f in extra["family"]])
+    tr = np.flatnonzero(in_train)
+    vendor_of = {f: v for f, v in zip(extra["family"][tr], extra["vendor"][tr])}
+    vendors = sorted(set(vendor_of.values()))
+    return _FitRows(
+        families=fams,
+        family_index=fam_idx[tr],
+        vendors=vendors,
+        family_vendor=np.array([vendors.index(vendor_of[f]) for f in fams], dtype=np.int64),
+        cfg={k: (np.asarray(v)[tr] if np.ndim(v) else v) for k, v in cfg.items()},
+        extra={k: np.asarray(v)[tr] for k, v in extra.items()},
+        ttt=ttt[tr],
+    )
+
+
+def _intensity_range(workload: Workload, base: CalibratedModel):
+    """Start and bounds of the fitted intensity: the workload's own estimate starts the fit
+    and widens the bounds."""
+    ai_est = (
+        workload.flops_per_sample / workload.bytes_per_sample
+        if workload.bytes_per_sample
+        else None
+    )
+    ai0 = (
+        (ai_est or base.arithmetic_intensity)
+        if workload.arithmetic_intensity is None
+        else workload.arithmetic_intensity
+    )
+    ai_lo = min(5.0, ai_est / 10.0) if ai_est else 5.0
+    ai_hi = max(2000.0, ai_est * 10.0) if ai_est else 2000.0
+    return ai0, ai_lo, ai_hi
+
+
+def _start_and_bounds(rows: _FitRows, base: CalibratedModel, workload: Workload, space,
+                      ai0: float):
+    """The optimizer's starting point and box bounds, ``(x0, lo, hi)``."""
+    sub, fi, k = rows.cfg, rows.family_index, space.k
+    # start the shared efficiency at twice the fraction of peak the runs achieve overall
+    # (the compute term is part of the step), so no fit starts in the flat input-bound region
+    thr_meas = safe_div(
+        rows.extra["samples"],
+        np.maximum(rows.ttt * 60.0 - base.overhead_s, 1.0),
+    )
+    b_tr = sub["local_batch"]
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is a NaN of safe_div
+        achieved = safe_div(
+            thr_meas * workload.flops_per_sample * (b_tr + base.batch_half),
+            sub["n_accelerators"] * sub["peak_tflops"] * 1e12 * b_tr,
+        )
+    raw = np.array([np.median(a[np.isfinite(a)]) if np.isfinite(a).any() else np.nan
+                    for a in (achieved[fi == j] for j in range(k))])
+    eff0 = (float(np.clip(2.0 * np.nanmedian(raw), 0.05, 0.95)) if np.isfinite(raw).any()
+            else float(base.compute_efficiency_default))
+    dev0 = [_logit(_start_efficiency(achieved[fi == j], base)) - _logit(eff0)
+            for j in range(k)]
+    nv = space.nv
+    start = {
+        "comm_efficiency": base.comm_efficiency,
+        "overlap": base.overlap,
+        "overhead_s": max(base.overhead_s, 1.0),
+        "batch_half": max(base.batch_half, 1.0),
+        "mem_overlap": base.mem_overlap,
+        "step_latency_s": min(max(base.step_latency_s, 1e-3), _LATENCY_BOUNDS[1] / 2),
+        "narrow_fraction": 0.5,
+        "arithmetic_intensity": ai0,
+    }
+    x0 = np.concatenate([[_logit(eff0)], np.zeros(nv), np.clip(dev0, -3.0, 3.0),
+                         [c.coordinate(start[c.name]) for c in space.coords]])
+    lo = np.concatenate([[_logit(0.01) - 1], np.full(nv + k, -8.0),
+                         [c.lo for c in space.coords]])
+    hi = np.concatenate([[_logit(0.99) + 1], np.full(nv + k, 8.0),
+                         [c.hi for c in space.coords]])
+    return x0, lo, hi
+
+
+def _start_efficiency(achieved: np.ndarray, base: CalibratedModel) -> float:
+    """Twice a family's median achieved fraction of peak, clipped to [0.05, 0.95]; the
+    base's default where no run gives a finite fraction (inputs that overflow it)."""
+    finite = achieved[np.isfinite(achieved)]
+    if not finite.size:
+        return float(base.compute_efficiency_default)
+    return float(np.clip(2.0 * np.median(finite), 0.05, 0.95))
+
+
+def _least_squares_fit(rows: _FitRows, start, workload: Workload, space, x0, lo, hi):
+    """Robust least squares on log time-to-train, with the prior on the family deviations
+    as extra residuals; scipy's result."""
+    from scipy.optimize import least_squares
+
+    y = np.log(rows.ttt)
+
+    def resid(theta):
+        ef, _ven, _shared, p = space.unpack(theta)
+        o = model_outputs(
+            dict(rows.cfg, compute_efficiency=ef[rows.family_index]),
+            rows.extra,
+            replace(start, **p),
+            workload,
+        )
+        return np.concatenate([np.log(o["time_to_train_min"]) - y,
+                               space.priors(theta, start)])
+
+    return least_squares(
+        resid, np.clip(x0, lo + 1e-9, hi - 1e-9), bounds=(lo, hi), loss="soft_l1", f_scale=0.1
+    )
+
+
+def _at_bound(names, x, lo, hi) -> list[str]:
+    """Parameters that ended within a thousandth of their range of a bound."""
+    span = hi - lo
+    return [nm for nm, v, a, b_, s in zip(names, x, lo, hi, span) if min(v - a, b_ - v) < 1e-3 * s]
+
+
+def _fitted_model(base, rows: _FitRows, space, sol, workload):
+    """The model at the optimum, rounded as the model file stores it, and the training rows
+    per family."""
+    ef, ven, shared, p = space.unpack(sol.x)
+    fams, fi = rows.families, rows.family_index
+    rows_per_family = {f: int((fi == j).sum()) for j, f in enumerate(fams)}
+    digits = {"overhead_s": 4, "step_latency_s": 8}
+    rounded = {kk: round(v, digits.get(kk, 6)) for kk, v in p.items()}
+    model = replace(
+        base,
+        compute_efficiency_by_family={f: round(float(v), 6) for f, v in zip(fams, ef)},
+        compute_efficiency_shared=round(shared, 6),
+        compute_efficiency_by_vendor={v: round(float(e), 6) for v, e in zip(rows.vendors, ven)},
+        workload=workload.name,
+        fit={},
+        **rounded,
+    )
+    return model, rows_per_family
+
+
+def _domain(rows: _FitRows) -> dict:
+    """What the fit covers: global batches, accelerator counts and families."""
+    gb = rows.extra["global_batch"]
+    n = rows.cfg["n_accelerators"]
+    gb = gb[np.isfinite(gb) & rows.extra["global_batch_given"]]
+    return {
+        "global_batch": [float(gb.min()), float(gb.max())] if len(gb) else None,
+        "n_accelerators": [float(np.nanmin(n)), float(np.nanmax(n))],
+        "families": list(rows.families),
+    }
+
+
+def _error_report(pred: pd.DataFrame, trmask: np.ndarray, test_rounds) -> dict:
+    """Errors per family on the training rows and, with ``test_rounds``, the held-out rows."""
+    report = {"train_errors": fit_errors(pred[trmask]).to_dict(orient="records")}
+    if test_rounds is not None:
+        te = pred["round"].astype(str).isin([str(r) for r in test_rounds]).to_numpy()
+        report["n_test"] = int(te.sum())
+        report["test_errors"] = fit_errors(pred[te]).to_dict(orient="records")
+        nv = te & pred["accelerator_id"].astype(str).str.startswith("nvidia").to_numpy()
+        report["test_errors_nvidia"] = fit_errors(pred[nv]).to_dict(orient="records")[-1]
+    return report
+
+
+def calibrate(
+    mlperf_table,
+    *,
+    train_rounds=None,
+    test_rounds=None,
+    base: CalibratedModel | None = None,
+    workload: Workload | None = None,
+    accelerator_table=None,
+    interconnect_table=None,
+    host_cpu_table=None,
+    fixed=(),
+) -> CalibratedModel:
+    """Fit the model's free parameters to measured runs.
+
+    Parameters
+    ----------
+    mlperf_table : DataFrame
+        Canonical columns (:mod:`.configs`) with measured ``time_to_train_min``. Rows are
+        skipped (and counted in ``model.fit["skipped"]``) without a finite time > 0, when
+        :func:`.configs.model_inputs` refuses them (an accelerator the catalog does not
+        model, no count, an inconsistent topology, ...), from the open division, flagged
+        ``is_duplicate``, or repeating an earlier row's accelerator, count and time.
+    train_rounds, test_rounds : list of str, optional
+        Values of the ``round`` column to fit on and to report held-out errors on. By default
+        every row is fitted and the report is in-sample.
+    base : CalibratedModel, optional
+        Starting values and the fixed (unfitted) parameters (``family_prior_sd``,
+        ``mem_efficiency``, the decode rates, ...); ``CalibratedModel()`` when omitted, so a
+        fit never depends on an earlier fit.
+    workload : Workload, optional
+        The table's ``benchmark``'s workload, else ResNet-50. A workload with an
+        ``arithmetic_intensity`` keeps it fixed; otherwise the intensity is fitted.
+    accelerator_table, interconnect_table, host_cpu_table : path or DataFrame, optional
+        Catalogs in place of the built-in ones.
+    fixed : sequence of str
+        Shared parameters held at ``base``'s value rather than fitted (``step_latency_s``,
+        ``narrow_fraction``, ...: a parameter measured elsewhere).
+
+    Fitted: ``compute_efficiency_shared`` and ``compute_efficiency_by_family`` (the shared
+    value times each family's deviation), ``arithmetic_intensity``, ``mem_overlap``,
+    ``comm_efficiency``, ``overlap``, ``overhead_s``, ``batch_half``, ``step_latency_s``.
+    ``model.fit`` holds the report: rows used and skipped, the optimizer's cost, parameters
+    that ended on a bound, the errors per family and the fitted ``domain``.
+    """
+    _check_calibration_table(mlperf_table)
+    base = CalibratedModel() if base is None else base
+    workload = workload_of(mlperf_table, workload, None)
+    t = mlperf_table.reset_index(drop=True)
+    if (train_rounds is not None or test_rounds is not None) and "round" not in t.columns:
+        raise DataError(
+            "calibration table has no column 'round'; it is required with train_rounds/test_rounds"
+        )
+    if len(t) == 0:
+        raise _no_rows(t, train_rounds)
+    ttt = to_float(t["time_to_train_min"])
+    kw = dict(
+        accelerator_table=accelerator_table,
+        interconnect_table=interconnect_table,
+        host_cpu_table=host_cpu_table,
+    )
+    start = replace(base, compute_efficiency_by_family={}, compute_efficiency_shared=None,
+                    compute_efficiency_by_vendor={})
+    inputs = model_inputs(t, start, workload, **kw)
+    usable, skipped = usable_rows(t, inputs, ttt, modelled_times(inputs, start, workload))
+    in_train = _training_mask(t, usable, train_rounds)
+    rows = _fit_rows(inputs.cfg, inputs.extra, in_train, ttt)
+    ai0, ai_lo, ai_hi = _intensity_range(workload, base)
+    narrow = rows.cfg["narrow_peak_tflops"]
+    mixed = bool(((narrow > rows.cfg["peak_tflops"]).any())
+                 and (narrow <= rows.cfg["peak_tflops"]).any())
+    space = _ParamSpace(k=len(rows.families), family_vendor=rows.family_vendor,
+                        coords=_shared_coords(
+        workload.arithmetic_intensity is None, mixed, ai_lo, ai_hi, tuple(fixed)))
+    x0, lo, hi = _start_and_bounds(rows, base, workload, space, ai0)
+    sol = _least_squares_fit(rows, start, workload, space, x0, lo, hi)
+    model, rows_per_family = _fitted_model(base, rows, space, sol, workload)
+
+    pred = predict(t[usable], model, workload=workload, **kw)
+    report = {
+        "n_rows": int(len(t)),
+        "n_usable": int(usable.sum()),
+        "n_train": int(in_train.sum()),
+        "skipped": {r: c for r, c in skipped.items() if c},
+        "rows_per_family": rows_per_family,
+        "train_rounds": None if train_rounds is None else [str(r) for r in train_rounds],
+        "test_rounds": None if test_rounds is None else [str(r) for r in test_rounds],
+        "cost": float(sol.cost),
+        "success": bool(sol.success),
+        "at_bound": _at_bound(space.names(rows.families, rows.vendors), sol.x, lo, hi),
+        "domain": _domain(rows),
+        **_error_report(pred, in_train[usable], test_rounds),
+    }
+    return replace(model, fit=report)

@@ -1,0 +1,284 @@
+"""What a training job costs the performance model: :class:`Workload` (FLOPs and bytes per
+sample, parameters, memory per sample, the samples or epochs to converge against the global
+batch) and ResNet-50's, the default.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..params import (
+    NON_NEGATIVE,
+    POSITIVE,
+    Interval,
+    Items,
+    Options,
+    Pairs,
+    check_fields,
+    check_param,
+)
+from .catalog import epochs_curve
+
+__all__ = ["IMAGENET_TRAIN_SAMPLES", "PRECISIONS", "Workload", "resnet50"]
+
+
+#: ImageNet-1k training images (MLPerf ``train_samples``; summary.csv README).
+IMAGENET_TRAIN_SAMPLES = 1_281_167
+#: Training number formats, narrowest last; a format an accelerator lacks falls back to the
+#: next wider one it has (bf16 always: fp16 where no bf16).
+PRECISIONS = ("bf16", "fp8", "fp4")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What one training job costs, independent of the hardware.
+
+    The shipped workloads (one per MLPerf Training benchmark, every number with its source)
+    are in ``engine/data/workloads.csv``; :func:`gpurank.engine.sources.workloads.workload`
+    builds them. Describe another workload by these numbers (docs/simulator.md, "Workloads").
+
+    Attributes
+    ----------
+    name : str
+    flops_per_sample : float
+        Training FLOPs per sample (forward + backward, 1 multiply-add = 2 FLOPs).
+    params : float
+        Parameters whose state the accelerators hold (weights, and for trained ones gradients
+        and optimizer state: ``state_bytes_per_param``); the memory term reads it once a step.
+    dataset_size : int or None
+        Samples per epoch. None only with a ``samples_curve`` (a workload without epochs,
+        e.g. GPT-3 trained from a checkpoint): ``epochs`` are then NaN.
+    epochs_curve : tuple of (global_batch, epochs) pairs
+        Epochs to reach the quality target vs global batch size; interpolated linearly in
+        log2(batch), flat below the first point, extended with the last segment's slope above
+        the last point. May be empty when ``samples_curve`` is given.
+    activation_gb_per_sample : float
+        Accelerator memory per sample of batch (activations, mixed precision), shared by the
+        ``model_parallel`` accelerators of one replica.
+    state_bytes_per_param : float
+        Weights, gradients and optimizer state per parameter (fp32 master + momentum + bf16).
+        The memory term reads and writes them once per step.
+    grad_bytes_per_param : float
+        Bytes per parameter exchanged in the gradient all-reduce (2 = bf16/fp16 gradients).
+    decode_cost : float
+        Host preprocessing work per sample relative to an ImageNet JPEG (0 = no decoding).
+    arithmetic_intensity : float or None
+        Training FLOPs per byte of accelerator-memory traffic (the roofline's x-axis):
+        ``flops_per_sample / arithmetic_intensity`` bytes move per sample. ``None`` (the
+        default) uses the value ``calibrate`` fitted (``CalibratedModel.arithmetic_intensity``);
+        a number (e.g. measured with a profiler's DRAM byte counters) overrides it and is
+        then held fixed by ``calibrate``.
+    benchmark : str
+        The MLPerf benchmark name(s) it stands for (``;``-joined), "" when none.
+    throughput_unit : str
+        Unit of the ``throughput`` columns: ``images/s``, ``sequences/s``, ``tokens/s``,
+        ``samples/s``. ``tokens/s`` counts ``tokens_per_sample`` tokens per sample.
+    tokens_per_sample : int or None
+    samples_curve : tuple of (global_batch, samples) pairs
+        Samples to reach the quality target vs global batch (the MLPerf reference convergence
+        points); takes precedence over ``epochs_curve``; interpolated the same way.
+    allreduce_params : float or None
+        Parameters whose gradients are all-reduced each step (None: all ``params``; LoRA: the
+        adapters; DLRM: the dense layers, its embeddings being model parallel).
+    model_parallel : int
+        Accelerators that share one copy of the model state (tensor x pipeline parallel, or
+        sharded embeddings); one replica uses ``min(n, model_parallel)`` of them. 1 = data
+        parallel.
+    bytes_per_sample : float or None
+        Estimated accelerator-memory traffic per sample; sets the starting (and, for a model
+        calibrated on another workload, the used) arithmetic intensity
+        ``flops_per_sample / bytes_per_sample``.
+    input_bytes_per_sample : float
+        Bytes copied from the host to the accelerator per sample (the input term's transfer).
+    sparse_params : float
+        Parameters among ``params`` that a step touches only through per-sample lookups
+        (embedding tables): they take memory but are not read whole each step (their
+        traffic is in ``bytes_per_sample``).
+    local_batches : tuple of int
+        Samples per replica the simulator draws from; ``max_global_batch`` caps the global
+        batch (None: no cap beyond the reference convergence table).
+    precision : str
+        The number format the workload's matrix multiplications train in where the
+        accelerator supports it: ``"bf16"`` (bf16 or fp16 mixed precision), ``"fp8"`` (FP8
+        with higher-precision accumulation, as transformer submissions run on Hopper,
+        Blackwell, Ada, Gaudi2/3 and CDNA3/4) or ``"fp4"``. The compute term uses the
+        accelerator's dense peak in that format, falling back to the next wider format it
+        has (``PRECISIONS``).
+    architecture : str
+        What kind of network it trains (``cnn``, ``transformer-encoder``,
+        ``transformer-decoder``, ``diffusion``, ``rnn``, ``recommender``, ``gnn``, or ""):
+        the first thing :func:`~gpurank.engine.sources.workloads.nearest_calibrated`
+        compares when a workload without calibration rows takes another's efficiencies.
+    state_sharded : bool
+        The optimizer state is sharded over all accelerators (a distributed optimizer,
+        ZeRO/FSDP) even when the model is data parallel; a model-parallel workload's state
+        always is.
+    sources : tuple of (field, source) pairs
+    """
+
+    name: str
+    flops_per_sample: float
+    params: float
+    dataset_size: int | None
+    epochs_curve: tuple
+    activation_gb_per_sample: float = 0.05
+    state_bytes_per_param: float = 16.0
+    grad_bytes_per_param: float = 2.0
+    decode_cost: float = 1.0
+    arithmetic_intensity: float | None = None
+    benchmark: str = ""
+    throughput_unit: str = "samples/s"
+    tokens_per_sample: int | None = None
+    samples_curve: tuple = ()
+    allreduce_params: float | None = None
+    model_parallel: int = 1
+    bytes_per_sample: float | None = None
+    input_bytes_per_sample: float = 0.0
+    sparse_params: float = 0.0
+    local_batches: tuple = (32, 64, 128, 256)
+    max_global_batch: int | None = 65536
+    precision: str = "bf16"
+    architecture: str = ""
+    state_sharded: bool = False
+    sources: tuple = ()
+
+    parameter_constraints: ClassVar[dict] = {
+        "flops_per_sample": (POSITIVE,),
+        "params": (POSITIVE,),
+        "activation_gb_per_sample": (POSITIVE,),
+        "state_bytes_per_param": (NON_NEGATIVE,),
+        "grad_bytes_per_param": (NON_NEGATIVE,),
+        "decode_cost": (NON_NEGATIVE,),
+        "input_bytes_per_sample": (NON_NEGATIVE,),
+        "sparse_params": (NON_NEGATIVE,),
+        "allreduce_params": (None, POSITIVE),
+        "bytes_per_sample": (None, POSITIVE),
+        "model_parallel": (Interval(int, 1, None),),
+        "arithmetic_intensity": (None, POSITIVE),
+        "samples_curve": (Pairs("global_batch", "samples"),),
+        "epochs_curve": (Pairs("global_batch", "epochs"),),
+        "local_batches": (Items(Interval(int, 1, None), min_len=1),),
+        "precision": (Options(PRECISIONS),),
+        "max_global_batch": (None, Interval(int, 1, None)),
+    }
+
+    def __post_init__(self):
+        check_fields(self, self.parameter_constraints)
+        # the constraints that depend on other fields
+        check_param("sparse_params", self.sparse_params, Interval(float, 0, self.params))
+        samples = tuple(sorted((float(b), float(e)) for b, e in self.samples_curve))
+        if not samples:
+            check_param("epochs_curve", self.epochs_curve,
+                        Pairs("global_batch", "epochs", min_len=1))
+        object.__setattr__(self, "samples_curve", samples)
+        object.__setattr__(self, "epochs_curve",
+                           tuple(sorted((float(b), float(e)) for b, e in self.epochs_curve)))
+        # a data-set size may be unknown only where the samples to converge are given
+        check_param("dataset_size", self.dataset_size,
+                    *((None, POSITIVE) if samples else (POSITIVE,)))
+        if self.throughput_unit == "tokens/s":
+            check_param("tokens_per_sample", self.tokens_per_sample, POSITIVE)
+        object.__setattr__(self, "local_batches", tuple(self.local_batches))
+
+    @property
+    def throughput_scale(self) -> float:
+        """Units of ``throughput_unit`` per sample (tokens per sample for ``tokens/s``)."""
+        return float(self.tokens_per_sample) if self.throughput_unit == "tokens/s" else 1.0
+
+    @property
+    def dense_params(self) -> float:
+        """Parameters whose state every step reads and writes whole."""
+        return float(self.params - self.sparse_params) if self.sparse_params else self.params
+
+    @property
+    def synced_params(self) -> float:
+        """Parameters whose gradients the all-reduce exchanges."""
+        return float(self.params if self.allreduce_params is None else self.allreduce_params)
+
+    def shards(self, n, xp=np):
+        """Accelerators sharing one copy of the model state: ``min(n, model_parallel)``."""
+        if self.model_parallel == 1:
+            return 1.0
+        return xp.minimum(xp.maximum(xp.asarray(n, dtype=np.float64), 1.0),
+                          float(self.model_parallel))
+
+    def max_local_batch(self, mem_gb, xp=np, shards=1.0, n=None):
+        """Largest batch per replica that fits: 90% of memory minus the accelerator's share of
+        the model state, over its share of a sample's activations.
+
+        A model-parallel workload's state is sharded over all ``n`` accelerators (distributed
+        optimizer / fully sharded state, as the MLPerf LLM submissions run), as is one with
+        ``state_sharded``; a data-parallel one holds it whole on each accelerator."""
+        sharded = self.model_parallel > 1 or self.state_sharded
+        state_shards = n if (sharded and n is not None) else shards
+        state_gb = self.params * self.state_bytes_per_param / 1e9 / state_shards
+        usable = xp.asarray(mem_gb, dtype=np.float64) * 0.9 - state_gb - 1.0  # 1 GB runtime
+        return xp.floor(xp.maximum(usable, 0.0) / (self.activation_gb_per_sample / shards))
+
+    def epochs(self, global_batch, xp=np):
+        """Epochs to converge for each global batch (see ``epochs_curve``; from
+        ``samples_curve`` / ``dataset_size`` when the workload has one, NaN without a data-set
+        size)."""
+        if self.samples_curve:
+            if self.dataset_size is None:
+                return xp.full(np.shape(global_batch), np.nan)
+            return self.samples(global_batch, xp=xp) / float(self.dataset_size)
+        return self._curve(self.epochs_curve, global_batch, xp)
+
+    def samples(self, global_batch, xp=np):
+        """Samples to converge for each global batch (``samples_curve``, else epochs x
+        ``dataset_size``)."""
+        if self.samples_curve:
+            return self._curve(self.samples_curve, global_batch, xp)
+        return self._curve(self.epochs_curve, global_batch, xp) * float(self.dataset_size)
+
+    def _curve(self, pts, global_batch, xp):
+        gb = np.asarray(global_batch, dtype=np.float64)
+        uniq, inv = np.unique(gb, return_inverse=True)
+        vals = np.array([_interp(pts, float(b)) for b in uniq], dtype=np.float64)
+        return xp.asarray(vals[inv].reshape(gb.shape))
+
+
+def _interp(pts, b: float) -> float:
+    """Linear in log2(batch), flat below the first point, the last slope above the last."""
+    if not math.isfinite(b) or b <= 0:
+        return math.nan
+    if len(pts) == 1 or b <= pts[0][0]:
+        return pts[0][1]
+    xs = [math.log2(p[0]) for p in pts]
+    x = math.log2(b)
+    for i in range(1, len(pts)):
+        if x <= xs[i]:
+            t = (x - xs[i - 1]) / (xs[i] - xs[i - 1])
+            return pts[i - 1][1] + t * (pts[i][1] - pts[i - 1][1])
+    slope = (pts[-1][1] - pts[-2][1]) / (xs[-1] - xs[-2])
+    return pts[-1][1] + slope * (x - xs[-1])
+
+
+def resnet50(epochs_table=None) -> Workload:
+    """ResNet-50 v1.5 on ImageNet-1k, 224x224, the MLPerf Training benchmark.
+
+    FLOPs: 4.1 GMAC forward per image (NVIDIA DeepLearningExamples ResNet-50 v1.5; He et
+    al. 2016 give 3.8 GMAC for v1) x 2 FLOPs/MAC x 3 (backward ~ 2x forward) = 24.6 GFLOP.
+    Parameters: 25.6 M (He et al. 2016). Epochs curve: MLPerf reference convergence points
+    (``resnet50_epochs_vs_batch.csv``, source R1).
+    """
+    t = epochs_curve(epochs_table)
+    pts = tuple(zip(t["global_batch"].astype(float), t["mean_epochs_to_75.9pct"].astype(float)))
+    return Workload(
+        name="resnet50",
+        flops_per_sample=24.6e9,
+        params=25.6e6,
+        dataset_size=IMAGENET_TRAIN_SAMPLES,
+        epochs_curve=pts,
+        activation_gb_per_sample=0.05,
+        benchmark="resnet",
+        throughput_unit="images/s",
+        architecture="cnn",
+        # ILSVRC2012's training set: 138 GB of JPEGs for 1,281,167 images
+        input_bytes_per_sample=110e3,
+    )

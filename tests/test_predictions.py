@@ -1,0 +1,256 @@
+"""Predictions for current hardware and workloads: every catalog family predicted, user
+hardware (--catalog, per-row facts), refusals and notes, intervals, first-principles
+workloads, and ranking under the model's uncertainty."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from gpurank.engine.sources.catalog import accelerator_catalog
+from gpurank.engine.cli import main
+from gpurank.engine.sources.calibrate import predict
+from gpurank.engine.sources.intervals import interval_table
+from gpurank.engine.sources.outcomes import predicted_outcomes
+from gpurank.engine.sources.simulate import simulate
+from gpurank.engine.sources.workloads import default_model, workload
+
+ROW = dict(n_accelerators=8, n_nodes=1, accelerators_per_node=8, global_batch_size=64)
+
+
+def _table(**cols) -> pd.DataFrame:
+    base = {**ROW, **cols}
+    n = max(len(v) for v in base.values() if isinstance(v, list)) if any(
+        isinstance(v, list) for v in base.values()) else 1
+    return pd.DataFrame({k: v if isinstance(v, list) else [v] * n for k, v in base.items()})
+
+
+# --- every family of the catalog ---------------------------------------------------------
+def test_every_modelled_family_gets_a_prediction():
+    cat = accelerator_catalog()
+    modelled = cat[(pd.to_numeric(cat["mem_bw_tbps"], errors="coerce") > 0)]
+    t = _table(accelerator=list(modelled["accelerator_id"]), global_batch_size=2048,
+               benchmark="ssd")
+    t["accelerators_per_node"] = np.minimum(
+        8, pd.to_numeric(modelled["max_accels_per_node"], errors="coerce").fillna(8).to_numpy())
+    t["n_nodes"] = 8 / t["accelerators_per_node"]
+    p = predict(t)
+    missing = p.loc[p["predicted_time_to_train_min"].isna(), ["accelerator", "prediction_note"]]
+    assert missing.empty, missing.to_string()
+    assert set(modelled["family"]) <= set(
+        modelled.set_index("accelerator_id").loc[p["accelerator"], "family"])
+
+
+@pytest.mark.parametrize("name", [
+    "NVIDIA Blackwell GPU (B200-SXM-180GB)", "NVIDIA Blackwell Ultra GPU (GB300)",
+    "NVIDIA Blackwell Ultra GPU (B300-SXM-270GB)", "AMD Instinct MI355X", "AMD Instinct MI350X",
+    "TPU-trillium", "NVIDIA H200-NVL-141GB", "H100 NVL Tensor Core GPU (PCIe)",
+    "NVIDIA H100 80GB HBM3", "NVIDIA RTX Pro 6000 SE PCIe 96GB"])
+def test_current_names_are_predicted(name):
+    p = predict(_table(accelerator=name, benchmark="llama2_70b_lora", global_batch_size=8))
+    assert p["predicted_time_to_train_min"].iloc[0] > 0, p["prediction_note"].iloc[0]
+    assert "not in catalog" not in p["prediction_note"].iloc[0]
+
+
+# --- the cases a model must not answer silently -----------------------------------------
+def test_a_default_is_never_used_silently():
+    t = _table(accelerator="NVIDIA H100-SXM5-80GB", benchmark="llama2_70b_lora")
+    t = t.drop(columns=["global_batch_size"])
+    note = predict(t)["prediction_note"].iloc[0]
+    assert "global_batch_size assumed:" in note and "per replica" in note
+
+
+def test_huge_batch_is_flagged_as_extrapolation():
+    p = predict(_table(accelerator="NVIDIA H100-SXM5-80GB", benchmark="bert",
+                       global_batch_size=10**12))
+    note = p["prediction_note"].iloc[0]
+    assert p["predicted_time_to_train_min"].iloc[0] > 0
+    assert "global batch 1,000,000,000,000 beyond the fitted range" in note
+    assert "samples to converge extrapolated beyond the largest reference" in note
+    assert p["prediction_extrapolation"].iloc[0] > 20
+    # an interval of decades says how little such a number means
+    assert p["predicted_time_to_train_min_hi"].iloc[0] / p[
+        "predicted_time_to_train_min_lo"].iloc[0] > 100
+
+
+def test_under_one_sample_per_accelerator_is_refused():
+    p = predict(_table(accelerator="NVIDIA B200", benchmark="ssd", n_accelerators=100_000,
+                       n_nodes=12_500, accelerators_per_node=8, global_batch_size=448))
+    assert np.isnan(p["predicted_time_to_train_min"].iloc[0])
+    assert p["prediction_basis"].iloc[0] == ""
+    assert p["prediction_note"].iloc[0] == (
+        "global batch 448 is under one sample per data-parallel replica (100,000 replicas of "
+        "1 accelerator(s))")
+
+
+def test_inconsistent_topology_is_refused():
+    p = predict(_table(accelerator="NVIDIA B200", benchmark="ssd", n_accelerators=16,
+                       n_nodes=3, accelerators_per_node=8))
+    assert np.isnan(p["predicted_time_to_train_min"].iloc[0])
+    assert p["prediction_note"].iloc[0] == (
+        "inconsistent topology: n_nodes 3 x accelerators_per_node 8 = 24, not n_accelerators 16")
+
+
+def test_scale_beyond_the_fitted_systems_and_borrowed_family_are_noted():
+    p = predict(_table(accelerator="NVIDIA GB300", benchmark="bert", n_accelerators=100_000,
+                       n_nodes=25_000, accelerators_per_node=4, global_batch_size=100_000))
+    note = p["prediction_note"].iloc[0]
+    assert "scale 100,000 accelerators beyond the largest fitted system" in note
+    assert "family B300 has no calibration rows for bert_large" in note
+    assert p["prediction_basis"].iloc[0] == "borrowed:NVIDIA"
+
+
+def test_a_prediction_without_a_note_assumed_nothing():
+    t = _table(accelerator="NVIDIA H100-SXM5-80GB", benchmark="ssd", global_batch_size=512,
+               interconnect="nvlink4", cpu_cores_per_accelerator=14.0)
+    p = predict(t)
+    assert p["prediction_note"].iloc[0] == "" and p["prediction_basis"].iloc[0] == "fitted"
+
+
+# --- user hardware -------------------------------------------------------------------------
+USER_CSV = ("accelerator_id,vendor,model,bf16_dense_tflops,fp8_dense_tflops,mem_gb,mem_bw_tbps,"
+            "tdp_w,scaleup_domain,scaleup_bw_GBps,intra_link_id,price_typ_usd_gpu_hr\n"
+            "acme_x1,Acme,X1,1200,2400,192,6.0,900,8,600,nvlink4,4.0\n")
+
+
+def test_catalog_file_adds_hardware_to_predict_simulate_and_analyze(tmp_path, capsys):
+    cat = tmp_path / "my-hw.csv"
+    cat.write_text(USER_CSV, encoding="utf-8")
+    configs = tmp_path / "configs.csv"
+    _table(accelerator=["acme_x1", "NVIDIA H100-SXM5-80GB"], benchmark="ssd",
+           price_per_accelerator_hour=[4.0, 2.5]).to_csv(configs, index=False)
+    # without the catalog the new accelerator is unknown
+    assert main(["predict", str(configs), "-o", str(tmp_path / "a.csv")]) == 0
+    a = pd.read_csv(tmp_path / "a.csv")
+    assert a["prediction_note"].iloc[0] == "accelerator not in catalog"
+    assert main(["predict", str(configs), "--catalog", str(cat), "-o",
+                 str(tmp_path / "b.csv")]) == 0
+    b = pd.read_csv(tmp_path / "b.csv")
+    assert (b["predicted_time_to_train_min"] > 0).all()
+    assert b["prediction_basis"].iloc[0] == "borrowed:shared"
+    # simulate samples it (it has a typical price)
+    assert main(["simulate", "--n", "3000", "--catalog", str(cat), "--accelerators", "acme_x1",
+                 "-o", str(tmp_path / "s.parquet")]) == 0
+    s = pd.read_parquet(tmp_path / "s.parquet")
+    assert set(s["accelerator_id"].astype(str)) == {"acme_x1"}
+    assert (s["time_to_train_min_lo"] <= s["time_to_train_min"]).all()
+    # analyze predicts the configurations' outcomes with it
+    capsys.readouterr()
+    assert main(["analyze", str(configs), "--catalog", str(cat), "--out", str(tmp_path / "o"),
+                 "--criteria", "time_to_train_min:min,cost_usd:min", "--clusters", "2",
+                 "--no-report", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert any("outcomes predicted from the configuration columns for 2 of 2 rows" in n
+               for n in summary["notes"])
+    r = pd.read_parquet(tmp_path / "o" / "ranking.parquet")
+    assert (r["time_to_train_min_lo"] < r["time_to_train_min"]).all()
+
+
+def test_catalog_on_a_measured_table_needs_predict(tmp_path, capsys):
+    cat = tmp_path / "my-hw.csv"
+    cat.write_text(USER_CSV, encoding="utf-8")
+    t = tmp_path / "t.csv"
+    _table(accelerator="acme_x1", time_to_train_min=10.0).to_csv(t, index=False)
+    assert main(["analyze", str(t), "--catalog", str(cat), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["gpurank: error: --catalog applies to predicted outcomes, and the table has "
+                   "measured time_to_train_min; add --predict to analyze predictions instead"]
+
+
+def test_per_row_facts_override_the_catalog():
+    base = _table(accelerator="NVIDIA H100-SXM5-80GB", benchmark="ssd", global_batch_size=512)
+    faster = base.assign(bf16_dense_tflops=2 * 989.0, mem_bw_tbps=2 * 3.35)
+    t0 = predict(base)["predicted_time_to_train_min"].iloc[0]
+    t1 = predict(faster)["predicted_time_to_train_min"].iloc[0]
+    assert t1 < 0.75 * t0
+    # the reader's peak_tflops column is the bf16 peak under another name
+    assert predict(base.assign(peak_tflops=2 * 989.0, mem_bw_tbps=2 * 3.35))[
+        "predicted_time_to_train_min"].iloc[0] == t1
+
+
+def test_precision_picks_the_narrow_peak():
+    t = _table(accelerator="NVIDIA H100-SXM5-80GB", benchmark="llama2_70b_lora",
+               global_batch_size=8)
+    model = default_model("llama2_70b_lora")
+    fp8 = predict(t, model)["predicted_time_to_train_min"].iloc[0]
+    bf16 = predict(t.assign(precision="bf16"), model)["predicted_time_to_train_min"].iloc[0]
+    assert model.narrow_fraction == 0 or bf16 > fp8
+    note = predict(t.assign(precision="fp7"), model)["prediction_note"].iloc[0]
+    assert "precision not understood: the workload's fp8 used" in note
+
+
+def test_nvl72_domain_speeds_up_the_allreduce():
+    """GB200 trays of 4 GPUs in one 72-GPU NVLink domain all-reduce over NVLink; the same
+    GPUs as HGX boards of 8 cross the network."""
+    from gpurank.engine.sources.perfmodel import DEFAULT_MODEL, evaluate, resnet50
+
+    cfg = dict(peak_tflops=2500.0, compute_efficiency=0.3, mem_bw_tbps=8.0,
+               n_accelerators=64.0, accelerators_per_node=4.0, n_nodes=16.0, local_batch=64.0,
+               intra_GBps=900.0, inter_GBps=100.0, cpu_cores_per_accelerator=np.nan,
+               cpu_decode_factor=1.0, dali=True)
+    flat = evaluate({k: np.asarray([v]) for k, v in cfg.items()}, DEFAULT_MODEL, resnet50())
+    rack = evaluate({k: np.asarray([v]) for k, v in
+                     {**cfg, "scaleup_domain": 72.0, "scaleup_GBps": 900.0}.items()},
+                    DEFAULT_MODEL, resnet50())
+    assert rack["t_comm"][0] < 0.5 * flat["t_comm"][0]
+
+
+# --- intervals on every predicted and simulated row ---------------------------------------
+def test_intervals_on_every_predicted_and_simulated_row():
+    sim = simulate(5000, seed=11)
+    for lo, t, hi in ((sim["time_to_train_min_lo"], sim["time_to_train_min"],
+                       sim["time_to_train_min_hi"]),):
+        assert (lo < t).all() and (t < hi).all()
+    p = predict(sim)
+    got = p["predicted_time_to_train_min"].notna()
+    assert got.all()
+    assert (p["predicted_time_to_train_min_lo"] < p["predicted_time_to_train_min"]).all()
+    assert (p["predicted_time_to_train_min"] < p["predicted_time_to_train_min_hi"]).all()
+    refused = predict(_table(accelerator="NVIDIA B200", n_accelerators=0, benchmark="ssd"))
+    assert refused[["predicted_time_to_train_min_lo", "predicted_time_to_train_min_hi"]
+                   ].isna().all(axis=None)
+
+
+def test_interval_widths_follow_the_basis():
+    table = interval_table()
+    widths = {k: v[0] + v[1] for k, v in table.by_basis.items()}
+    assert widths["fitted"] < widths["borrowed"] < widths["first-principles"]
+    p = predict(_table(accelerator=["NVIDIA H100-SXM5-80GB", "NVIDIA B200"],
+                       benchmark="llama2_70b_lora", global_batch_size=8))
+    ratio = p["predicted_time_to_train_min_hi"] / p["predicted_time_to_train_min_lo"]
+    assert ratio.iloc[0] < ratio.iloc[1]
+
+
+# --- workloads from public facts ----------------------------------------------------------
+@pytest.mark.parametrize("bench,n,gb", [("llama31_8b", 64, 64), ("llama31_405b", 1024, 1152),
+                                        ("flux1", 64, 1024)])
+def test_public_fact_workloads_are_predicted_from_first_principles(bench, n, gb):
+    wl = workload(bench)
+    p = predict(_table(accelerator="NVIDIA B200", benchmark=bench, n_accelerators=n,
+                       n_nodes=n // 8, global_batch_size=gb))
+    assert p["predicted_time_to_train_min"].iloc[0] > 0, p["prediction_note"].iloc[0]
+    nearest = default_model(bench).workload
+    assert nearest != wl.name
+    assert p["prediction_basis"].iloc[0] == f"first-principles:{nearest}"
+    assert f"workload {wl.name} has no calibration rows" in p["prediction_note"].iloc[0]
+
+
+# --- analyzing predictions, and ranking under their uncertainty --------------------------
+def test_predicted_outcomes_and_robust_ranking_draws_them(tmp_path, capsys):
+    t = _table(accelerator=["NVIDIA B200", "NVIDIA H100-SXM5-80GB", "AMD Instinct MI300X",
+                            "NVIDIA A100-SXM4-80GB", "NVIDIA H200-SXM5-141GB"],
+               benchmark="ssd", global_batch_size=512,
+               price_per_accelerator_hour=[5.0, 2.5, 2.0, 1.2, 3.0])
+    out, notes = predicted_outcomes(t)
+    assert notes[0].startswith("outcomes predicted from the configuration columns for 5 of 5")
+    path = tmp_path / "c.csv"
+    t.to_csv(path, index=False)
+    capsys.readouterr()
+    assert main(["analyze", str(path), "--robust", "--samples", "500", "--top", "2",
+                 "--criteria", "time_to_train_min:min,cost_usd:min", "--clusters", "2",
+                 "--out", str(tmp_path / "o"), "--no-report", "--json"]) == 0
+    rb = json.loads(capsys.readouterr().out)["robust"]
+    assert rb["model_uncertainty"]["drawn"] is True
+    assert rb["model_uncertainty"]["criteria"] == {"time_to_train_min": 1, "cost_usd": 1}
