@@ -14,6 +14,20 @@ import operator
 from dataclasses import dataclass
 
 import numpy as np
+from gpurank.kernels import cpu
+from gpurank.kernels.cpu.blocks import (
+    box,
+    box_relation,
+    count_preceding,
+    cross_domination_count,
+    cross_max_rank,
+    grid_key,
+    sort_keys,
+)
+from gpurank.kernels.cpu.ranges import chain_rank
+
+from ..ranking import topsis_input
+from .tasks import cpu_backend
 
 __all__ = [
     "pareto_front_rows",
@@ -34,7 +48,6 @@ __all__ = [
 def _front_positions(costs):
     """Positions and costs of one partition's local Pareto front (its only rows that can be
     on the global front)."""
-    from gpurank.kernels import cpu
 
     on = cpu.pareto_front(costs) if len(costs) else np.zeros(0, bool)
     return np.flatnonzero(on), costs[on]
@@ -53,7 +66,6 @@ def _strided(costs, stride):
 def _block_of_rows(costs, grids, thresholds):
     """Key block of each row of one partition: the rows' order sorted by block (stable) and
     where each block starts in it."""
-    from gpurank.kernels.cpu.blocks import grid_key
 
     k = len(thresholds) + 1
     if len(costs) == 0:
@@ -73,19 +85,16 @@ def _rows_in_block(costs, sorted_blocks, p):
 
 
 def _bounding_box(costs):
-    from gpurank.kernels.cpu.blocks import box
 
     return box(costs)
 
 
 def _count_within(costs):
-    from gpurank.kernels import cpu
 
     return cpu.domination_count(costs) if len(costs) else np.zeros(0, np.int64)
 
 
 def _count_across(costs_a, costs_b):
-    from gpurank.kernels.cpu.blocks import cross_domination_count
 
     return cross_domination_count(costs_a, costs_b)
 
@@ -100,7 +109,6 @@ def _add_counts(within, whole_blocks, *across):
 
 def _max_rank_across(block, earlier, earlier_rank):
     """Largest rank among the rows of an earlier block that dominate each row (-1: none)."""
-    from gpurank.kernels.cpu.blocks import box, box_relation, cross_max_rank
 
     if box_relation(box(block), box(earlier)) == "none":
         return np.full(len(block), -1, dtype=np.int64)
@@ -111,7 +119,6 @@ def _rank_block(block, *across):
     """Ranks of one key block: longest chains inside it, seeded with 1 + the largest rank
     of its dominators in earlier blocks (bounds that never decrease along dominance, as
     ``chain_rank`` needs: a row's dominators' dominators are its own)."""
-    from gpurank.kernels.cpu.ranges import chain_rank
 
     lower = np.zeros(len(block), dtype=np.int64)
     for c in across:
@@ -136,7 +143,6 @@ def _limited_values(costs, limit, what):
     """``min(pareto_rank, limit)`` (``what="rank"``) or ``min(domination_count, limit)``."""
     if len(costs) == 0:
         return np.zeros(0, np.int64)
-    from gpurank.kernels import cpu
 
     if what == "rank":
         return cpu.pareto_rank(costs, depth=limit)
@@ -165,10 +171,6 @@ def _count(x):
 
 
 def _scores(costs, criteria, norm, stats, weights):
-    from gpurank.kernels import cpu
-
-    from ..ranking import topsis_input
-    from .tasks import cpu_backend
 
     matrix, kernel_norm = topsis_input(costs, criteria, norm, backend=cpu_backend())
     if len(matrix) == 0:
@@ -179,7 +181,6 @@ def _scores(costs, criteria, norm, stats, weights):
 
 
 def _local_top(score, first, k):
-    from gpurank.kernels import cpu
 
     if len(score) == 0:
         return np.zeros(0, np.int64), np.zeros(0)
@@ -188,7 +189,6 @@ def _local_top(score, first, k):
 
 
 def _rank_keys(score, prank, first):
-    from gpurank.kernels.cpu.blocks import sort_keys
 
     return sort_keys(score, prank, np.arange(len(score), dtype=np.int64) + first)
 
@@ -200,7 +200,6 @@ def _key_sample(keys, stride):
 def _cut_positions(keys, splitters):
     """Where the splitters fall in one partition's sorted keys: bucket b of the partition
     is ``keys[cut[b]:cut[b+1]]``."""
-    from gpurank.kernels.cpu.blocks import count_preceding
 
     inner = count_preceding(*splitters, keys) if len(splitters[0]) else np.zeros(0, np.int64)
     return np.concatenate(([0], inner, [len(keys[0])])).astype(np.int64)
@@ -213,7 +212,6 @@ def _keys_in_bucket(keys, cuts, b):
 def _rank_bucket(first_rank, *pieces):
     """Final ranks of one bucket (each key in it comes after ``first_rank - 1`` keys of the
     earlier buckets): ``(row_id, rank)`` ordered by row id."""
-    from gpurank.kernels.cpu.blocks import sort_keys
 
     s, p, ids = (np.concatenate([pc[j] for pc in pieces]) for j in range(3))
     ids = sort_keys(s, p, ids)[2]
@@ -245,7 +243,6 @@ def _candidates(costs, counts, k):
 
 def pareto_front_rows(client, costs, firsts, m):
     """Row ids of the Pareto front: local fronts per partition, then one merge."""
-    from gpurank.kernels import cpu
 
     local = [client.submit(_front_positions, c) for c in costs]
     positions = client.gather([client.submit(operator.getitem, f, 0) for f in local])
@@ -296,7 +293,6 @@ def key_blocks(client, costs, n_rows, m) -> KeyBlocks:
     """Regroup the costs into key blocks: block p can only be dominated by rows of blocks
     0..p (see ``docs/distributed.md``: the key of a dominator is never larger)."""
     from distributed import wait
-    from gpurank.kernels.cpu.blocks import grid_key
 
     P = len(costs)
     stride = max(1, n_rows // KEY_SAMPLE_ROWS)
@@ -349,7 +345,6 @@ def exact_counts(client, kb: KeyBlocks):
     -------
     (futures, pairs compared, pairs settled by boxes)
     """
-    from gpurank.kernels.cpu.blocks import box_relation
 
     total = kb.sizes.sum(axis=0)
     boxes = client.gather([client.submit(_bounding_box, b) for b in kb.blocks])
@@ -451,7 +446,6 @@ def final_ranks(client, scores, pareto_ranks, firsts, n_rows_each, n_rows):
     -------
     (futures, buckets)
     """
-    from gpurank.kernels.cpu.blocks import sort_keys
 
     P = len(scores)
     keys = [client.submit(_rank_keys, s, r, int(f))

@@ -37,6 +37,17 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from gpurank.kernels import cpu
+from gpurank.kernels.cpu.ranges import (
+    below,
+    below_cells,
+    cell_totals,
+    chain_rank,
+    order_of,
+    range_index,
+    slab_ranks,
+)
+from numba import get_num_threads, set_num_threads
 
 __all__ = ["BLOCK_ROWS", "SAMPLE_ROWS", "DominancePlan", "plan", "supported", "exact_dominance"]
 
@@ -161,7 +172,6 @@ def _strided(costs, stride):
 
 def _runs(idx, count):
     """``idx``'s positions grouped by value (stable) as int32, and where each value starts."""
-    from gpurank.kernels.cpu.ranges import order_of
 
     order = order_of(idx).astype(np.int32)
     starts = np.searchsorted(idx[order], np.arange(count + 1)).astype(np.int64)
@@ -170,7 +180,6 @@ def _runs(idx, count):
 
 def _x_index(costs, x_split):
     """The rows grouped by key block."""
-    from gpurank.kernels.cpu.ranges import range_index
 
     block = range_index(costs, x_split, list(range(costs.shape[1])))
     order, starts = _runs(block, len(x_split) + 1)
@@ -187,7 +196,6 @@ def _block_piece(costs, index, b):
 
 def _slab_index(block, splits, kinds):
     """A block's rows grouped by slab, for every kind, and their cells (slab numbers)."""
-    from gpurank.kernels.cpu.ranges import range_index
 
     cells, runs = [], []
     for sp, kd in zip(splits, kinds):
@@ -216,7 +224,6 @@ def _slab(kind, n_blocks, blocks, *pieces):
     """One slab (the pieces of the blocks ``blocks``, in that order): its rows' exact values
     as dense ranks (integers that compare the same), each block's rows sorted by the first
     exact column; where each block starts."""
-    from gpurank.kernels.cpu.ranges import slab_ranks
 
     sizes = np.zeros(n_blocks, dtype=np.int64)
     sizes[list(blocks)] = [len(p["pos"]) for p in pieces]
@@ -242,8 +249,6 @@ def _count_leaf(costs):
     """The block's own domination counts, on one thread: the workers are the parallelism
     (two single-threaded workers on two cores, each count on two Numba threads, took 26 s
     a block of 2.5M rows against 11 s on one)."""
-    from gpurank.kernels import cpu
-    from numba import get_num_threads, set_num_threads
 
     if len(costs) == 0:
         return np.zeros(0, np.int64)
@@ -275,7 +280,6 @@ def _fold(n, acc, found):
 def _rank_leaf(costs, acc):
     """The block's ranks: ENS seeded with 1 + the largest rank of each row's dominators in
     earlier blocks (from every merge step that adds to the block)."""
-    from gpurank.kernels.cpu.ranges import chain_rank
 
     n = len(costs)
     if n == 0:
@@ -307,7 +311,6 @@ def _merge_slabs(kind, n_right, slabs):
     ``right`` a list of (right block number, piece). Returns per right block (by number)
     the (positions, counts, largest ranks) of its rows, over all the slabs.
     """
-    from gpurank.kernels.cpu.ranges import below
 
     found = [[] for _ in range(n_right)]
     for left, right in slabs:
@@ -364,7 +367,6 @@ def grid_shape(kind, n_slabs):
 
 def _cell_histogram(shape, pieces):
     """Count and largest rank of a node's left rows per cell, over some sweep slabs."""
-    from gpurank.kernels.cpu.ranges import cell_totals
 
     cnt = np.zeros(shape, dtype=np.int64)
     best = np.full(shape, -1, dtype=np.int64)
@@ -379,7 +381,6 @@ def _cell_histogram(shape, pieces):
 def _sweep_slabs(shape, n_right, earlier, slabs):
     """One merge-step task of the sweep kind over consecutive value slabs: the left rows
     before these slabs come in as cell totals (``earlier``), then a sweep in value order."""
-    from gpurank.kernels.cpu.ranges import below_cells
 
     init_c = np.zeros(shape, dtype=np.int64)
     init_b = np.full(shape, -1, dtype=np.int64)

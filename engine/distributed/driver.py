@@ -25,13 +25,34 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from gpurank.kernels import TopsisStats
 
+from ..clustering import FIT_ROWS, profile_clusters
 from ..errors import BackendUnavailableError, DataError, GpurankError, UsageError
+from ..io import write_json
+from ..metrics import merge_reference_tables, plan_metrics
 from ..outputs import check_target, publish_folder
 from ..partitions import check_parts
+from ..pipeline import (
+    check_target_column,
+    cluster_step,
+    importance_step,
+    resolve_criteria,
+    resolve_target,
+    with_criteria,
+)
+from ..prepare import RESULT_COLUMNS as RESULTS
+from ..prepare import check_columns, raise_or_note
+from ..ranking import topsis_input
+from ..results import ClusterResult, PreparationResult
+from ..robust import (
+    ROBUST_COLUMNS,
+    robust_from_candidates,
+    robust_summary,
+    weight_bounds,
+)
 from ..spec import AnalysisSpec, limit_notes, normalize_weights
+from ..summary import columns_for_top, summary_dict
 from . import cross, dominance, tasks
 from .cluster import DistributedError
 
@@ -263,10 +284,6 @@ def _scan(run, path) -> _Dataset:
     """Pass 1: rows, columns and reference configurations of every partition."""
     from dask import delayed
 
-    from ..metrics import merge_reference_tables
-    from ..pipeline import check_target_column
-    from ..prepare import check_columns
-
     ddf = read_dataset(path)
     columns = tuple(ddf.columns)
     check_columns(ddf._meta if hasattr(ddf, "_meta") else ddf.head(0))
@@ -290,11 +307,6 @@ def _prepare(run, ds):
     """Pass 2: ``prepare_rows`` on every partition; the reports add up to the in-memory
     path's messages, each partition keeps its criteria matrix."""
     from dask import delayed
-
-    from ..pipeline import resolve_criteria, resolve_target, with_criteria
-    from ..prepare import raise_or_note
-    from ..results import PreparationResult
-    from ..robust import weight_bounds
 
     spec, client = run.spec, run.client
     criteria = resolve_criteria(spec, ds.columns)
@@ -322,7 +334,6 @@ def _prepare(run, ds):
 
 def _sample_positions(spec, n_each, firsts, n):
     """The seeded sample's positions among each partition's analyzed rows."""
-    from ..clustering import FIT_ROWS
 
     size = min(n, max(FIT_ROWS, spec.sample_rows))
     pick = (np.sort(np.random.default_rng(spec.seed).choice(n, size=size, replace=False))
@@ -333,10 +344,6 @@ def _sample_positions(spec, n_each, firsts, n):
 def _fit(run, ds, rows):
     """Importance and the grouping, fitted on a seeded sample gathered on the client."""
     from dask import delayed
-
-    from ..clustering import profile_clusters
-    from ..pipeline import cluster_step, importance_step
-    from ..results import ClusterResult
 
     spec, be = run.spec, tasks.cpu_backend()
     with run.stage("sample"):
@@ -455,10 +462,6 @@ def _write(run, ds, rows, results, model, clusters, importance, weights, front, 
     set (``ranking/`` and ``summary.json``) staged and swapped in at once."""
     from dask import delayed
 
-    from ..io import write_json
-    from ..robust import robust_summary
-    from ..summary import columns_for_top, summary_dict
-
     spec, client = run.spec, run.client
     criteria = spec.criteria
     metadata = {"criteria": [{"column": c.column, "sense": c.sense, "weight": w}
@@ -525,8 +528,6 @@ def _wait(futures):
 
 
 def _plan(analyzed_cols, columns):
-    from ..metrics import plan_metrics
-    from ..prepare import RESULT_COLUMNS as RESULTS
 
     derived, skipped = plan_metrics(columns)
     return derived, skipped, tuple(c for c in columns if c in RESULTS)
@@ -569,8 +570,6 @@ def _robust(run, rows, counts):
     than k others (every other row is outside the top k under any weights) gathered on the
     client and ranked there, normalized by the whole table's merged statistics; their
     acceptabilities scattered back to the partitions as columns (futures)."""
-    from ..ranking import topsis_input
-    from ..robust import ROBUST_COLUMNS, robust_from_candidates, weight_bounds
 
     spec, client, m = run.spec, run.client, len(run.spec.criteria)
     k = max(1, min(int(spec.top), rows.n))

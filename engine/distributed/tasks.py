@@ -15,6 +15,11 @@ import json
 from pathlib import Path
 
 import numpy as np
+from gpurank.kernels import cpu
+
+from ..backend import resolve_backend
+from ..prepare import check_columns, input_reference, prepare_rows
+from ..ranking import topsis_input
 
 __all__ = [
     "cpu_backend",
@@ -32,7 +37,6 @@ __all__ = [
 @functools.cache
 def cpu_backend():
     """The workers' backend (resolved once per worker process)."""
-    from ..backend import resolve_backend
 
     return resolve_backend("cpu")
 
@@ -47,7 +51,6 @@ def conform(part, columns):
 
 def scan_partition(part, spec):
     """Pass 1: rows, column names and the reference configurations of one partition."""
-    from ..prepare import check_columns, input_reference
 
     frame, _ = check_columns(part)
     return {"rows": len(part), "columns": tuple(part.columns),
@@ -55,7 +58,6 @@ def scan_partition(part, spec):
 
 
 def _prepared(part, columns, spec, criteria, reference, offset):
-    from ..prepare import prepare_rows
 
     return prepare_rows(conform(part, columns), spec, criteria, backend=cpu_backend(),
                         reference=reference, offset=offset)
@@ -65,9 +67,6 @@ def prepare_partition(part, columns, spec, criteria, reference, offset):
     """Pass 2: the partition's analyzed rows as their criteria matrix (host, C order), its
     :class:`~gpurank.engine.prepare.RowReport`, the TOPSIS column statistics of the matrix
     TOPSIS scores (mergeable across partitions) and the criteria's minimum and maximum."""
-    from gpurank.kernels import cpu
-
-    from ..ranking import topsis_input
 
     p = _prepared(part, columns, spec, criteria, reference, offset)
     costs = np.ascontiguousarray(p.costs, dtype=np.float64)

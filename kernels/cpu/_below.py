@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._cdq import LEAF_3D, _cut, _fill_prefix_counts, _merge_keys, depth, rank_left_run
+from ._cdq import LEAF_3D, cut, depth, fill_prefix_counts, merge_keys, rank_left_run
 
 #: Same key layout as the 3-D counts of :mod:`._cdq`: ``rank << 34 | position << 2 |
 #: contributes << 1 | asks``; ranks and positions below 2**29.
@@ -69,21 +69,21 @@ def sum_max_3d(a, b, flags, val):
     _leaves(ka, kb, val, d, cnt, best, ia, ib)
     cv = np.empty(k + 1, dtype=np.int64)
     ca = np.empty(k + 1, dtype=np.int64)
-    _fill_prefix_counts(ka, cv, ca)
+    fill_prefix_counts(ka, cv, ca)
     loc = np.empty(k, dtype=np.int32)
     run = (k + (1 << d) - 1) >> d
     for lev in range(d, 0, -1):
         run = (k + (1 << (lev - 1)) - 1) >> (lev - 1)
         tree = np.empty(2 * run + 2, dtype=np.int64)
         for p in range(1 << (lev - 1)):
-            s = _cut(2 * p, k, lev)
-            mid = _cut(2 * p + 1, k, lev)
-            e = _cut(2 * p + 2, k, lev)
+            s = cut(2 * p, k, lev)
+            mid = cut(2 * p + 1, k, lev)
+            e = cut(2 * p + 2, k, lev)
             if mid < e and cv[mid] != cv[s] and ca[e] != ca[mid]:
                 _pair(val, cnt, best, ia, ib, ja, jb, loc, tree, s, mid, e)
             else:
-                _merge_keys(ib, jb, s, mid, e)
-                _merge_keys(ia, ja, s, mid, e)
+                merge_keys(ib, jb, s, mid, e)
+                merge_keys(ia, ja, s, mid, e)
         ia, ja = ja, ia
         ib, jb = jb, ib
     return cnt, best
@@ -95,8 +95,8 @@ def _leaves(ka, kb, val, d, cnt, best, ia, ib):
     each leaf's keys in order, placed by the ranks the same comparisons give."""
     k = ka.shape[0]
     for q in range(1 << d):
-        lo = _cut(q, k, d)
-        hi = _cut(q + 1, k, d)
+        lo = cut(q, k, d)
+        hi = cut(q + 1, k, d)
         for j in range(lo, hi):
             aj = ka[j]
             bj = kb[j]
