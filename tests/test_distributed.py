@@ -14,6 +14,7 @@ from dask import delayed
 from gpurank.engine import Engine
 from gpurank.engine.distributed import DistributedError, analyze_dataset, start_dask
 from gpurank.engine.errors import GpurankError, UsageError
+from gpurank.engine.params import ParamError
 from gpurank.engine.spec import AnalysisSpec, parse_criteria
 from gpurank.engine.summary import build_summary
 from gpurank.kernels import cpu
@@ -339,6 +340,75 @@ def test_robust_ranking_equals_in_memory(client, norm, cap):
     got, want = res.summary["robust"], build_summary(ref)["robust"]
     assert got["candidates"] == want["candidates"] > 0
     assert got == want
+
+
+def _with_interval(n, seed):
+    # a simulated or predicted table: the time to train with its 80% prediction interval
+    df = config_table(n, seed=seed)
+    t = df["time_to_train_min"]
+    return df.assign(time_to_train_min_lo=0.8 * t, time_to_train_min_hi=1.3 * t)
+
+
+def test_drawn_robust_ranking_refused_before_any_task(client):
+    # the robust ranking under model uncertainty draws every predicted row inside its
+    # interval; on Dask it is refused in one line that names the interval columns, the
+    # criteria they move and what runs instead (docs/robust.md)
+    df = _with_interval(90, seed=5)
+    spec = AnalysisSpec(criteria=parse_criteria("time_to_train_min:min,cost_usd:min"),
+                        n_estimators=5, k_range=(2, 3), robust=True, samples=50)
+    before = len(client.futures)
+    with pytest.raises(ParamError) as err:
+        _analyze(_from_parts([df.iloc[:40], df.iloc[40:]]), client=client, spec=spec,
+                 backend="cpu")
+    msg = str(err.value)
+    assert msg == (
+        "robust cannot draw predicted values on dask: the table carries the prediction "
+        "interval time_to_train_min_lo / time_to_train_min_hi, which moves the criteria "
+        "time_to_train_min, cost_usd; run robust in memory (without dask), or on dask without "
+        "robust, or drop time_to_train_min_lo and time_to_train_min_hi to draw the weights "
+        "only")
+    assert err.value.exit_code == 2 and "\n" not in msg
+    assert len(client.futures) == before  # nothing was computed
+
+
+def test_robust_ranking_with_interval_that_moves_no_criterion(client):
+    # an interval that moves none of the criteria draws nothing in memory either: Dask runs
+    # the weights-only robust ranking and equals the in-memory one
+    df = _with_interval(200, seed=6)
+    spec = AnalysisSpec(criteria=parse_criteria("n_accelerators:min,global_batch_size:max,"
+                                                "cpu_cores_per_accelerator:max"),
+                        n_estimators=5, k_range=(2, 3), top=4, robust=True, samples=200)
+    res = _analyze(_from_parts([df.iloc[:70], df.iloc[70:]]), client=client, spec=spec,
+                   backend="cpu")
+    ref = Engine(backend="cpu").analyze(df, spec)
+    for col in ("p_top1", "p_topk", "expected_rank"):
+        np.testing.assert_array_equal(res.columns[col].to_numpy(), ref.table[col].to_numpy(),
+                                      err_msg=col)
+    assert res.summary["robust"] == build_summary(ref)["robust"]
+
+
+def test_cli_drawn_robust_ranking_refused_on_dask(tmp_path, capsys):
+    from gpurank.engine.cli import main
+
+    data = tmp_path / "ds"
+    data.mkdir()
+    df = _with_interval(60, seed=7)
+    df.iloc[:30].to_parquet(data / "part-0.parquet")
+    df.iloc[30:].to_parquet(data / "part-1.parquet")
+    out = tmp_path / "out"
+    code = main(["analyze", str(data), "--dask", "local:1", "--backend", "cpu", "--robust",
+                 "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1
+    assert err[0].startswith("gpurank: error: --robust cannot draw predicted values on --dask: "
+                             "the table carries the prediction interval time_to_train_min_lo "
+                             "/ time_to_train_min_hi, which moves the criteria "
+                             "time_to_train_min, ")
+    assert err[0].endswith("run --robust in memory (without --dask), or on --dask without "
+                           "--robust, or drop time_to_train_min_lo and time_to_train_min_hi "
+                           "to draw the weights only")
+    assert not out.exists()
 
 
 # -- exact ranks and counts by the key-range divide and conquer -----------------------------

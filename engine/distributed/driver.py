@@ -32,6 +32,7 @@ from ..errors import BackendUnavailableError, DataError, GpurankError, UsageErro
 from ..io import write_json
 from ..metrics import merge_reference_tables, plan_metrics
 from ..outputs import check_target, publish_folder
+from ..params import ParamError
 from ..partitions import check_parts
 from ..pipeline import (
     check_target_column,
@@ -47,6 +48,7 @@ from ..ranking import topsis_input
 from ..results import ClusterResult, PreparationResult
 from ..robust import (
     ROBUST_COLUMNS,
+    interval_columns,
     robust_from_candidates,
     robust_summary,
     weight_bounds,
@@ -163,6 +165,13 @@ def analyze_dataset(path, /, *, client, spec: AnalysisSpec | None = None, backen
     Returns
     -------
     DistributedResult
+
+    Raises
+    ------
+    ParamError
+        ``spec.robust`` on a table whose prediction interval (``time_to_train_min_lo`` /
+        ``_hi``) moves a criterion: the drawn robust ranking runs in memory only
+        (``docs/robust.md``); refused before any task.
     """
     from distributed.scheduler import KilledWorker
 
@@ -288,6 +297,8 @@ def _scan(run, path) -> _Dataset:
     columns = tuple(ddf.columns)
     check_columns(ddf._meta if hasattr(ddf, "_meta") else ddf.head(0))
     check_target_column(run.spec, columns)
+    if run.spec.robust:
+        _refuse_drawn(run.spec, columns)
     parts = ddf.to_delayed()
     scans = run.client.gather(run.client.compute([delayed(tasks.scan_partition)(
         delayed(tasks.conform)(p, columns), run.spec) for p in parts]))
@@ -297,6 +308,22 @@ def _scan(run, path) -> _Dataset:
     refs = [s["reference"] for s in scans if s["reference"] is not None]
     return _Dataset(parts=parts, columns=columns, offsets=_starts(rows_in),
                     reference=merge_reference_tables(refs) if refs else None)
+
+
+def _refuse_drawn(spec, columns):
+    """The drawn robust ranking (predicted values drawn in their interval) is not run on
+    Dask: refused before any task, naming the interval columns and what runs instead."""
+    criteria = resolve_criteria(spec, columns)
+    found = interval_columns(columns, criteria)
+    if found is None:
+        return
+    _, lo, hi, moved = found
+    raise ParamError(
+        "robust",
+        f"cannot draw predicted values on {{dask}}: the table carries the prediction interval "
+        f"{lo} / {hi}, which moves the criteria {', '.join(moved)}; run {{robust}} in memory "
+        f"(without {{dask}}), or on {{dask}} without {{robust}}, or drop {lo} and {hi} to draw "
+        "the weights only", mentions=("dask", "robust"))
 
 
 def _starts(sizes):
