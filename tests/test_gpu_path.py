@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from gpurank.engine import DeviceMemoryError, Engine, UnsupportedOnGPU
-from gpurank.engine import ranking as ranking_module
+from gpurank.engine import pipeline as pipeline_module
 from gpurank.engine.backend import (
     MISSING_CODE,
     gpu_unavailable_reason,
@@ -195,7 +195,7 @@ def test_device_out_of_memory_is_a_clear_error(strict, monkeypatch):
     def oom(*args, **kwargs):
         raise MemoryError("Out of memory allocating 8,589,934,592 bytes")
 
-    monkeypatch.setattr(ranking_module, "rank_configurations", oom)
+    monkeypatch.setattr(pipeline_module, "rank_configurations", oom)  # the name analyze calls
     with pytest.raises(DeviceMemoryError) as info:
         Engine(backend=strict).analyze(config_table(20), n_estimators=5)
     msg = str(info.value)

@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from gpurank.engine import DeviceMemoryError, Engine
-from gpurank.engine import ranking as ranking_module
+from gpurank.engine import api as api_module
+from gpurank.engine import pipeline as pipeline_module
 from gpurank.engine.backend import MISSING_CODE, resolve_backend, strict_device_backend
 from gpurank.engine.backend._gpu import _configure_device_memory
 from gpurank.engine.backend.strict_device import HostCopy, StrictArray, record_host_copies, xp
@@ -429,11 +430,9 @@ def test_numba_out_of_memory_becomes_the_engines_message(strict, monkeypatch, st
         raise CudaAPIError(CUresult.CUDA_ERROR_OUT_OF_MEMORY,
                            "Call to cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY")
 
-    monkeypatch.setattr(ranking_module, "rank_configurations", oom)
-    if step == "rank":
-        from gpurank.engine import api
-
-        monkeypatch.setattr(api, "rank_configurations", oom)
+    # each caller holds its own name of the step (internal imports at module top)
+    monkeypatch.setattr(pipeline_module if step == "analyze" else api_module,
+                        "rank_configurations", oom)
     eng = Engine(backend=strict)
     df = Engine(backend="cpu").derive(config_table(20))
     with pytest.raises(DeviceMemoryError) as info:
