@@ -215,11 +215,13 @@ class Engine:
         return self.backend.as_frame(data)
 
     def analyze_dataset(self, path, /, *, out_dir=None, overwrite=False,
-                        spec: AnalysisSpec | None = None, **options):
+                        spec: AnalysisSpec | None = None, announce=None, **options):
         """The whole analysis on Dask, for datasets larger than one machine's memory.
 
         Results equal :meth:`analyze` row for row (see ``docs/distributed.md``); the ranking
         is written as a partitioned dataset ``out_dir/ranking/`` and ``out_dir/summary.json``.
+        ``announce`` (a callable taking one line) hears what the exact ranks and counts will
+        cost before they start.
 
         Returns
         -------
@@ -235,7 +237,7 @@ class Engine:
         client = start_dask(self.dask) if owned else self.dask
         try:
             return analyze_dataset(path, client=client, spec=spec, backend=self.backend,
-                                   out_dir=out_dir, overwrite=overwrite)
+                                   out_dir=out_dir, overwrite=overwrite, announce=announce)
         finally:
             if owned:
                 cluster = getattr(client, "cluster", None)

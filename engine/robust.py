@@ -41,6 +41,7 @@ from .results import RobustResult
 __all__ = [
     "DRAW_DISTRIBUTION",
     "ROBUST_COLUMNS",
+    "interval_columns",
     "uncertainty_of",
     "ValueUncertainty",
     "interval_candidates",
@@ -411,6 +412,23 @@ _AGAINST_TIME = ("throughput", "predicted_throughput", "throughput_per_accelerat
 _TIME_COLUMNS = ("time_to_train_min", "predicted_time_to_train_min")
 
 
+def interval_columns(columns, criteria) -> tuple | None:
+    """The prediction interval that moves the ``criteria``: ``(time, time_lo, time_hi,
+    moved)``, the time column, its bounds and the criteria columns that follow it, when
+    ``columns`` hold the three and at least one criterion follows the time; None otherwise
+    (the weights alone are then drawn)."""
+    cols = set(columns)
+    time = next((t for t in _TIME_COLUMNS if {t, f"{t}_lo", f"{t}_hi"} <= cols), None)
+    moved = tuple(c.column for c in criteria if _exponent(c.column))
+    if time is None or not moved:
+        return None
+    return time, f"{time}_lo", f"{time}_hi", moved
+
+
+def _exponent(column) -> int:
+    return 1 if column in _WITH_TIME else -1 if column in _AGAINST_TIME else 0
+
+
 def uncertainty_of(frame, criteria, *, backend) -> ValueUncertainty | None:
     """The model uncertainty of an analyzed table: the prediction interval of its time to
     train (``time_to_train_min_lo`` / ``_hi``, as simulated and predicted tables carry it),
@@ -418,14 +436,11 @@ def uncertainty_of(frame, criteria, *, backend) -> ValueUncertainty | None:
 
     A row without interval bounds (NaN) is measured and does not move; the reference row of
     ``speedup`` and ``scaling_efficiency`` keeps its point estimate."""
-    cols = set(frame.columns)
-    time = next((t for t in _TIME_COLUMNS if {t, f"{t}_lo", f"{t}_hi"} <= cols), None)
-    if time is None:
+    found = interval_columns(frame.columns, criteria)
+    if found is None:
         return None
-    exponent = [1 if c.column in _WITH_TIME else -1 if c.column in _AGAINST_TIME else 0
-                for c in criteria]
-    if not any(exponent):
-        return None
+    time = found[0]
+    exponent = [_exponent(c.column) for c in criteria]
 
     def host(col):
         # one explicit copy per column (three n-vectors), as every host crossing is

@@ -94,6 +94,54 @@ def check_ranks(rank, n, name):
     return r
 
 
+def check_coordinates(arrays, names, limit):
+    """Integer coordinates of the same points: each 1-D, as long as the first, every value
+    in [0, ``limit``). Returns them as C-contiguous int64 arrays."""
+    out = []
+    n = None
+    for a, name in zip(arrays, names):
+        x = np.asarray(a)
+        if x.ndim != 1 or (x.size and not np.issubdtype(x.dtype, np.integer)):
+            raise ValueError(f"{name} must be a 1-D array of integers; got dtype {x.dtype} "
+                             f"and shape {x.shape}")
+        n = x.shape[0] if n is None else n
+        if x.shape[0] != n:
+            raise ValueError(f"{name} must have one entry per point ({n}); got {x.shape[0]}")
+        if x.size and (x.min() < 0 or x.max() >= limit):
+            bad = int(x.min()) if x.min() < 0 else int(x.max())
+            raise ValueError(f"{name} must hold integers in [0, {limit}); got {bad}")
+        out.append(np.ascontiguousarray(x, dtype=np.int64))
+    return out
+
+
+def check_flags(flags, n, name):
+    """One bool per point, or raise naming ``name``."""
+    f = np.asarray(flags)
+    if f.shape != (n,) or f.dtype != np.bool_:
+        raise ValueError(f"{name} must be a bool array with one entry per point ({n}); got "
+                         f"dtype {f.dtype} and shape {f.shape}")
+    return np.ascontiguousarray(f)
+
+
+def check_splitters(splitters, columns, m):
+    """Splitter rows for a lexicographic range key: a finite float matrix with one column
+    per entry of ``columns``, rows sorted lexicographically; ``columns`` distinct indices
+    of the m columns of the costs."""
+    cols = np.asarray(columns)
+    if cols.ndim != 1 or not np.issubdtype(cols.dtype, np.integer) or len(set(cols.tolist())) \
+            != len(cols) or (cols.size and (cols.min() < 0 or cols.max() >= m)):
+        raise ValueError(f"columns must be distinct column indices in [0, {m}); got "
+                         f"{cols.tolist()}")
+    s = check_costs(np.asarray(splitters, dtype=np.float64).reshape(-1, len(cols)),
+                    name="splitters").astype(np.float64, copy=False)
+    if len(s) > 1:
+        keys = [s[:, k] for k in range(s.shape[1] - 1, -1, -1)]
+        if not np.array_equal(np.lexsort(keys), np.arange(len(s))):
+            raise ValueError("splitters must be sorted lexicographically in the order of "
+                             "columns")
+    return s, np.ascontiguousarray(cols, dtype=np.int64)
+
+
 def check_grids(grids, m):
     """Raise unless there is one grid per criterion."""
     if len(grids) != m:

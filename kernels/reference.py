@@ -17,8 +17,9 @@ The SMAA section also holds the drawn SMAA (values drawn in their intervals), wh
 intervals are a :class:`RowFactors` (defined in :mod:`gpurank.kernels._smaa`, shared by
 every implementation, and re-exported here with ``MAX_EXPONENT``).
 
-The last section holds the oracles of the cross-partition kernels of
-:mod:`gpurank.kernels.cpu.blocks` (how the rows of one block are dominated by another).
+The last sections hold the oracles of the cross-partition kernels of
+:mod:`gpurank.kernels.cpu.blocks` (how the rows of one block are dominated by another) and
+of the key-range divide and conquer, :mod:`gpurank.kernels.cpu.ranges`.
 """
 
 from __future__ import annotations
@@ -40,14 +41,17 @@ from ._smaa import (
 from ._validate import (
     check_benefit,
     check_cap,
+    check_coordinates,
     check_costs,
     check_depth,
+    check_flags,
     check_k,
     check_out,
     check_pair,
     check_ranks,
     check_scores,
     check_smaa_inputs,
+    check_splitters,
     check_stats,
     check_topsis_inputs,
 )
@@ -72,6 +76,10 @@ __all__ = [
     "cross_max_rank",
     "seeded_rank",
     "count_preceding",
+    "range_index",
+    "below",
+    "below_cells",
+    "chain_rank",
 ]
 
 #: No limit on the number of criteria (the CUDA kernels take at most 16).
@@ -669,3 +677,93 @@ def count_preceding(score, prank, row_id, sorted_keys):
     s, p, i = (np.asarray(x)[:, None] for x in (score, prank, row_id))
     less = (bs > s) | ((bs == s) & ((bp < p) | ((bp == p) & (bi < i))))
     return less.sum(axis=1).astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------
+# Key-range divide and conquer (gpurank.kernels.cpu.ranges)
+# ---------------------------------------------------------------------------------------
+
+
+def range_index(costs, splitters, columns):
+    """How many splitter rows are lexicographically <= each row read in the column order
+    ``columns`` (the row's key range).
+
+    Examples
+    --------
+    >>> range_index([[1.0, 5.0], [2.0, 0.0], [2.0, 9.0]], [[2.0, 1.0]], [0, 1])
+    array([0, 0, 1], dtype=int32)
+    """
+    c = check_costs(costs).astype(np.float64)
+    s, cols = check_splitters(splitters, columns, c.shape[1])
+    out = np.zeros(c.shape[0], dtype=np.int32)
+    for i, row in enumerate(c[:, cols]):
+        out[i] = sum(tuple(sp) <= tuple(row) for sp in s)
+    return out
+
+
+def below(first, second, third, contributes, value):
+    """For every asker (``contributes`` False): the number of contributors <= it in all
+    three integer coordinates, and their largest ``value`` (-1 when none; 0 and -1 for
+    contributors).
+
+    Examples
+    --------
+    >>> below([0, 1, 1], [0, 0, 2], [3, 3, 3], np.array([True, False, True]), [7, 0, 2])
+    (array([0, 1, 0]), array([-1,  7, -1]))
+    """
+    a, b, c = check_coordinates((first, second, third), ("first", "second", "third"), 1 << 62)
+    cont = check_flags(contributes, a.shape[0], "contributes")
+    (val,) = check_coordinates((value,), ("value",), 1 << 62)
+    le = (a[:, None] <= a[None, :]) & (b[:, None] <= b[None, :]) & (c[:, None] <= c[None, :])
+    le &= cont[:, None] & ~cont[None, :]  # le[i, j]: contributor i below asker j
+    best = np.where(le, val[:, None], -1).max(axis=0, initial=-1)
+    return le.sum(axis=0).astype(np.int64), best.astype(np.int64)
+
+
+def below_cells(exact, cell_y, cell_z, contributes, value, init_count=None, init_best=None):
+    """For every asker: the contributors with ``exact`` <= and both cells strictly below,
+    counted, with their largest ``value``; ``init_count`` / ``init_best`` (per cell: count
+    and largest value of earlier contributors, below every asker in ``exact``) added for
+    the cells strictly below.
+
+    Examples
+    --------
+    >>> below_cells([5, 6, 6], [0, 1, 1], [0, 1, 0], np.array([True, False, False]),
+    ...             [4, 0, 0])
+    (array([0, 1, 0]), array([-1,  4, -1]))
+    """
+    e = np.asarray(exact, dtype=np.int64)
+    y, z = np.asarray(cell_y, dtype=np.int64), np.asarray(cell_z, dtype=np.int64)
+    cont = check_flags(contributes, e.shape[0], "contributes")
+    val = np.asarray(value, dtype=np.int64)
+    le = (e[:, None] <= e[None, :]) & (y[:, None] < y[None, :]) & (z[:, None] < z[None, :])
+    le &= cont[:, None] & ~cont[None, :]
+    cnt = le.sum(axis=0).astype(np.int64)
+    best = np.where(le, val[:, None], -1).max(axis=0, initial=-1).astype(np.int64)
+    if init_count is not None:
+        ic, ib = np.asarray(init_count), np.asarray(init_best)
+        for j in np.flatnonzero(~cont):
+            cnt[j] += ic[:y[j], :z[j]].sum()
+            best[j] = max(best[j], ib[:y[j], :z[j]].max(initial=-1))
+    cnt[cont] = 0
+    best[cont] = -1
+    return cnt, best
+
+
+def chain_rank(costs, lower=None):
+    """Pareto ranks of a key range seeded by the earlier ranges: ``rank[i] = max(lower[i],
+    1 + max(rank[j] for rows j here dominating i))`` (:func:`seeded_rank`), for bounds that
+    never decrease along dominance; the oracle checks that they do not.
+
+    Examples
+    --------
+    >>> chain_rank([[1.0, 1.0], [2.0, 2.0], [0.0, 3.0]], [4, 4, 0])
+    array([4, 5, 0], dtype=int32)
+    """
+    c = check_costs(costs)
+    if lower is not None:
+        low = check_ranks(lower, c.shape[0], "lower")
+        d = _dominates(c, c)
+        if (d & (low[:, None] > low[None, :])).any():
+            raise ValueError("lower must never decrease along dominance")
+    return seeded_rank(c, lower)

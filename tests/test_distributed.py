@@ -14,9 +14,12 @@ from dask import delayed
 from gpurank.engine import Engine
 from gpurank.engine.distributed import DistributedError, analyze_dataset, start_dask
 from gpurank.engine.errors import GpurankError, UsageError
+from gpurank.engine.params import ParamError
 from gpurank.engine.spec import AnalysisSpec, parse_criteria
 from gpurank.engine.summary import build_summary
 from gpurank.kernels import cpu
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tables import config_table
 
 
@@ -235,7 +238,11 @@ def test_cli_analyze_with_dask_matches_in_memory(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["analyze", str(data), "--dask", "local:2", "--backend", "cpu", "--out",
                  str(out), "--json", "--top", "5"]) == 0
-    dist = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    dist = json.loads(captured.out)
+    # what the exact ranks and counts cost, said on stderr before they start
+    assert "exact Pareto ranks and domination counts: 120 rows in 3 partitions" in captured.err
+    assert "tasks" in captured.err
     assert main(["analyze", str(data), "--backend", "cpu", "--out", str(tmp_path / "mem"),
                  "--json", "--top", "5", "--no-report"]) == 0
     mem = json.loads(capsys.readouterr().out)
@@ -249,10 +256,14 @@ def test_cli_analyze_with_dask_matches_in_memory(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("crit", ["a:min,b:min", "a:min,b:min,c:max,d:min,e:min"])
-def test_many_fronts_across_key_blocks(client, crit):
+def test_many_fronts_across_key_blocks(client, monkeypatch, crit):
     # Pareto ranks are computed per key block (rows range-partitioned by a key a dominator
     # never exceeds), not by peeling: many more fronts than partitions or blocks, ties,
-    # duplicates; m=5 takes the k-d tree kernels, m=2 the CDQ ones.
+    # duplicates; m=5 takes the key-block pairs (k-d tree kernels), m=2 the divide and
+    # conquer over key ranges (blocks of 150 rows here).
+    from gpurank.engine.distributed import dominance
+
+    monkeypatch.setattr(dominance, "BLOCK_ROWS", 150)
     rng = np.random.default_rng(8)
     df = config_table(700, seed=9)
     base = rng.integers(0, 60, len(df)).astype(float)
@@ -303,7 +314,7 @@ def test_clipped_ranks_and_capped_counts_equal_in_memory(client, depth, cap):
     assert np.array_equal(ref.table["domination_count"].to_numpy(), want_count)
     _check(res, ref)
     assert ("candidate rows merged" in res.notes[-1]) and (
-        ("key blocks" in res.notes[-1]) == (depth is None or cap is None))
+        ("key block" in res.notes[-1]) == (depth is None or cap is None))
     assert any("--rank-depth" in n for n in res.notes) == (depth is not None)
     assert any("--count-cap" in n for n in res.notes) == (cap is not None)
 
@@ -329,3 +340,252 @@ def test_robust_ranking_equals_in_memory(client, norm, cap):
     got, want = res.summary["robust"], build_summary(ref)["robust"]
     assert got["candidates"] == want["candidates"] > 0
     assert got == want
+
+
+def _with_interval(n, seed):
+    # a simulated or predicted table: the time to train with its 80% prediction interval
+    df = config_table(n, seed=seed)
+    t = df["time_to_train_min"]
+    return df.assign(time_to_train_min_lo=0.8 * t, time_to_train_min_hi=1.3 * t)
+
+
+def test_drawn_robust_ranking_refused_before_any_task(client):
+    # the robust ranking under model uncertainty draws every predicted row inside its
+    # interval; on Dask it is refused in one line that names the interval columns, the
+    # criteria they move and what runs instead (docs/robust.md)
+    df = _with_interval(90, seed=5)
+    spec = AnalysisSpec(criteria=parse_criteria("time_to_train_min:min,cost_usd:min"),
+                        n_estimators=5, k_range=(2, 3), robust=True, samples=50)
+    before = len(client.futures)
+    with pytest.raises(ParamError) as err:
+        _analyze(_from_parts([df.iloc[:40], df.iloc[40:]]), client=client, spec=spec,
+                 backend="cpu")
+    msg = str(err.value)
+    assert msg == (
+        "robust cannot draw predicted values on dask: the table carries the prediction "
+        "interval time_to_train_min_lo / time_to_train_min_hi, which moves the criteria "
+        "time_to_train_min, cost_usd; run robust in memory (without dask), or on dask without "
+        "robust, or drop time_to_train_min_lo and time_to_train_min_hi to draw the weights "
+        "only")
+    assert err.value.exit_code == 2 and "\n" not in msg
+    assert len(client.futures) == before  # nothing was computed
+
+
+def test_robust_ranking_with_interval_that_moves_no_criterion(client):
+    # an interval that moves none of the criteria draws nothing in memory either: Dask runs
+    # the weights-only robust ranking and equals the in-memory one
+    df = _with_interval(200, seed=6)
+    spec = AnalysisSpec(criteria=parse_criteria("n_accelerators:min,global_batch_size:max,"
+                                                "cpu_cores_per_accelerator:max"),
+                        n_estimators=5, k_range=(2, 3), top=4, robust=True, samples=200)
+    res = _analyze(_from_parts([df.iloc[:70], df.iloc[70:]]), client=client, spec=spec,
+                   backend="cpu")
+    ref = Engine(backend="cpu").analyze(df, spec)
+    for col in ("p_top1", "p_topk", "expected_rank"):
+        np.testing.assert_array_equal(res.columns[col].to_numpy(), ref.table[col].to_numpy(),
+                                      err_msg=col)
+    assert res.summary["robust"] == build_summary(ref)["robust"]
+
+
+def test_cli_drawn_robust_ranking_refused_on_dask(tmp_path, capsys):
+    from gpurank.engine.cli import main
+
+    data = tmp_path / "ds"
+    data.mkdir()
+    df = _with_interval(60, seed=7)
+    df.iloc[:30].to_parquet(data / "part-0.parquet")
+    df.iloc[30:].to_parquet(data / "part-1.parquet")
+    out = tmp_path / "out"
+    code = main(["analyze", str(data), "--dask", "local:1", "--backend", "cpu", "--robust",
+                 "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1
+    assert err[0].startswith("gpurank: error: --robust cannot draw predicted values on --dask: "
+                             "the table carries the prediction interval time_to_train_min_lo "
+                             "/ time_to_train_min_hi, which moves the criteria "
+                             "time_to_train_min, ")
+    assert err[0].endswith("run --robust in memory (without --dask), or on --dask without "
+                           "--robust, or drop time_to_train_min_lo and time_to_train_min_hi "
+                           "to draw the weights only")
+    assert not out.exists()
+
+
+# -- exact ranks and counts by the key-range divide and conquer -----------------------------
+
+
+def _tied_table(n, m, seed, levels=6):
+    """A configuration table whose first m criteria columns are small integers (many ties,
+    many fronts), with duplicated rows."""
+    rng = np.random.default_rng(seed)
+    df = config_table(n, seed=seed)
+    base = rng.integers(0, 3 * levels, len(df)).astype(float)
+    for col in "abcdef"[:m]:
+        df[col] = base + rng.integers(0, levels, len(df))
+    return pd.concat([df, df.iloc[: n // 6]], ignore_index=True)
+
+
+def _crit(m):
+    return parse_criteria(",".join(f"{c}:{'max' if c == 'b' else 'min'}" for c in "abcdef"[:m]))
+
+
+@pytest.mark.parametrize("m", [2, 3, 4, 5, 6])
+def test_exact_ranks_and_counts_across_many_key_ranges(client, monkeypatch, m):
+    # Blocks of 60 rows: a dozen key blocks and slabs, every merge level of the tree, slabs
+    # grouped into tasks, rows equal across partitions, an empty partition. m = 2..4 take
+    # the divide and conquer, m = 5 and 6 the key-block pairs; both equal the oracles.
+    from gpurank.engine.distributed import dominance
+    from gpurank.kernels import reference as ref
+
+    monkeypatch.setattr(dominance, "BLOCK_ROWS", 60)
+    df = _tied_table(600, m, seed=40 + m)
+    spec = AnalysisSpec(criteria=_crit(m), n_estimators=10, k_range=(2, 3), top=8)
+    parts = [df.iloc[:170], df.iloc[:0], df.iloc[170:480], df.iloc[480:]]
+    lines = []
+    res = analyze_dataset(_from_parts([p.reset_index(drop=True) for p in parts]),
+                          client=client, spec=spec, backend="cpu", return_columns=True,
+                          announce=lines.append)
+    ref_res = Engine(backend="cpu").analyze(df, spec)
+    costs = np.column_stack([-df[c] if c == "b" else df[c] for c in "abcdef"[:m]])
+    assert np.array_equal(res.columns["pareto_rank"].to_numpy(), ref.pareto_rank(costs))
+    assert np.array_equal(res.columns["domination_count"].to_numpy(),
+                          ref.domination_count(costs))
+    assert ref_res.table["pareto_rank"].max() > 5
+    _check(res, ref_res)
+    if m <= 4:
+        assert len(lines) == 1 and f"{len(df):,} rows in 4 partitions" in lines[0]
+        assert "divide and conquer" in res.notes[-1] and "key blocks" in res.notes[-1]
+    else:
+        assert lines == [] and "block pairs" in res.notes[-1]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(0, 260), st.integers(2, 4), st.integers(4, 90), st.integers(1, 6),
+       st.lists(st.integers(0, 260), max_size=4), st.integers(0, 2**31 - 1))
+def test_divide_and_conquer_equals_the_oracles(client, n, m, block, levels, cuts, seed):
+    # The kernel-level driver on arrays: any sizes (n = 0 and 1 too), partitions (empty
+    # ones too), ties and duplicates; bit-identical to kernels/reference.py.
+    from gpurank.engine.distributed.dominance import exact_dominance
+    from gpurank.kernels import reference as ref
+
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, levels, (n, m)).astype(np.float64)
+    x = np.concatenate([x, x[: n // 4]])
+    parts = np.split(x, sorted(min(c, len(x)) for c in cuts))
+    if len(x) == 0:
+        return
+    futs = client.scatter(parts)
+    counts, ranks, _ = exact_dominance(client, futs, [len(p) for p in parts], m,
+                                       block_rows=block)
+    got_c = np.concatenate(client.gather(counts))
+    got_r = np.concatenate(client.gather(ranks))
+    assert got_c.dtype == np.int64 and got_r.dtype == np.int32
+    assert np.array_equal(got_c, ref.domination_count(x))
+    assert np.array_equal(got_r, ref.pareto_rank(x))
+
+
+@pytest.mark.parametrize("depth,cap", [(4, None), (None, 3)])
+def test_one_exact_one_clipped(client, monkeypatch, depth, cap):
+    # One of the two exact by the divide and conquer, the other by the local filters.
+    from gpurank.engine.distributed import dominance
+
+    monkeypatch.setattr(dominance, "BLOCK_ROWS", 80)
+    df = _tied_table(500, 3, seed=7)
+    spec = AnalysisSpec(criteria=_crit(3), n_estimators=10, k_range=(2, 3), top=8,
+                        rank_depth=depth, count_cap=cap)
+    res = _analyze(dd.from_pandas(df, npartitions=3, sort=False), client=client, spec=spec,
+                   backend="cpu")
+    _check(res, Engine(backend="cpu").analyze(df, spec))
+    assert "divide and conquer" in res.notes[-1] and "candidate rows merged" in res.notes[-1]
+
+
+def test_invalid_rows_dropped_before_the_divide_and_conquer(client, monkeypatch):
+    # The engine's NaN rule: rows with a missing criterion are left out (--drop-invalid)
+    # before ranking, and row ids count the analyzed rows, as in memory.
+    from gpurank.engine.distributed import dominance
+
+    monkeypatch.setattr(dominance, "BLOCK_ROWS", 70)
+    df = _tied_table(400, 4, seed=8)
+    rng = np.random.default_rng(8)
+    for col in "abd":
+        df.loc[rng.choice(len(df), 12, replace=False), col] = np.nan
+    spec = AnalysisSpec(criteria=_crit(4), n_estimators=10, k_range=(2, 3), top=8,
+                        drop_invalid=True)
+    res = _analyze(dd.from_pandas(df, npartitions=4, sort=False), client=client, spec=spec,
+                   backend="cpu")
+    ref_res = Engine(backend="cpu").analyze(df, spec)
+    assert len(ref_res.table) < len(df)
+    _check(res, ref_res)
+
+
+class _KillOnMerge:
+    """A worker plugin (test-side) that ends its worker's process when a merge-step task of
+    the divide and conquer starts, once in the whole cluster: the worker that creates the
+    marker file (atomically) dies."""
+
+    name = "kill-on-merge"
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def setup(self, worker):
+        pass
+
+    def teardown(self, worker):
+        pass
+
+    def transition(self, key, start, finish, **kwargs):
+        name = key if isinstance(key, str) else str(key)
+        if finish == "executing" and name.startswith(("_merge_slabs", "_sweep_slabs")):
+            try:
+                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                return
+            os._exit(1)
+
+
+def _kill_once(marker):
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    return type("KillOnce", (_KillOnMerge, WorkerPlugin), {})(marker)
+
+
+def test_worker_killed_in_a_merge_step_recovers_exactly(tmp_path, monkeypatch):
+    # A worker dies while running a merge step; Dask recomputes what it held and the
+    # output is still exact.
+    from distributed import Client, LocalCluster
+    from gpurank.engine.distributed import dominance
+
+    monkeypatch.setattr(dominance, "BLOCK_ROWS", 80)
+    df = _tied_table(500, 4, seed=9)
+    spec = AnalysisSpec(criteria=_crit(4), n_estimators=10, k_range=(2, 3), top=8)
+    marker = tmp_path / "killed"
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                      dashboard_address=None) as cluster, Client(cluster) as c:
+        c.register_plugin(_kill_once(marker))
+        res = _analyze(dd.from_pandas(df, npartitions=3, sort=False), client=c, spec=spec,
+                       backend="cpu", out_dir=tmp_path / "o")
+        assert marker.exists()
+    _check(res, Engine(backend="cpu").analyze(df, spec), tmp_path / "o")
+
+
+def test_worker_deaths_beyond_what_dask_allows_fail_cleanly(tmp_path, monkeypatch):
+    # A worker dies in a merge step more often than the scheduler allows (here: at all):
+    # Dask gives up (KilledWorker), the run fails with DistributedError and writes nothing.
+    import dask
+    from distributed import Client, LocalCluster
+    from gpurank.engine.distributed import dominance
+
+    monkeypatch.setattr(dominance, "BLOCK_ROWS", 80)
+    df = _tied_table(300, 4, seed=10)
+    spec = AnalysisSpec(criteria=_crit(4), n_estimators=10, k_range=(2, 3), top=8)
+    out = tmp_path / "o"
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                         dashboard_address=None) as cluster, Client(cluster) as c:
+        c.register_plugin(_kill_once(tmp_path / "m"))
+        with pytest.raises(DistributedError, match="died repeatedly"):
+            _analyze(dd.from_pandas(df, npartitions=3, sort=False), client=c, spec=spec,
+                     backend="cpu", out_dir=out)
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]

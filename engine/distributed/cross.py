@@ -22,9 +22,9 @@ from gpurank.kernels.cpu.blocks import (
     cross_domination_count,
     cross_max_rank,
     grid_key,
-    seeded_rank,
     sort_keys,
 )
+from gpurank.kernels.cpu.ranges import chain_rank
 
 from ..ranking import topsis_input
 from .tasks import cpu_backend
@@ -111,11 +111,13 @@ def _max_rank_across(block, earlier, earlier_rank):
 
 def _rank_block(block, *across):
     """Ranks of one key block: longest chains inside it, seeded with 1 + the largest rank
-    of its dominators in earlier blocks."""
+    of its dominators in earlier blocks (bounds that never decrease along dominance, as
+    ``chain_rank`` needs: a row's dominators' dominators are its own)."""
+
     lower = np.zeros(len(block), dtype=np.int64)
     for c in across:
         np.maximum(lower, c + 1, out=lower)
-    return seeded_rank(block, lower)
+    return chain_rank(block, lower)
 
 
 def _rows_of(x, start, stop):

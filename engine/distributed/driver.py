@@ -33,6 +33,7 @@ from ..errors import BackendUnavailableError, DataError, GpurankError, UsageErro
 from ..io import write_json
 from ..metrics import merge_reference_tables, plan_metrics
 from ..outputs import check_target, publish_folder
+from ..params import ParamError
 from ..partitions import check_parts
 from ..pipeline import (
     check_target_column,
@@ -46,10 +47,16 @@ from ..prepare import RESULT_COLUMNS as ANALYSIS_COLUMNS
 from ..prepare import check_columns, raise_or_note
 from ..ranking import topsis_input
 from ..results import ClusterResult, PreparationResult
-from ..robust import ROBUST_COLUMNS, robust_from_candidates, robust_summary, weight_bounds
+from ..robust import (
+    ROBUST_COLUMNS,
+    interval_columns,
+    robust_from_candidates,
+    robust_summary,
+    weight_bounds,
+)
 from ..spec import AnalysisSpec, limit_notes, normalize_weights
 from ..summary import columns_for_top, summary_dict
-from . import cross, tasks
+from . import cross, dominance, tasks
 from .cluster import DistributedError
 
 __all__ = ["RESULT_COLUMNS", "DistributedResult", "analyze_dataset", "read_dataset"]
@@ -131,7 +138,8 @@ def _workers_backend(backend):
 
 
 def analyze_dataset(path, /, *, client, spec: AnalysisSpec | None = None, backend="cpu",
-                    out_dir=None, overwrite=False, return_columns=False) -> DistributedResult:
+                    out_dir=None, overwrite=False, return_columns=False,
+                    announce=None) -> DistributedResult:
     """Run the whole analysis on Dask; results equal ``Engine(backend="cpu").analyze``.
 
     Parameters
@@ -151,10 +159,20 @@ def analyze_dataset(path, /, *, client, spec: AnalysisSpec | None = None, backen
         Replace an ``out_dir`` that is not a gpurank output.
     return_columns : bool
         Gather ``row_id`` and the result columns of every row into the result.
+    announce : callable, optional
+        Called with one line saying what the exact ranks and counts will cost (rows,
+        partitions, key blocks, tasks) before they start.
 
     Returns
     -------
     DistributedResult
+
+    Raises
+    ------
+    ParamError
+        ``spec.robust`` on a table whose prediction interval (``time_to_train_min_lo`` /
+        ``_hi``) moves a criterion: the drawn robust ranking runs in memory only
+        (``docs/robust.md``); refused before any task.
     """
     from distributed.scheduler import KilledWorker
 
@@ -164,7 +182,7 @@ def analyze_dataset(path, /, *, client, spec: AnalysisSpec | None = None, backen
     if out_dir is not None:
         out = check_target(out_dir, name="--out", overwrite=overwrite, folder=True)
     try:
-        return _run(path, client, spec, fallback, out, overwrite, return_columns)
+        return _run(path, client, spec, fallback, out, overwrite, return_columns, announce)
     except GpurankError:
         raise
     except KilledWorker as exc:
@@ -182,6 +200,7 @@ class _Run:
     timings: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     fallbacks: list = field(default_factory=list)
+    announce: object = None
 
     @contextlib.contextmanager
     def stage(self, name):
@@ -220,8 +239,9 @@ class _Rows:
         return int(self.n_each.sum())
 
 
-def _run(path, client, spec, fallback, out, overwrite, return_columns):
-    run = _Run(client, spec, notes=list(spec.notes), fallbacks=[fallback] if fallback else [])
+def _run(path, client, spec, fallback, out, overwrite, return_columns, announce=None):
+    run = _Run(client, spec, notes=list(spec.notes), fallbacks=[fallback] if fallback else [],
+               announce=announce)
     t_all = time.perf_counter()
     with run.stage("load"):
         ds = _scan(run, path)
@@ -249,7 +269,8 @@ def _run(path, client, spec, fallback, out, overwrite, return_columns):
         for i, extra in enumerate(robust["columns"]):
             results[i].update(extra)
     run.notes.extend(limit_notes(run.spec))
-    blocks = f", {dominance['blocks']} key blocks" if dominance["blocks"] else ""
+    blocks = (f", {dominance['blocks']} key blocks" if dominance["blocks"] and
+              not dominance.get("ranges") else "")
     run.notes.append(f"Dask: {len(ds.parts)} partitions{blocks}; {dominance['how_counts']}; "
                      f"{dominance['how_ranks']}; final rank: sample sort in {buckets} bucket"
                      f"{'s' if buckets > 1 else ''}")
@@ -277,6 +298,8 @@ def _scan(run, path) -> _Dataset:
     columns = tuple(ddf.columns)
     check_columns(ddf._meta if hasattr(ddf, "_meta") else ddf.head(0))
     check_target_column(run.spec, columns)
+    if run.spec.robust:
+        _refuse_drawn(run.spec, columns)
     parts = ddf.to_delayed()
     scans = run.client.gather(run.client.compute([delayed(tasks.scan_partition)(
         delayed(tasks.conform)(p, columns), run.spec) for p in parts]))
@@ -286,6 +309,22 @@ def _scan(run, path) -> _Dataset:
     refs = [s["reference"] for s in scans if s["reference"] is not None]
     return _Dataset(parts=parts, columns=columns, offsets=_starts(rows_in),
                     reference=merge_reference_tables(refs) if refs else None)
+
+
+def _refuse_drawn(spec, columns):
+    """The drawn robust ranking (predicted values drawn in their interval) is not run on
+    Dask: refused before any task, naming the interval columns and what runs instead."""
+    criteria = resolve_criteria(spec, columns)
+    found = interval_columns(columns, criteria)
+    if found is None:
+        return
+    _, lo, hi, moved = found
+    raise ParamError(
+        "robust",
+        f"cannot draw predicted values on {{dask}}: the table carries the prediction interval "
+        f"{lo} / {hi}, which moves the criteria {', '.join(moved)}; run {{robust}} in memory "
+        f"(without {{dask}}), or on {{dask}} without {{robust}}, or drop {lo} and {hi} to draw "
+        "the weights only", mentions=("dask", "robust"))
 
 
 def _starts(sizes):
@@ -367,12 +406,16 @@ def _fit(run, ds, rows):
 
 
 def _dominance(run, rows):
-    """Pareto front, domination counts and Pareto ranks across partitions: exact by key
-    blocks, or clipped / capped by local filters and one merge."""
+    """Pareto front, domination counts and Pareto ranks across partitions: exact by the
+    key-range divide and conquer (2 to 4 criteria) or by key-block pairs (other counts of
+    criteria), or clipped / capped by local filters and one merge."""
     spec, client, m = run.spec, run.client, len(run.spec.criteria)
     out = {"blocks": 0}
     with run.stage("pareto_front"):
         out["front"] = cross.pareto_front_rows(client, rows.costs, rows.firsts, m)
+    exact_counts, exact_ranks = spec.count_cap is None, spec.rank_depth is None
+    if (exact_counts or exact_ranks) and dominance.supported(m):
+        return _by_key_ranges(run, rows, out, exact_counts, exact_ranks)
     kb = None
     if spec.count_cap is None or spec.rank_depth is None:
         with run.stage("key_blocks"):
@@ -401,6 +444,41 @@ def _dominance(run, rows):
                             if spec.rank_depth is None else
                             f"ranks to depth {spec.rank_depth}: {n_cand:,} candidate rows "
                             "merged")
+    out["counts"], out["ranks"] = counts, ranks
+    return out
+
+
+def _by_key_ranges(run, rows, out, exact_counts, exact_ranks):
+    """Exact counts and/or ranks by the key-range divide and conquer
+    (:mod:`.dominance`); the clipped ones, if asked for, by local filters and one merge."""
+    spec, client, m = run.spec, run.client, len(run.spec.criteria)
+    with run.stage("key_ranges"):
+        counts, ranks, info = dominance.exact_dominance(
+            client, rows.costs, rows.n_each, m, counts=exact_counts, ranks=exact_ranks,
+            announce=run.announce)
+    out["blocks"], out["ranges"] = info["blocks"], True
+    how = (f"{info['blocks']} key block{'s' if info['blocks'] != 1 else ''}, "
+           f"{info['plan'].levels} merge level{'s' if info['plan'].levels != 1 else ''}, "
+           f"{info['tasks']:,} tasks")
+    with run.stage("pareto_rank"):  # first: the chain of blocks is the critical path
+        if not exact_ranks:
+            ranks, n_cand = cross.clipped(client, rows.costs, rows.n_each, spec.rank_depth,
+                                          "rank", m)
+        _wait(ranks)
+        fronts = 1 + max(client.gather([client.submit(_max, r) for r in ranks]))
+        out["how_ranks"] = (f"ranks: {fronts} Pareto fronts by key-range divide and conquer "
+                            f"({how})" if exact_ranks else
+                            f"ranks to depth {spec.rank_depth}: {n_cand:,} candidate rows "
+                            "merged")
+    with run.stage("domination_count"):
+        if not exact_counts:
+            counts, n_cand = cross.clipped(client, rows.costs, rows.n_each, spec.count_cap,
+                                           "count", m)
+        _wait(counts)
+        out["how_counts"] = ("counts: exact, key-range divide and conquer" +
+                             ("" if exact_ranks else f" ({how})") if exact_counts else
+                             f"counts capped at {spec.count_cap}: {n_cand:,} candidate rows "
+                             "merged")
     out["counts"], out["ranks"] = counts, ranks
     return out
 

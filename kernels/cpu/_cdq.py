@@ -231,7 +231,7 @@ MAX_3D = 1 << 29
 
 
 @njit(inline="always")
-def _cut(i, k, d):
+def cut(i, k, d):
     """Start of run ``i`` of the ``2**d`` runs at depth ``d`` over ``k`` positions: the runs
     of a depth differ in length by at most one, so every level of the divide and conquer is
     balanced (and the work of its run pairs shared evenly among threads) for any ``k``."""
@@ -254,8 +254,8 @@ def _start_3d(ka, kb, val, d, q0, q1, part, ia, ib):
     get the leaf's keys in order, placed by the ranks that the same comparisons give."""
     k = ka.shape[0]
     for q in range(q0, q1):
-        lo = _cut(q, k, d)
-        hi = _cut(q + 1, k, d)
+        lo = cut(q, k, d)
+        hi = cut(q + 1, k, d)
         for j in range(lo, hi):
             aj = ka[j]
             bj = kb[j]
@@ -278,7 +278,7 @@ def _start_3d(ka, kb, val, d, q0, q1, part, ia, ib):
 
 
 @njit(inline="always")
-def _merge_keys(src, dst, s, mid, e):
+def merge_keys(src, dst, s, mid, e):
     """Merge the sorted runs ``src[s:mid]`` and ``src[mid:e]`` into ``dst[s:e]``."""
     i, j = s, mid
     for t in range(s, e):
@@ -349,12 +349,19 @@ def _merge_pair(val, unit, part, ia, ib, ja, jb, loc, tree, s, mid, e, live):
     and a merge never reads the points' own arrays to compare.
     """
     if not live:
-        _merge_keys(ib, jb, s, mid, e)
-        _merge_keys(ia, ja, s, mid, e)
+        merge_keys(ib, jb, s, mid, e)
+        merge_keys(ia, ja, s, mid, e)
         return
+    h = rank_left_run(ib, jb, loc, s, mid, e)
+    _sweep(val, unit, part, ia, ja, loc, tree, s, mid, e, h)
+
+
+@njit(cache=True, nogil=True)
+def rank_left_run(ib, jb, loc, s, mid, e):
+    """Merge the runs ``ib[s:mid]`` and ``ib[mid:e]`` of keys (layout above) into ``jb[s:e]``;
+    the merge ranks the left points 1..h among themselves and gives each right point the
+    number of left points with a key at or below its own (``loc``, by position). Returns h."""
     i, j, t, h = s, mid, s, 0
-    # The merge on b ranks the left points 1..h among themselves and gives each right point
-    # the number of left points with b at or below its own.
     while i < mid and j < e:
         x = ib[i]
         y = ib[j]
@@ -379,7 +386,7 @@ def _merge_pair(val, unit, part, ia, ib, ja, jb, loc, tree, s, mid, e, live):
         jb[t] = ib[j]
         j += 1
         t += 1
-    _sweep(val, unit, part, ia, ja, loc, tree, s, mid, e, h)
+    return h
 
 
 @njit(inline="always")
@@ -428,12 +435,12 @@ def _prefix_counts(ka):
     k = ka.shape[0]
     cv = np.empty(k + 1, dtype=np.int64)
     ca = np.empty(k + 1, dtype=np.int64)
-    _fill_prefix_counts(ka, cv, ca)
+    fill_prefix_counts(ka, cv, ca)
     return cv, ca
 
 
 @njit(cache=True, nogil=True)
-def _fill_prefix_counts(ka, cv, ca):
+def fill_prefix_counts(ka, cv, ca):
     """Prefix counts of the weighted (``cv``) and asked (``ca``) keys, each of ``k + 1``."""
     cv[0] = 0
     ca[0] = 0
@@ -449,9 +456,9 @@ def _level_3d(val, unit, part, ia, ib, ja, jb, loc, cv, ca, d, p0, p1):
     run = (k + (1 << d) - 1) >> d  # the longest run at depth d
     tree = np.empty(max(run + 1, 2 * (run >> 6) + 3), dtype=np.int64)
     for p in range(p0, p1):
-        s = _cut(2 * p, k, d)
-        mid = _cut(2 * p + 1, k, d)
-        e = _cut(2 * p + 2, k, d)
+        s = cut(2 * p, k, d)
+        mid = cut(2 * p + 1, k, d)
+        e = cut(2 * p + 2, k, d)
         live = mid < e and cv[mid] != cv[s] and ca[e] != ca[mid]
         _merge_pair(val, unit, part, ia, ib, ja, jb, loc, tree, s, mid, e, live)
 
@@ -517,7 +524,7 @@ def _sum_3d_in(a, b, val, ask, ws, loc):
     _start_3d(ka, kb, val, d, 0, 1 << d, part, ia, ib)
     cv = ws[7 * w:8 * w]
     ca = ws[8 * w:9 * w]
-    _fill_prefix_counts(ka, cv, ca)
+    fill_prefix_counts(ka, cv, ca)
     lc = loc[0:k]  # local ranks of the run pair being merged
     for lev in range(d, 0, -1):
         _level_3d(val, unit, part, ia, ib, ja, jb, lc, cv, ca, lev, 0, 1 << (lev - 1))
@@ -565,8 +572,8 @@ def _leaves_4d(y, z, wv, weight, lift, cnt, d):
     g = y.shape[0]
     yo = np.empty(g, dtype=np.int64)
     for q in prange(1 << d):
-        lo = _cut(q, g, d)
-        hi = _cut(q + 1, g, d)
+        lo = cut(q, g, d)
+        hi = cut(q + 1, g, d)
         for j in range(lo, hi):
             yj = y[j]
             zj = z[j]
@@ -652,9 +659,9 @@ def _level_4d(y, z, wv, weight, lift, cnt, cw, cl, yo, yo2, d, nth):
         vb = np.empty(cap, dtype=np.int64)
         ab = np.empty(cap, dtype=np.bool_)
         for q in range(steps * ch // nch, steps * (ch + 1) // nch):
-            s = _cut(2 * q, g, d)
-            mid = _cut(2 * q + 1, g, d)
-            e = _cut(2 * q + 2, g, d)
+            s = cut(2 * q, g, d)
+            mid = cut(2 * q + 1, g, d)
+            e = cut(2 * q + 2, g, d)
             live = mid < e and cw[mid] != cw[s] and cl[e] != cl[mid]
             zz, ww, val, ask = _prepare_4d_in(y, z, wv, weight, lift, yo, yo2, s, mid, e,
                                               live, zb, wb, vb, ab)

@@ -7,6 +7,16 @@ the first front none of whose members is weakly below it in projection, found by
 search over the fronts (the predicate is monotone in the front index), then joins it.
 ``only_front=True`` keeps front 0 alone and gives every other row rank 1: a front test.
 
+Lower bounds (``low``, the rows of one key range of a larger table, ranked after the ranges
+before it): ``rank = max(low, 1 + largest rank of the row's dominators here)``, exact when
+``low`` never decreases along dominance (a row's bound is at least the bound of every row
+that dominates it; 1 + the largest rank of its dominators elsewhere is such a bound). The
+search then starts at the row's own bound: for fronts ``f >= low`` "front ``f`` holds a
+dominator" implies the same of front ``f - 1`` whenever ``f - 1 >= low``, because a row of
+front ``f`` that dominates the current row either has a dominator of front ``f - 1`` here
+(which dominates the current row too) or got ``f`` from its own bound, which would make the
+current row's bound larger than ``f``. Fronts below the bound may be empty here.
+
 Two ways to hold a front, one kernel each:
 
 * :func:`ens_lex` (ranks for m = 3): each front keeps only the projections minimal among its
@@ -152,6 +162,16 @@ def _block_resort(pool, o, cp, sz, no, ncp, d, tmp):
             pool[mo + k * ng + g] = lo
 
 
+@njit(inline="always")
+def _group_low(low, order, i, j):
+    """The largest lower bound among the equal rows ``order[i:j]`` (equal rows share their
+    dominators, so their bounds agree when they come from them)."""
+    b = 0
+    for t in range(i, j):
+        b = max(b, low[order[t]])
+    return b
+
+
 @njit(cache=True, nogil=True)
 def _grow(pool, need):
     """``pool`` itself, or a copy at least ``need`` long (capacity doubling)."""
@@ -171,10 +191,11 @@ def _grow(pool, need):
 @kernel_factory
 def _make_ens_lex(d):
     @njit(cache=True, nogil=True)
-    def ens_lex_kernel(c, order, only_front):
+    def ens_lex_kernel(c, order, only_front, low):
         n, m = c.shape
         rank = np.empty(n, dtype=np.int32)
-        nmax = 1 if only_front else n
+        seeded = low.shape[0] > 0
+        nmax = 1 if only_front else n + (low.max() if seeded else 0)
         off = np.empty(nmax + 1, dtype=np.int64)
         cap = np.empty(nmax + 1, dtype=np.int64)
         size = np.zeros(nmax + 1, dtype=np.int64)
@@ -198,6 +219,9 @@ def _make_ens_lex(d):
                 x[k] = c[head, k + 1]
             lo = 0
             hi = nf
+            if seeded:  # search from the group's bound (see the module docstring)
+                lo = _group_low(low, order, i, j)
+                hi = max(hi, lo)
             while lo < hi:  # the first front none of whose members is weakly below x
                 mid = (lo + hi) >> 1
                 if _block_scan(pool, off[mid], cap[mid], size[mid], x, d):
@@ -210,15 +234,16 @@ def _make_ens_lex(d):
             i = j
             if only_front and rk > 0:
                 continue
-            if rk == nf:
+            while rk >= nf:  # a new front (and, below a bound, the empty ones before it)
+                f_new = nf
                 nf += 1
                 blk = 32 * d + d  # 32 members and one group minimum per column
                 pool = _grow(pool, top + blk)
-                off[rk] = top
-                cap[rk] = 32
+                off[f_new] = top
+                cap[f_new] = 32
                 top += blk
-                size[rk] = 0
-                fresh[rk] = 0
+                size[f_new] = 0
+                fresh[f_new] = 0
             o = off[rk]
             cp = cap[rk]
             sz = _block_prune(pool, o, cp, size[rk], x, d)
@@ -301,8 +326,9 @@ def _make_ens_kd(d):
     # and a front gets its KD_LEVELS k-d slots only when its fresh block first fills (so a
     # chain of n one-row fronts costs 32 projections per front, not 256 + 32 slots).
     @njit(cache=True, nogil=True)
-    def ens_kd_kernel(c, order, only_front, cuts):
+    def ens_kd_kernel(c, order, only_front, cuts, low):
         n, m = c.shape
+        seeded = low.shape[0] > 0
         nl = KD_LEVELS
         rank = np.empty(n, dtype=np.int32)
         empty = np.empty(0, dtype=c.dtype)
@@ -336,6 +362,9 @@ def _make_ens_kd(d):
                 cc = grid_cell(cuts, 2, x[2])
                 lo = grid_max(tree, g1, ca, cb, cc) + 1
                 hi = min(nf, grid_max(tree, g1, ca + 1, cb + 1, cc + 1) + 1)
+            if seeded:  # search from the group's bound (see the module docstring)
+                lo = max(lo, _group_low(low, order, i, j))
+                hi = max(hi, lo)
             while lo < hi:  # the first front none of whose members is weakly below x
                 mid = (lo + hi) >> 1
                 hit = _block_scan(fresh[mid], 0, fcap[mid], fsize[mid], x, d)
@@ -355,14 +384,14 @@ def _make_ens_kd(d):
                 grid_raise(tree, g1, ca, cb, cc, rk)
             if only_front and rk > 0:
                 continue
-            if rk == nf:
+            while rk >= nf:  # a new front (and, below a bound, the empty ones before it)
                 if nf == fsize.shape[0]:
                     fcap = np.concatenate((fcap, np.zeros(nf, dtype=np.int64)))
                     fsize = np.concatenate((fsize, np.zeros(nf, dtype=np.int64)))
                     base = np.concatenate((base, np.full(nf, -1, dtype=np.int64)))
-                nf += 1
                 fresh.append(np.empty(32 * d + d, dtype=c.dtype))
-                fcap[rk] = 32
+                fcap[nf] = 32
+                nf += 1
             fr = fresh[rk]
             cp = fcap[rk]
             sz = _block_prune(fr, 0, cp, fsize[rk], x, d)
@@ -388,16 +417,23 @@ def _make_ens_kd(d):
     return ens_kd_kernel
 
 
-def ens_lex(c, order, only_front=False):
+_NO_BOUNDS = np.zeros(0, dtype=np.int32)
+
+
+def ens_lex(c, order, only_front=False, low=None):
     """Ranks (or, with ``only_front``, 0 on the front and 1 elsewhere) of a finite
-    C-contiguous matrix with m >= 2, given its lexicographic ``order``; pruned fronts."""
-    return _make_ens_lex(c.shape[1] - 1)(c, order, only_front)
+    C-contiguous matrix with m >= 2, given its lexicographic ``order``; pruned fronts.
+    ``low``: int32 lower bounds per row, never decreasing along dominance (see the module
+    docstring), or None."""
+    low = _NO_BOUNDS if low is None else low
+    return _make_ens_lex(c.shape[1] - 1)(c, order, only_front, low)
 
 
-def ens_kd(c, order, only_front=False):
+def ens_kd(c, order, only_front=False, low=None):
     """:func:`ens_lex` with fronts held as a fresh block and grouped k-d parts; for four
     columns the search over the fronts is narrowed by :mod:`._rank_grid`'s bounds."""
     d = c.shape[1] - 1
     cuts = (grid_cuts(c, order) if d == 3 and not only_front
             else np.empty((3, 0), dtype=c.dtype))
-    return _make_ens_kd(d)(c, order, only_front, cuts)
+    low = _NO_BOUNDS if low is None else low
+    return _make_ens_kd(d)(c, order, only_front, cuts, low)
