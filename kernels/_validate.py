@@ -19,7 +19,8 @@ __all__ = ["NORMS", "not_finite_message", "check_ndim2", "check_float_dtype", "c
            "check_k", "check_cap", "check_depth", "check_scores", "check_norm", "check_benefit",
            "check_weights", "check_criteria_args", "check_topsis_inputs", "check_stats",
            "check_out", "check_is_device", "check_device_out", "check_candidates",
-           "check_weight_samples", "check_smaa_inputs", "check_within_stats"]
+           "check_weight_samples", "check_smaa_inputs", "check_within_stats", "check_coordinates",
+           "check_flags", "check_splitters"]
 
 _FLOATS = (np.float32, np.float64)
 NORMS = ("vector", "minmax")

@@ -8,23 +8,17 @@ The table is never gathered: no task holds more than about ``block_rows`` rows. 
    rows (fewer, larger pieces to move).
 2. **Key ranges**: splitter rows from a strided sample cut the table into ``K`` *blocks*,
    ranges of the lexicographic order (criterion 0 first): a row can only be dominated by
-   rows of its own block or of earlier blocks. Every other criterion ``k`` gets *slabs*:
-   ranges of a lexicographic order that starts with it (criteria 1 .. m-2), and ranges of
-   values for the last criterion. Each group computes every row's block and slabs
-   (:func:`gpurank.kernels.cpu.ranges.range_index`); every block is stacked from its pieces,
-   and every slab ranks its rows' values (dense ranks, so later steps compare integers) and
-   is cut into one piece per block.
+   rows of its own block or of earlier ones. Every other criterion gets *slabs* (ranges of
+   an order that starts with it; value ranges for the last), whose rows' values become
+   dense ranks (:func:`gpurank.kernels.cpu.ranges.range_index`), one piece per block.
 3. **Leaves**: each block's own domination counts (``cpu.domination_count``), and its ranks
    by ENS with lower bounds (:func:`~gpurank.kernels.cpu.ranges.chain_rank`).
 4. **Merge steps** over a balanced binary tree of the blocks: node ``[lo, hi)`` adds to
-   every row of ``[mid, hi)`` what the rows of ``[lo, mid)`` below it contribute: how many
-   there are, and the largest rank among them. That step is split into tasks over slabs, one
-   criterion at a time (for four criteria ``x, y, z, w``: same ``y``-slab, exact in ``y, z, w``;
-   earlier ``y``-slab and same ``z``-slab, exact in ``z, w``; earlier ``y``- and ``z``-slabs,
-   a sweep over ``w``), each task holding the pieces of a few slabs (at most about
-   ``block_rows`` rows). Counts and ranks come out of the same tasks. The ranks of block ``b``
-   wait for every node that adds to it (the tree in order: blocks are ranked one after the
-   other, each step's tasks in parallel); counts add the leaves' counts.
+   every row of ``[mid, hi)`` how many rows of ``[lo, mid)`` lie below it and their largest
+   rank, in tasks over slabs one criterion at a time (same slab: exact in the remaining
+   criteria; earlier slab: one criterion fewer; last, a sweep), each holding at most about
+   ``block_rows`` rows. Counts and ranks come out of the same tasks; a block is ranked once
+   every node adding to it is done (the tree in order), counts add the leaves'.
 5. **Back**: every block's counts and ranks cut into the groups' rows, then the partitions'.
 
 Tasks are module-level functions (pickled by reference); everything is submitted as one
@@ -99,18 +93,9 @@ def kinds_for(m: int) -> tuple:
 
 @dataclass(frozen=True)
 class DominancePlan:
-    """What an exact run costs, said before it starts.
-
-    Attributes
-    ----------
-    rows, partitions, groups, blocks : int
-    slabs : int
-        Slabs per criterion after the first.
-    levels : int
-        Levels of the merge tree (ceil(log2 blocks)).
-    tasks : int
-        An estimate (upper bound) of the Dask tasks submitted.
-    """
+    """What an exact run costs, said before it starts: rows, partitions, groups, blocks,
+    ``slabs`` per criterion after the first, ``levels`` of the merge tree (ceil(log2
+    blocks)) and ``tasks``, a bound on the Dask tasks submitted."""
 
     rows: int
     partitions: int

@@ -19,11 +19,8 @@ so one pass answers every asker.
 * :func:`range_index`: the key range of each row, by binary search over splitter rows in a
   lexicographic order of the columns.
 
-References
-----------
-J. L. Bentley, "Multidimensional divide-and-conquer", *Communications of the ACM* 23(4),
-1980. P. M. Fenwick, "A new data structure for cumulative frequency tables", *Software:
-Practice and Experience* 24(3), 1994.
+References (``docs/references.md``): [Bentley1980] (the divide and conquer), [Fenwick1994]
+(the prefix tree).
 """
 
 from __future__ import annotations
@@ -32,6 +29,8 @@ import numpy as np
 from numba import njit
 
 from ._cdq import LEAF_3D, cut, depth, fill_prefix_counts, merge_keys, rank_left_run
+
+__all__ = ["sum_max_3d", "sweep_cells", "cell_totals", "range_index"]
 
 #: Same key layout as the 3-D counts of :mod:`._cdq`: ``rank << 34 | position << 2 |
 #: contributes << 1 | asks``; ranks and positions below 2**29.
@@ -93,6 +92,9 @@ def sum_max_3d(a, b, flags, val):
 def _leaves(ka, kb, val, d, cnt, best, ia, ib):
     """All pairs ``i < j`` of every leaf (the runs at depth ``d``); ``ia`` and ``ib`` get
     each leaf's keys in order, placed by the ranks the same comparisons give."""
+    # duplicate-code: the leaf of _cdq's sums written out with a count and a maximum in the
+    # same compiled loop (one pass over the pairs; a shared helper would return three values
+    # per pair from the innermost loop)
     k = ka.shape[0]
     for q in range(1 << d):
         lo = cut(q, k, d)
@@ -135,6 +137,8 @@ def _pair(val, cnt, best, ia, ib, ja, jb, loc, tree, s, mid, e):
     h = rank_left_run(ib, jb, loc, s, mid, e)
     for r in range(2 * h + 2):
         tree[r] = 0 if (r & 1) == 0 else -1
+    # duplicate-code: boilerplate, the merge of two sorted runs (as _cdq's), with a count
+    # and a maximum per insertion and query
     i, j, t = s, mid, s
     while i < mid and j < e:
         x = ia[i]

@@ -31,7 +31,8 @@ from numba import get_num_threads, njit, prange
 from ._sort import dense_rank, dense_ranks
 
 __all__ = ["cdq_max_3d", "cdq_chain_4d", "LEAF_3D", "LEAF_4D", "MAX_3D", "depth", "sum_3d",
-           "SUM_3D_WORDS", "sum_3d_parallel", "cdq_count_4d"]
+           "SUM_3D_WORDS", "sum_3d_parallel", "cdq_count_4d", "cut", "fill_prefix_counts",
+           "merge_keys", "rank_left_run"]
 
 
 @njit(inline="always")
@@ -252,6 +253,8 @@ def _start_3d(ka, kb, val, d, q0, q1, part, ia, ib):
     """Leaves ``q0 .. q1 - 1`` (the runs at depth ``d``): all pairs of positions ``i < j``
     of a leaf, ``part[j] += val[i]`` where ``a`` and ``b`` weakly precede; ``ia`` and ``ib``
     get the leaf's keys in order, placed by the ranks that the same comparisons give."""
+    # duplicate-code: written out as _below's leaf is, with a sum in place of a count and
+    # a maximum (the innermost compiled loop of both)
     k = ka.shape[0]
     for q in range(q0, q1):
         lo = cut(q, k, d)

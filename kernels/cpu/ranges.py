@@ -18,16 +18,9 @@ comparison of small integers ``u < v`` is the weak one ``2u + 1 <= 2v`` of the d
 values (the contributor's side odd), which is how the driver asks :func:`below` for "in an
 earlier cell".
 
-References
-----------
-M. T. Jensen, "Reducing the run-time complexity of multiobjective EAs: the NSGA-II and other
-algorithms", *IEEE Transactions on Evolutionary Computation* 7(5), 2003; M. Buzdalov and A.
-Shalyto, "A provably asymptotically fast version of the generalized Jensen algorithm for
-non-dominated sorting", *PPSN XIII*, 2014 (divide and conquer over the first criterion, the
-merge steps one dimension lower). J. L. Bentley, "Multidimensional divide-and-conquer",
-*Communications of the ACM* 23(4), 1980. X. Zhang, Y. Tian, R. Cheng and Y. Jin, "An
-efficient approach to nondominated sorting for evolutionary multiobjective optimization",
-*IEEE Transactions on Evolutionary Computation* 19(2), 2015 (ENS, here with lower bounds).
+References (``docs/references.md``): [Jensen2003] and [Buzdalov2014] (divide and conquer
+over the first criterion, the merge steps one dimension lower), [Bentley1980], [Zhang2015]
+(ENS, here with lower bounds).
 """
 
 from __future__ import annotations
