@@ -89,6 +89,11 @@ class DistributedResult:
     columns : DataFrame or None
         ``row_id`` and the result columns of every row, when asked for with
         ``return_columns=True`` (tests, small tables).
+    importance, clusters, spec, backend, fallbacks, robust, preparation : as in
+        ``AnalysisResult``; importance and the cluster profiles are fitted on the seeded
+        sample (``notes`` says when), cluster sizes are counted on every row, and
+        ``clusters.labels`` is empty (every row's label is in the written ranking, and in
+        ``columns``); ``robust`` holds the candidate rows (``robust.candidates``: row ids).
     """
 
     summary: dict
@@ -99,6 +104,13 @@ class DistributedResult:
     timings: dict = field(default_factory=dict)
     notes: tuple = ()
     columns: pd.DataFrame | None = field(default=None, repr=False)
+    importance: object = None
+    clusters: object = None
+    spec: AnalysisSpec | None = None
+    backend: str = "cpu"
+    fallbacks: tuple = ()
+    robust: object = None
+    preparation: PreparationResult | None = None
 
 
 def read_dataset(path):
@@ -275,9 +287,9 @@ def _run(path, client, spec, fallback, out, overwrite, return_columns, announce=
     run.notes.append(f"Dask: {len(ds.parts)} partitions{blocks}; {dominance['how_counts']}; "
                      f"{dominance['how_ranks']}; final rank: sample sort in {buckets} bucket"
                      f"{'s' if buckets > 1 else ''}")
-    summary, top, pub_notes = _write(run, ds, rows, results, model, clusters, importance,
-                                     weights, dominance["front"], robust, preparation, out,
-                                     overwrite, t_all)
+    summary, top, pub_notes, clusters = _write(run, ds, rows, results, model, clusters,
+                                               importance, weights, dominance["front"], robust,
+                                               preparation, out, overwrite, t_all)
     if out is not None:  # the set is in place now
         summary["notes"] = list(summary["notes"]) + [f"output: {n}" for n in pub_notes]
     frame = None
@@ -288,7 +300,10 @@ def _run(path, client, spec, fallback, out, overwrite, return_columns, announce=
     return DistributedResult(summary=summary, top=top,
                              ranking_path=out / "ranking" if out is not None else None,
                              topsis_top_k=topsis_top_k, pareto_front_rows=dominance["front"],
-                             timings=run.timings, notes=tuple(run.notes), columns=frame)
+                             timings=run.timings, notes=tuple(run.notes), columns=frame,
+                             importance=importance, clusters=clusters, spec=run.spec,
+                             fallbacks=tuple(run.fallbacks), preparation=preparation,
+                             robust=robust["result"] if robust is not None else None)
 
 
 def _scan(run, path) -> _Dataset:
@@ -533,7 +548,7 @@ def _write(run, ds, rows, results, model, clusters, importance, weights, front, 
             summary["run_id"] = pub.run_id
             pub.manifest.update(rows=rows.n, seed=spec.seed, criteria=summary["criteria"])
             write_json(summary, pub.path / "summary.json")
-    return summary, top, pub_notes
+    return summary, top, pub_notes, clusters
 
 
 def _max(values):
