@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .backend import resolve_backend
-from .clustering import cluster_configurations, profile_clusters
+from .clustering import cluster_configurations
 from .distributed import analyze_dataset, check_dask_available, start_dask
 from .errors import DataError, DeviceMemoryError, UnsupportedOnGPU, UsageError
 from .importance import feature_importance
@@ -42,7 +42,7 @@ from .prepare import describe_preparation, prepare_rows, raise_or_note
 from .progress import SILENT
 from .ranking import rank_configurations
 from .report import write_report
-from .results import AnalysisResult, ClusterResult, PreparationResult
+from .results import AnalysisResult, PreparationResult
 from .robust import ROBUST_COLUMNS, weight_bounds
 from .schema import text_from_bytes
 from .spec import NORMS, AnalysisSpec, default_criteria, limit_notes, parse_criteria
@@ -155,16 +155,11 @@ class Engine:
         n = len(frame)
         with step("importance", min(n, spec.sample_rows)):
             importance = importance_step(frame, spec, target, backend=self.backend, notes=notes)
-        clusters = None
         with step("cluster", n):
-            model, labels = cluster_step(frame, spec, criteria, backend=self.backend, notes=notes)
+            model, clusters = cluster_step(frame, spec, criteria, backend=self.backend,
+                                           notes=notes)
             if model is not None and spec.clusters is None:
                 spec = replace(spec, clusters=model.k)
-            if model is not None:
-                clusters = ClusterResult(
-                    labels=labels, k=model.k, features=model.names,
-                    profiles=profile_clusters(frame, labels, backend=self.backend),
-                    silhouette=model.silhouette, note=model.note)
 
         fallbacks = [self.backend.reason] if self.backend.reason else []
         with step("rank", n):

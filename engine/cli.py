@@ -354,13 +354,19 @@ def _run_analysis(args, data, *, simulate_rows=None) -> int:
                                    overwrite=args.overwrite)
     finally:
         progress.close()
+    names = ["ranking.parquet", "summary.json"] + ([] if args.no_report else ["report.html"])
+    return _print_result(args, summary, f"wrote {', '.join(names)} in {Path(args.out)}")
+
+
+def _print_result(args, summary, wrote) -> int:
+    """The one printing of an analysis, in memory or on Dask: the summary as JSON
+    (``--json``), or its tables and the line ``wrote`` saying what was written."""
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
         console = make_console(quiet=args.quiet)
         print_summary(summary, console)
-        names = ["ranking.parquet", "summary.json"] + ([] if args.no_report else ["report.html"])
-        console.print(printable(f"wrote {', '.join(names)} in {Path(args.out)}"))
+        console.print(printable(wrote))
     return 0
 
 
@@ -414,14 +420,8 @@ def _run_distributed(args) -> int:
                                                            flush=True))
     result = engine.analyze_dataset(args.table, out_dir=args.out, overwrite=args.overwrite,
                                     spec=spec, announce=announce)
-    if args.json:
-        print(json.dumps(result.summary, indent=2))
-    else:
-        console = make_console(quiet=args.quiet)
-        print_summary(result.summary, console)
-        console.print(printable(f"wrote ranking/ (partitioned) and summary.json in "
-                                f"{Path(args.out)}"))
-    return 0
+    return _print_result(args, result.summary,
+                         f"wrote ranking/ (partitioned) and summary.json in {Path(args.out)}")
 
 
 def _check_input(path) -> None:

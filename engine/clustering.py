@@ -26,7 +26,7 @@ from .spec import DEFAULT_CLUSTERS
 
 __all__ = ["ClusterModel", "fit_cluster_model", "cluster_configurations",
            "default_cluster_features", "stable_order", "relabel", "profile_clusters",
-           "DEFAULT_FEATURES", "FIT_ROWS"]
+           "DEFAULT_FEATURES", "FIT_ROWS", "cluster_shares_of", "with_sizes"]
 
 DEFAULT_FEATURES = (
     "n_accelerators",
@@ -396,6 +396,26 @@ def _host_cluster_medians(df, raw, cols, quartile):
     return size, med, quart
 
 
+def cluster_shares_of(sizes) -> np.ndarray:
+    """The share of the clustered rows in each cluster: ``sizes`` (rows of each cluster,
+    indexed by cluster) over their total (over 1 when there is none)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    return sizes / max(int(sizes.sum()), 1)
+
+
+def with_sizes(profiles, sizes) -> pd.DataFrame:
+    """``profiles`` (:func:`profile_clusters`) with the ``size`` and ``share`` of each
+    cluster taken from ``sizes`` (rows of each cluster, indexed by cluster): on Dask the
+    profiles come from a sample and the sizes are counted on every row."""
+    prof = profiles.copy()
+    if not prof.empty:
+        sizes = np.asarray(sizes, dtype=np.int64)
+        share = cluster_shares_of(sizes)
+        prof["size"] = [int(sizes[c]) for c in prof["cluster"]]
+        prof["share"] = [float(share[c]) for c in prof["cluster"]]
+    return prof
+
+
 def profile_clusters(df, labels, *, backend=None) -> pd.DataFrame:
     """One row per cluster: size, share, medians, dominant accelerators and a short label.
 
@@ -431,12 +451,14 @@ def profile_clusters(df, labels, *, backend=None) -> pd.DataFrame:
     size, med, quart = _cluster_medians(df, lab, numeric, backend, quartile=quartile)
     shares = {col: cluster_shares(df, lab, col, backend) for col in COMPOSITION_COLUMNS
               if col in df.columns}
-    labels = np.asarray(labels)
-    total = int((labels >= 0).sum())
+    clusters = sorted(int(v) for v in size.index)
+    sizes = np.zeros(clusters[-1] + 1 if clusters else 0, dtype=np.int64)
+    for c in clusters:
+        sizes[c] = int(size.loc[c])
+    share = cluster_shares_of(sizes)
     rows = []
-    for c in sorted(int(v) for v in size.index):
-        n_c = int(size.loc[c])
-        row = {"cluster": c, "size": n_c, "share": float(n_c / max(total, 1))}
+    for c in clusters:
+        row = {"cluster": c, "size": int(sizes[c]), "share": float(share[c])}
         for col in numeric:
             row[f"median_{col}"] = float(med.loc[c, col])
         row[SHARES_KEY] = {col: by[c] for col, by in shares.items() if c in by}

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .clustering import fit_cluster_model
+from .clustering import fit_cluster_model, profile_clusters
 from .errors import SchemaError
 from .importance import default_features, feature_importance
 from .metrics import plan_metrics
 from .ranking import check_rank_input, pareto_ranks, rank_configurations
+from .results import ClusterResult
 from .robust import robust_from_costs_spec, uncertainty_of
 from .schema import closest_names, require_columns
 from .spec import default_criteria, default_target
@@ -94,8 +95,10 @@ def importance_step(frame, spec, target, *, backend, notes):
 
 def cluster_step(frame, spec, criteria, *, backend, notes):
     """Fit the grouping on ``frame`` (:func:`~gpurank.engine.clustering.fit_cluster_model`):
-    the model and the stable labels of ``frame``'s rows (host int32), or (None, None) with a
-    note for a table of one row."""
+    the model (which labels other rows too) and the
+    :class:`~gpurank.engine.results.ClusterResult` of ``frame``'s rows (stable labels, host
+    int32, and the profile of each cluster), or (None, None) with a note for a table of one
+    row."""
     if len(frame) < 2:
         notes.append("clustering skipped: a table of one row has nothing to group")
         return None, None
@@ -104,7 +107,9 @@ def cluster_step(frame, spec, criteria, *, backend, notes):
                                       return_labels=True)
     if model.note:
         notes.append(f"clusters: {model.note}")
-    return model, labels
+    return model, ClusterResult(labels=labels, k=model.k, features=model.names,
+                                profiles=profile_clusters(frame, labels, backend=backend),
+                                silhouette=model.silhouette, note=model.note)
 
 
 def start_ranks(costs, criteria, spec, *, backend):

@@ -16,7 +16,8 @@ from .schema import invalid_rows, require_columns
 from .spec import normalize_weights
 
 __all__ = ["criteria_matrix", "check_criteria_values", "check_rank_input", "topsis_input",
-           "pareto_ranks", "pareto_and_counts", "rank_configurations", "final_rank"]
+           "pareto_ranks", "pareto_and_counts", "rank_configurations", "final_rank",
+           "check_not_constant", "ideal_points"]
 
 
 def criteria_matrix(df, criteria, *, backend):
@@ -88,15 +89,9 @@ def check_rank_input(costs, criteria, norm, *, backend) -> None:
     host = backend.to_host
     n = costs.shape[0]
     if n >= 2:
-        # One m-vector crosses to the host, not one synchronizing scalar per column.
-        constant = np.asarray(host((costs == costs[0]).all(axis=0)))
-        for j, c in enumerate(criteria):
-            if bool(constant[j]):
-                value = float(host(-costs[0, j] if c.sense == "max" else costs[0, j]))
-                raise DataError(
-                    f"criterion column '{c.column}' is constant (every value is {value:g}); "
-                    "it cannot separate configurations: leave it out of the criteria"
-                )
+        # Two m-vectors cross to the host, not one synchronizing scalar per column.
+        check_not_constant(criteria, np.asarray(host(costs.min(axis=0))),
+                           np.asarray(host(costs.max(axis=0))), n)
     if norm == "log" and n:
         positive = np.asarray(host(((costs * backend.xp.asarray(np.array(
             [-1.0 if c.sense == "max" else 1.0 for c in criteria]))) > 0).all(axis=0)))
@@ -104,6 +99,33 @@ def check_rank_input(costs, criteria, norm, *, backend) -> None:
             if not bool(positive[j]):
                 raise DataError(f"norm 'log' needs positive values; criterion column "
                                 f"'{c.column}' has values <= 0: use norm 'vector' or 'minmax'")
+
+
+def check_not_constant(criteria, lo, hi, n) -> None:
+    """Refuse a constant criterion, given the column minima ``lo`` and maxima ``hi`` of the
+    cost matrix (host m-vectors, "max" criteria negated) of ``n`` rows; the message names the
+    column and its value. The in-memory rank step and the Dask driver (merged statistics of
+    the partitions) both call this."""
+    if n < 2:
+        return
+    for j, c in enumerate(criteria):
+        if lo[j] == hi[j]:
+            value = float(-lo[j] if c.sense == "max" else lo[j])
+            raise DataError(f"criterion column '{c.column}' is constant (every value is "
+                            f"{value:g}); it cannot separate configurations: leave it out of "
+                            "the criteria")
+
+
+def ideal_points(criteria, lo, hi) -> tuple[dict, dict]:
+    """The ideal and anti-ideal value of each criterion, in the criterion's own sense, from
+    the column minima ``lo`` and maxima ``hi`` of the cost matrix (host m-vectors, "max"
+    criteria negated); NaN for every criterion when ``lo`` is None (no rows)."""
+    ideal, anti = {}, {}
+    for j, c in enumerate(criteria):
+        best, worst = (float(lo[j]), float(hi[j])) if lo is not None else (np.nan, np.nan)
+        sign = -1.0 if c.sense == "max" else 1.0
+        ideal[c.column], anti[c.column] = sign * best, sign * worst
+    return ideal, anti
 
 
 def pareto_ranks(costs, *, backend, rank_depth=None):
@@ -178,13 +200,9 @@ def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, ran
                                                    norm=kernel_norm)), dtype=np.float64)
     pareto, dom = pareto_and_counts(costs, backend=backend, rank_depth=rank_depth,
                                     count_cap=count_cap, ranks=ranks)
-    ideal, anti = {}, {}
     lo = np.asarray(host(costs.min(axis=0))) if n else None  # m values each
     hi = np.asarray(host(costs.max(axis=0))) if n else None
-    for j, c in enumerate(criteria):
-        best, worst = (float(lo[j]), float(hi[j])) if n else (np.nan, np.nan)
-        sign = -1.0 if c.sense == "max" else 1.0
-        ideal[c.column], anti[c.column] = sign * best, sign * worst
+    ideal, anti = ideal_points(criteria, lo, hi)
     return RankResult(
         pareto_rank=pareto,
         domination_count=dom,

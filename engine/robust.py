@@ -50,6 +50,7 @@ __all__ = [
     "robust_from_costs_spec",
     "robust_summary",
     "sample_weights",
+    "smaa_k",
     "weight_bounds",
 ]
 
@@ -476,16 +477,22 @@ def robust_from_costs_spec(costs, criteria, ranking, *, spec, backend,
                                  bounds=bounds, norm=kernel_norm, kernels=k, criteria=names,
                                  weight_ranges=ranges, uncertainty=uncertainty,
                                  log_signs=signs)
-    counts = None
-    if ranking is not None and (spec.count_cap is None or spec.count_cap >= spec.top):
-        # Counts capped below k cannot tell a row with k dominators from one with fewer.
-        counts = ranking.domination_count
+    top_k, recount = smaa_k(spec, costs.shape[0])
+    counts = (ranking.domination_count if ranking is not None and not recount else
+              k.domination_count(costs, cap=top_k))
     return robust_from_costs(
         matrix, samples=spec.samples, k=spec.top, seed=spec.seed, bounds=bounds,
-        norm=kernel_norm, kernels=k, criteria=names,
-        domination_count=counts if counts is not None else
-        k.domination_count(costs, cap=max(1, min(int(spec.top), costs.shape[0]))),
+        norm=kernel_norm, kernels=k, criteria=names, domination_count=counts,
         weight_ranges=ranges, uncertainty=uncertainty)
+
+
+def smaa_k(spec, n) -> tuple[int, bool]:
+    """The k of the robust ranking's top k over ``n`` rows, ``max(1, min(top, n))``, and
+    whether the analysis' domination counts must be counted again, capped at k, before they
+    can prune the rows: counts capped below k cannot tell a row with k dominators from one
+    with fewer. In memory and on Dask alike."""
+    k = max(1, min(int(spec.top), int(n)))
+    return k, spec.count_cap is not None and spec.count_cap < k
 
 
 def robust_summary(rb, table, columns, *, top) -> dict:

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from gpurank.kernels import TopsisStats
 
-from ..clustering import FIT_ROWS, profile_clusters
+from ..clustering import FIT_ROWS, with_sizes
 from ..errors import BackendUnavailableError, DataError, GpurankError, UsageError
 from ..io import write_json
 from ..metrics import merge_reference_tables, plan_metrics
@@ -45,13 +45,14 @@ from ..pipeline import (
 )
 from ..prepare import RESULT_COLUMNS as ANALYSIS_COLUMNS
 from ..prepare import check_columns, raise_or_note
-from ..ranking import topsis_input
-from ..results import ClusterResult, PreparationResult
+from ..ranking import check_not_constant, ideal_points, topsis_input
+from ..results import PreparationResult
 from ..robust import (
     ROBUST_COLUMNS,
     interval_columns,
     robust_from_candidates,
     robust_summary,
+    smaa_k,
     weight_bounds,
 )
 from ..spec import AnalysisSpec, limit_notes, normalize_weights
@@ -88,6 +89,11 @@ class DistributedResult:
     columns : DataFrame or None
         ``row_id`` and the result columns of every row, when asked for with
         ``return_columns=True`` (tests, small tables).
+    importance, clusters, spec, backend, fallbacks, robust, preparation : as in
+        ``AnalysisResult``; importance and the cluster profiles are fitted on the seeded
+        sample (``notes`` says when), cluster sizes are counted on every row, and
+        ``clusters.labels`` is empty (every row's label is in the written ranking, and in
+        ``columns``); ``robust`` holds the candidate rows (``robust.candidates``: row ids).
     """
 
     summary: dict
@@ -98,6 +104,13 @@ class DistributedResult:
     timings: dict = field(default_factory=dict)
     notes: tuple = ()
     columns: pd.DataFrame | None = field(default=None, repr=False)
+    importance: object = None
+    clusters: object = None
+    spec: AnalysisSpec | None = None
+    backend: str = "cpu"
+    fallbacks: tuple = ()
+    robust: object = None
+    preparation: PreparationResult | None = None
 
 
 def read_dataset(path):
@@ -274,9 +287,9 @@ def _run(path, client, spec, fallback, out, overwrite, return_columns, announce=
     run.notes.append(f"Dask: {len(ds.parts)} partitions{blocks}; {dominance['how_counts']}; "
                      f"{dominance['how_ranks']}; final rank: sample sort in {buckets} bucket"
                      f"{'s' if buckets > 1 else ''}")
-    summary, top, pub_notes = _write(run, ds, rows, results, model, clusters, importance,
-                                     weights, dominance["front"], robust, preparation, out,
-                                     overwrite, t_all)
+    summary, top, pub_notes, clusters = _write(run, ds, rows, results, model, clusters,
+                                               importance, weights, dominance["front"], robust,
+                                               preparation, out, overwrite, t_all)
     if out is not None:  # the set is in place now
         summary["notes"] = list(summary["notes"]) + [f"output: {n}" for n in pub_notes]
     frame = None
@@ -287,7 +300,10 @@ def _run(path, client, spec, fallback, out, overwrite, return_columns, announce=
     return DistributedResult(summary=summary, top=top,
                              ranking_path=out / "ranking" if out is not None else None,
                              topsis_top_k=topsis_top_k, pareto_front_rows=dominance["front"],
-                             timings=run.timings, notes=tuple(run.notes), columns=frame)
+                             timings=run.timings, notes=tuple(run.notes), columns=frame,
+                             importance=importance, clusters=clusters, spec=run.spec,
+                             fallbacks=tuple(run.fallbacks), preparation=preparation,
+                             robust=robust["result"] if robust is not None else None)
 
 
 def _scan(run, path) -> _Dataset:
@@ -353,7 +369,7 @@ def _prepare(run, ds):
              np.min([i["stats"][1] for i in infos], axis=0),
              np.max([i["stats"][2] for i in infos], axis=0))
     analyzed = next(i["columns"] for i in infos if i["report"].kept)
-    _check_not_constant(criteria, stats[1], stats[2], int(n_each.sum()))
+    check_not_constant(criteria, stats[1], stats[2], int(n_each.sum()))
     run.spec = replace(with_criteria(spec, criteria), target=resolve_target(spec, analyzed))
     rows = _Rows(costs=costs, report=report, n_each=n_each, firsts=_starts(n_each),
                  stats=stats, columns=analyzed)
@@ -388,8 +404,8 @@ def _fit(run, ds, rows):
         if importance is not None and sampled:
             importance = replace(importance, sampled=True)
     with run.stage("cluster_fit"):
-        model, sample_labels = cluster_step(sample, spec, spec.criteria, backend=be,
-                                            notes=run.notes)
+        model, clusters = cluster_step(sample, spec, spec.criteria, backend=be,
+                                       notes=run.notes)
         if model is None:
             return importance, None, None
         if spec.clusters is None:
@@ -398,10 +414,7 @@ def _fit(run, ds, rows):
             run.notes.append("clusters: KMeans fitted on the seeded sample (standardization "
                              "and log scales taken from it), then applied to all rows; "
                              "profiles' medians are medians of the sample, sizes are exact")
-        clusters = ClusterResult(
-            labels=np.zeros(0, np.int32), k=model.k, features=model.names,
-            profiles=profile_clusters(sample, sample_labels, backend=be),
-            silhouette=model.silhouette, note=model.note)
+        clusters = replace(clusters, labels=np.zeros(0, np.int32))  # every row's: written
     return importance, model, clusters
 
 
@@ -493,11 +506,7 @@ def _write(run, ds, rows, results, model, clusters, importance, weights, front, 
     criteria = spec.criteria
     metadata = {"criteria": [{"column": c.column, "sense": c.sense, "weight": w}
                              for c, w in zip(criteria, weights)], "backend": "cpu"}
-    ideal, anti = {}, {}
-    for j, c in enumerate(criteria):
-        sign = -1.0 if c.sense == "max" else 1.0
-        ideal[c.column] = float(sign * rows.stats[1][j])
-        anti[c.column] = float(sign * rows.stats[2][j])
+    ideal, anti = ideal_points(criteria, rows.stats[1], rows.stats[2])
     pub_notes = []
     with contextlib.ExitStack() as stack:
         t0 = time.perf_counter()
@@ -539,7 +548,7 @@ def _write(run, ds, rows, results, model, clusters, importance, weights, front, 
             summary["run_id"] = pub.run_id
             pub.manifest.update(rows=rows.n, seed=spec.seed, criteria=summary["criteria"])
             write_json(summary, pub.path / "summary.json")
-    return summary, top, pub_notes
+    return summary, top, pub_notes, clusters
 
 
 def _max(values):
@@ -557,28 +566,12 @@ def _plan(analyzed_cols, columns):
     return derived, skipped, tuple(c for c in columns if c in ANALYSIS_COLUMNS)
 
 
-def _check_not_constant(criteria, lo, hi, n):
-    if n < 2:
-        return
-    for j, c in enumerate(criteria):
-        if lo[j] == hi[j]:
-            value = -lo[j] if c.sense == "max" else lo[j]
-            raise DataError(f"criterion column '{c.column}' is constant (every value is "
-                            f"{value:g}); it cannot separate configurations: leave it out of "
-                            "the criteria")
-
-
 def _exact_sizes(cl, written):
     sizes = np.zeros(cl.k, dtype=np.int64)
     for w in written:
         s = w["sizes"]
         sizes[: len(s)] += s
-    prof = cl.profiles.copy()
-    if not prof.empty:
-        total = max(int(sizes.sum()), 1)
-        prof["size"] = [int(sizes[c]) for c in prof["cluster"]]
-        prof["share"] = [float(sizes[c] / total) for c in prof["cluster"]]
-    return replace(cl, profiles=prof)
+    return replace(cl, profiles=with_sizes(cl.profiles, sizes))
 
 
 def _columns_frame(results, first):
@@ -595,9 +588,8 @@ def _robust(run, rows, counts):
     client and ranked there, normalized by the whole table's merged statistics; their
     acceptabilities scattered back to the partitions as columns (futures)."""
     spec, client, m = run.spec, run.client, len(run.spec.criteria)
-    k = max(1, min(int(spec.top), rows.n))
-    if spec.count_cap is not None and spec.count_cap < k:
-        # counts capped below k cannot tell k dominators from fewer: count again, to k
+    k, recount = smaa_k(spec, rows.n)
+    if recount:
         counts, _ = cross.clipped(client, rows.costs, rows.n_each, k, "count", m)
     picked = client.gather([client.submit(tasks.below_count, c, n, k)
                             for c, n in zip(rows.costs, counts)])
