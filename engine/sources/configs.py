@@ -443,7 +443,6 @@ def _batches(table: pd.DataFrame, mem_gb, workload: Workload, n, notes: RowNotes
         + (f"; a sample of {workload.name} splits over at most {most}" if most > 1 else "")
         + ")" if f else ""
         for f, g, r, s in zip(few, gb, replicas, shards)], dtype=object))
-    b = np.where(split & ~few, np.maximum(b, 1.0), b)
     b_as = np.minimum(DEFAULT_LOCAL_BATCH, max_b)
     b = np.where(given, b, b_as)
     gb = np.where(given, gb, b * replicas)

@@ -201,7 +201,7 @@ def round_ordinal(round_) -> int | None:
         return None
     major, minor = rs
     if major == 0:
-        return {5: 0, 6: 1, 7: 2}.get(minor, max(0, min(minor - 5, 2)))
+        return min(max(minor - 5, 0), 2)  # v0.5, v0.6, v0.7
     return 2 * major + (1 if minor >= 1 else 0) + 1
 
 

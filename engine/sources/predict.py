@@ -228,8 +228,7 @@ def rounds_after(table: pd.DataFrame, model: CalibratedModel) -> np.ndarray:
     if not fitted or "round" not in table.columns:
         return np.zeros(len(table))
     last = max(fitted)
-    ords = np.array([round_ordinal(r) if isinstance(r, str) else None
-                     for r in table["round"].to_numpy(dtype=object)], dtype=object)
+    ords = (round_ordinal(r) for r in table["round"].to_numpy(dtype=object))
     return np.array([max(o - last, 0) if o is not None else 0 for o in ords], dtype=float)
 
 
