@@ -29,13 +29,16 @@ average before and after.
 counts by local filters and one merge, linear in rows; exact otherwise, by the divide and
 conquer over key ranges). ``BENCH_DASK_SIZES=1000000,10000000`` picks sizes,
 ``BENCH_DASK_WORKERS`` the worker processes (2), ``BENCH_DASK_MEMORY`` each worker's memory
-limit (``_cluster``). The criteria are the four defaults (``time_to_train_min`` min,
-``throughput_per_accelerator`` max, ``scaling_efficiency`` max, ``cost_usd`` min); input
-partitions of at most 250,000 rows (``simulate_to_parquet(..., partitioned=True)``). Stage
-timings, the peak RSS of the worker processes and of the whole run (polled every 0.5 s) and
-of the client are printed and stored in ``extra_info``.
+limit (``_cluster``), ``BENCH_DASK_TASK_STREAM=1`` records Dask's task stream and adds
+its summary per task name to the JSON record. The criteria are the four defaults
+(``time_to_train_min`` min, ``throughput_per_accelerator`` max, ``scaling_efficiency`` max,
+``cost_usd`` min); input partitions of at most 250,000 rows
+(``simulate_to_parquet(..., partitioned=True)``). Stage timings, the peak RSS of the worker
+processes and of the whole run (polled every 0.5 s) and of the client are printed and stored
+in ``extra_info``.
 """
 
+import contextlib
 import os
 import resource
 import sys
@@ -174,12 +177,20 @@ def measure(client, path, out_dir, spec=SPEC):
 
     th = threading.Thread(target=poll, daemon=True)
     th.start()
+    stream = contextlib.nullcontext(None)
+    if os.environ.get("BENCH_DASK_TASK_STREAM") == "1":
+        from distributed import get_task_stream
+
+        stream = get_task_stream(client)
     try:
-        res = analyze_dataset(path, client=client, spec=spec, backend="cpu", out_dir=out_dir,
-                              announce=lambda line: print(line, flush=True))
+        with stream as ts:
+            res = analyze_dataset(path, client=client, spec=spec, backend="cpu",
+                                  out_dir=out_dir, announce=lambda line: print(line, flush=True))
     finally:
         stop.set()
         th.join()
+    if ts is not None:
+        extra["task_stream"] = _stream_summary(ts.data)
     extra.update(cpu_s=_cpu_seconds() - extra.pop("cpu_before"), load_after=os.getloadavg(),
                  spilled_bytes=_spilled(client) - extra.pop("spilled_before"))
     before, after = extra.pop("activity_before"), _activities(client)
@@ -191,6 +202,27 @@ def measure(client, path, out_dir, spec=SPEC):
                                     if k.startswith(kind) and v >= 0.5),
                                    key=lambda kv: -kv[1]))
     return res, peak[0], total[0], extra
+
+
+def _stream_summary(records):
+    """Per task name: tasks, seconds computing, seconds fetching inputs, seconds reading or
+    writing spilled data (Dask's task stream, ``BENCH_DASK_TASK_STREAM=1``); and per worker
+    the seconds it ran a task."""
+    from dask.utils import key_split
+
+    per, busy = {}, {}
+    for r in records:
+        name = key_split(r["key"]).lstrip("_")
+        row = per.setdefault(name, {"tasks": 0})
+        row["tasks"] += 1
+        for ss in r["startstops"]:
+            d = ss["stop"] - ss["start"]
+            row[ss["action"]] = row.get(ss["action"], 0.0) + d
+            if ss["action"] == "compute":
+                busy[r["worker"]] = busy.get(r["worker"], 0.0) + d
+    rows = {k: {a: (round(v, 1) if isinstance(v, float) else v) for a, v in row.items()}
+            for k, row in sorted(per.items(), key=lambda kv: -kv[1].get("compute", 0.0))}
+    return {"per_task": rows, "busy_s": {w: round(v, 1) for w, v in busy.items()}}
 
 
 def _line(n, res, peak, total, wall, extra):
