@@ -1,4 +1,4 @@
-"""The Dask path on simulated configurations: time per stage and peak memory, 200k -> 100M rows.
+"""The Dask path on simulated configurations: time per stage and memory, 200k -> 100M rows.
 
 Run from the benchmarks folder (its own pytest root)::
 
@@ -12,23 +12,33 @@ or as a script (no pytest-benchmark needed)::
 ``--compare`` then runs the in-memory analysis (``gpurank analyze`` in its own process, as
 ``bench_e2e.py`` does) on the same Parquet folder, prints the ratio of the two wall times and
 checks that ``pareto_rank``, ``domination_count`` and ``rank`` are identical row for row.
-``--check`` checks the Dask output on its own (for sizes the in-memory path cannot hold):
-``rank`` is a permutation of 1..N, and the rows of Pareto rank 0 are exactly the rows with
-no dominator and the rows of the separate Pareto-front stage (``pareto_front`` kernels, local
-fronts then one merge). Besides the stage times, each run reports the CPU seconds of every
-process of the run, the bytes Dask spilled to disk (the workers' ``disk-write`` digests) and
-the load average before and after.
+``--check`` checks the Dask output on its own (for sizes the in-memory path cannot hold),
+streamed file by file: ``rank`` is a permutation of 1..N; the rows of Pareto rank 0 are the
+rows of domination count 0 and those of the separate Pareto-front stage; by brute force
+(every pair compared: no sort, no divide and conquer) no row dominates a front row and every
+other row has a dominator on the front, so the front is exactly the non-dominated rows; and
+for 256 rows drawn at random the domination count and the Pareto rank (1 + the largest rank
+among the row's dominators) recomputed against every row are the reported ones. Besides the
+stage times, each run reports the CPU seconds of every process of the run, the bytes Dask
+spilled to disk (the workers' ``disk-write`` digests), the workers' time by activity (CPU
+and off-CPU time in tasks per task name, spill writes and reads, fetches) and the load
+average before and after.
 
 ``BENCH_QUICK=1`` shrinks the sizes to 50k rows (smoke run). ``BENCH_DASK_DEPTH=D`` and
 ``BENCH_DASK_CAP=C`` run with ``rank_depth=D`` / ``count_cap=C`` (clipped ranks and capped
-counts by local filters and one merge, linear in rows; the exact key-block scheme otherwise). ``BENCH_DASK_SIZES=1000000,10000000``
-picks sizes, ``BENCH_DASK_WORKERS`` the worker processes (2). The criteria are the four
-defaults (``time_to_train_min`` min, ``throughput_per_accelerator`` max,
-``scaling_efficiency`` max, ``cost_usd`` min); input partitions of at most 250,000 rows
+counts by local filters and one merge, linear in rows; exact otherwise, by the divide and
+conquer over key ranges). ``BENCH_DASK_SIZES=1000000,10000000`` picks sizes,
+``BENCH_DASK_WORKERS`` the worker processes (2), ``BENCH_DASK_MEMORY`` each worker's memory
+limit (``_cluster``), ``BENCH_DASK_TASK_STREAM=1`` records Dask's task stream and adds
+its summary per task name to the JSON record. The criteria are the four defaults
+(``time_to_train_min`` min, ``throughput_per_accelerator`` max, ``scaling_efficiency`` max,
+``cost_usd`` min); input partitions of at most 250,000 rows
 (``simulate_to_parquet(..., partitioned=True)``). Stage timings, the peak RSS of the worker
-processes (polled every 0.5 s) and of the client are printed and stored in ``extra_info``.
+processes and of the whole run (polled every 0.5 s) and of the client are printed and stored
+in ``extra_info``.
 """
 
+import contextlib
 import os
 import resource
 import sys
@@ -40,6 +50,7 @@ import pytest
 from gpurank.engine.distributed import analyze_dataset
 from gpurank.engine.sources.simulate import simulate_to_parquet
 from gpurank.engine.spec import AnalysisSpec
+from numba import njit, prange
 
 QUICK = os.environ.get("BENCH_QUICK") == "1"
 SIZES = [int(s) for s in os.environ.get(
@@ -104,6 +115,39 @@ def _spilled(client):
     return int(sum(client.run(_disk_write_bytes).values()))
 
 
+def _activity(dask_worker):
+    """A worker's time so far by activity, from its metrics: CPU of the tasks and their time
+    off the CPU (waiting for a core, the GIL, the disk or memory; other threads a kernel
+    starts), each per task name too; spilled data written and read back (seconds and
+    bytes); data fetched from other workers."""
+    out = {}
+    for key, v in dask_worker.digests_total.items():
+        if not isinstance(key, tuple) or key[-1] not in ("seconds", "bytes"):
+            continue
+        label, unit = key[-2], key[-1]
+        if label in ("disk-write", "disk-read"):
+            name = f"{label} {unit}"
+        elif key[0] == "execute" and label in ("thread-cpu", "thread-noncpu") and \
+                unit == "seconds":
+            name = f"task {label}"
+            task = f"{'cpu' if label == 'thread-cpu' else 'off'} {key[2]}"
+            out[task] = out.get(task, 0.0) + v
+        elif key[0] == "gather-dep" and unit == "seconds":
+            name = "fetch seconds"
+        else:
+            continue
+        out[name] = out.get(name, 0.0) + v
+    return out
+
+
+def _activities(client):
+    total = {}
+    for got in client.run(_activity).values():
+        for k, v in got.items():
+            total[k] = total.get(k, 0.0) + v
+    return total
+
+
 def measure(client, path, out_dir, spec=SPEC):
     """One run with memory polled every 0.5 s: (result, peak RSS of one worker, peak RSS of
     the whole run: this process (client and local scheduler) plus every process under it
@@ -111,7 +155,7 @@ def measure(client, path, out_dir, spec=SPEC):
     bytes and load averages)."""
     peak, total, stop = [0], [0], threading.Event()
     extra = {"load_before": os.getloadavg(), "spilled_before": _spilled(client),
-             "cpu_before": _cpu_seconds()}
+             "cpu_before": _cpu_seconds(), "activity_before": _activities(client)}
 
     def poll():
         import psutil
@@ -133,15 +177,52 @@ def measure(client, path, out_dir, spec=SPEC):
 
     th = threading.Thread(target=poll, daemon=True)
     th.start()
+    stream = contextlib.nullcontext(None)
+    if os.environ.get("BENCH_DASK_TASK_STREAM") == "1":
+        from distributed import get_task_stream
+
+        stream = get_task_stream(client)
     try:
-        res = analyze_dataset(path, client=client, spec=spec, backend="cpu", out_dir=out_dir,
-                              announce=lambda line: print(line, flush=True))
+        with stream as ts:
+            res = analyze_dataset(path, client=client, spec=spec, backend="cpu",
+                                  out_dir=out_dir, announce=lambda line: print(line, flush=True))
     finally:
         stop.set()
         th.join()
+    if ts is not None:
+        extra["task_stream"] = _stream_summary(ts.data)
     extra.update(cpu_s=_cpu_seconds() - extra.pop("cpu_before"), load_after=os.getloadavg(),
                  spilled_bytes=_spilled(client) - extra.pop("spilled_before"))
+    before, after = extra.pop("activity_before"), _activities(client)
+    act = {k: v - before.get(k, 0.0) for k, v in after.items()}
+    extra["workers"] = {k: round(v, 1) for k, v in sorted(act.items()) if not
+                        k.startswith(("cpu ", "off "))}
+    for kind, label in (("cpu ", "workers_cpu_by_task"), ("off ", "workers_off_cpu_by_task")):
+        extra[label] = dict(sorted(((k[4:], round(v, 1)) for k, v in act.items()
+                                    if k.startswith(kind) and v >= 0.5),
+                                   key=lambda kv: -kv[1]))
     return res, peak[0], total[0], extra
+
+
+def _stream_summary(records):
+    """Per task name: tasks, seconds computing, seconds fetching inputs, seconds reading or
+    writing spilled data (Dask's task stream, ``BENCH_DASK_TASK_STREAM=1``); and per worker
+    the seconds it ran a task."""
+    from dask.utils import key_split
+
+    per, busy = {}, {}
+    for r in records:
+        name = key_split(r["key"]).lstrip("_")
+        row = per.setdefault(name, {"tasks": 0})
+        row["tasks"] += 1
+        for ss in r["startstops"]:
+            d = ss["stop"] - ss["start"]
+            row[ss["action"]] = row.get(ss["action"], 0.0) + d
+            if ss["action"] == "compute":
+                busy[r["worker"]] = busy.get(r["worker"], 0.0) + d
+    rows = {k: {a: (round(v, 1) if isinstance(v, float) else v) for a, v in row.items()}
+            for k, row in sorted(per.items(), key=lambda kv: -kv[1].get("compute", 0.0))}
+    return {"per_task": rows, "busy_s": {w: round(v, 1) for w, v in busy.items()}}
 
 
 def _line(n, res, peak, total, wall, extra):
@@ -151,7 +232,9 @@ def _line(n, res, peak, total, wall, extra):
             f"peak RSS of the run (all processes) {total / 2**30:.2f} GiB, largest worker "
             f"{peak / 2**30:.2f} GiB, client max RSS {client_rss / 2**30:.2f} GiB, spilled "
             f"{extra['spilled_bytes'] / 2**30:.2f} GiB, load average before/after {load}\n"
-            f"  {res.timings}\n  {res.notes[-1]}")
+            f"  {res.timings}\n  {res.notes[-1]}\n  workers: {extra['workers']}\n"
+            f"  workers' CPU by task: {extra['workers_cpu_by_task']}\n"
+            f"  in tasks off the CPU: {extra['workers_off_cpu_by_task']}")
 
 
 @pytest.fixture(scope="module")
@@ -220,29 +303,116 @@ def compare_in_memory(path, dask_out, work):
     return got
 
 
-def check_output(dask_out, front_rows, n):
-    """Checks of a Dask output by other methods, streamed file by file: ``rank`` is a
-    permutation of 1..n; rows of Pareto rank 0 = rows with no dominator = the rows of the
-    separate Pareto-front stage."""
+@njit(parallel=True, cache=True)
+def _dominators(probe, rows, first_only):
+    """For each row of ``probe``, how many rows of ``rows`` dominate it (all columns <=, one
+    <; every column minimized) and the largest ``rows`` rank among them (-1: none), by
+    comparing every pair; with ``first_only`` each probe stops at its first dominator."""
+    n, m = probe.shape
+    count = np.zeros(n, np.int64)
+    top = np.full(n, -1, np.int64)
+    for i in prange(n):
+        c, t = 0, -1
+        for j in range(rows.shape[0]):
+            below, strict = True, False
+            for k in range(m):
+                a, b = rows[j, k], probe[i, k]
+                if a > b:
+                    below = False
+                    break
+                if a < b:
+                    strict = True
+            if below and strict:
+                c += 1
+                r = np.int64(rows[j, m])
+                if r > t:
+                    t = r
+                if first_only:
+                    break
+        count[i], top[i] = c, t
+    return count, top
+
+
+def _minimized(table, criteria):
+    """The criteria columns of a ranking part, every one minimized (a maximized column
+    negated: exact), then its Pareto rank as the last column."""
+    cols = [table.column(c["column"]).to_numpy().astype(np.float64) *
+            (-1.0 if c["sense"] == "max" else 1.0) for c in criteria]
+    cols.append(table.column("pareto_rank").to_numpy().astype(np.float64))
+    return np.ascontiguousarray(np.column_stack(cols))
+
+
+def check_output(dask_out, front_rows, n, *, sample=256, seed=0):
+    """Checks of a Dask output by other methods, streamed file by file.
+
+    * ``rank`` is a permutation of 1..n;
+    * the rows of Pareto rank 0 are the rows of domination count 0 and those of the separate
+      Pareto-front stage (local fronts merged);
+    * brute force, every pair compared (no sort, no divide and conquer): no row of the whole
+      table dominates a front row, and every other row has a dominator on the front: so the
+      front is exactly the set of non-dominated rows;
+    * brute force on ``sample`` rows drawn at random (seeded): their domination count is the
+      number of rows that dominate them, and their Pareto rank is 1 + the largest Pareto rank
+      among those rows (0 with none), the recurrence that defines the ranks."""
+    import json
+
     import pyarrow.parquet as pq
 
+    criteria = json.loads((dask_out / "summary.json").read_text())["criteria"]
+    names = [c["column"] for c in criteria]
+    files = sorted((dask_out / "ranking").glob("part-*.parquet"))
+    picked = np.sort(np.random.default_rng(seed).choice(n, size=min(sample, n), replace=False))
     seen = np.zeros(n + 1, dtype=bool)
-    front, bad_rank, mismatch = [], 0, 0
-    for f in sorted((dask_out / "ranking").glob("part-*.parquet")):
-        t = pq.read_table(f, columns=["row_id", "rank", "pareto_rank", "domination_count"])
+    front, probes, bad_rank, mismatch = [], [], 0, 0
+    t0 = time.perf_counter()
+    for f in files:  # pass 1: ranks, the front and the sampled rows
+        t = pq.read_table(f, columns=["row_id", "rank", "pareto_rank", "domination_count",
+                                      *names])
         rank = t.column("rank").to_numpy()
         bad_rank += int(((rank < 1) | (rank > n)).sum())
         ok = rank[(rank >= 1) & (rank <= n)]
         bad_rank += int(seen[ok].sum())
         seen[ok] = True
-        zero_rank = t.column("pareto_rank").to_numpy() == 0
-        mismatch += int((zero_rank != (t.column("domination_count").to_numpy() == 0)).sum())
-        front.append(t.column("row_id").to_numpy()[zero_rank])
-    front = np.sort(np.concatenate(front)) if front else np.zeros(0, np.int64)
+        pr = t.column("pareto_rank").to_numpy()
+        dc = t.column("domination_count").to_numpy()
+        mismatch += int(((pr == 0) != (dc == 0)).sum())
+        ids = t.column("row_id").to_numpy()
+        costs = _minimized(t, criteria)
+        front.append((ids[pr == 0], costs[pr == 0]))
+        hit = np.isin(ids, picked)
+        probes.append((ids[hit], costs[hit], dc[hit]))
+    front_ids = np.concatenate([i for i, _ in front])
+    order = np.argsort(front_ids)
+    front_ids, front_costs = front_ids[order], np.concatenate([c for _, c in front])[order]
+    p_ids = np.concatenate([i for i, _, _ in probes])
+    p_costs = np.concatenate([c for _, c, _ in probes])
+    p_counts = np.concatenate([d for _, _, d in probes])
+    m = len(criteria)
+    front_dominated = 0
+    no_front_dominator = 0
+    got_counts = np.zeros(len(p_ids), np.int64)
+    got_top = np.full(len(p_ids), -1, np.int64)
+    for f in files:  # pass 2: every pair, brute force
+        t = pq.read_table(f, columns=["pareto_rank", *names])
+        rows = _minimized(t, criteria)
+        c, _ = _dominators(front_costs[:, :m], rows, True)
+        front_dominated += int((c > 0).sum())
+        rest = rows[rows[:, m] > 0]
+        c, _ = _dominators(rest[:, :m], front_costs, True)
+        no_front_dominator += int((c == 0).sum())
+        c, top = _dominators(p_costs[:, :m], rows, False)
+        got_counts += c
+        got_top = np.maximum(got_top, top)
     return {"rank_is_permutation": bad_rank == 0 and bool(seen[1:].all()),
-            "front_rows": int(len(front)),
+            "front_rows": int(len(front_ids)),
             "front_equals_no_dominator": mismatch == 0,
-            "front_equals_front_stage": bool(np.array_equal(front, np.sort(front_rows)))}
+            "front_equals_front_stage": bool(np.array_equal(front_ids, np.sort(front_rows))),
+            "brute_force_front_rows_dominated": front_dominated,
+            "brute_force_rows_without_front_dominator": no_front_dominator,
+            "sampled_rows": int(len(p_ids)),
+            "sampled_counts_equal": bool(np.array_equal(got_counts, p_counts)),
+            "sampled_ranks_equal": bool(np.array_equal(got_top + 1, p_costs[:, m])),
+            "check_s": round(time.perf_counter() - t0, 1)}
 
 
 def main(argv):

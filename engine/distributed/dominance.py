@@ -134,7 +134,7 @@ def plan(n_each, m: int, *, block_rows: int | None = None) -> DominancePlan:
              + 2 * k + 3 * nk * k * k + nk * k  # slab index; pieces in and out of slabs
              + nk * k * k  # the left rows' ranks per piece
              + (nk + 1) * k * levels  # merge tasks over slabs, cell totals
-             + 2 * nk * k * k  # merge outputs per right block, folded into the block's
+             + nk * k * k + k * levels  # merge outputs per right block; one fold per node
              + 4 * k + g * (k + 1) + 2 * len(n_each))  # leaves, totals; results back
     return DominancePlan(rows=n, partitions=len(n_each), groups=g, blocks=k,
                          slabs=k if k > 1 else 1, levels=levels, tasks=int(tasks))
@@ -249,16 +249,20 @@ def _values(rank, piece):
     return rank[piece["pos"]]
 
 
-def _fold(n, acc, found):
-    """Add one merge task's findings for a block's rows to what the block has so far: the
-    count of rows below it in earlier blocks, and the largest rank among them (-1: none).
-    Folding as they come keeps one (count, rank) pair per row alive, not every finding."""
+def _fold(n, acc, *found):
+    """Add one merge node's findings for a block's rows (one per task of the node that
+    has rows of the block) to what the block has so far: the count of rows below it in
+    earlier blocks, and the largest rank among them (-1: none). One fold per node and
+    block keeps one (count, rank) pair per row alive between nodes, and writes it once per
+    node (a fold per task rewrote it once per task: under memory pressure every copy was
+    spilled)."""
     if acc is None:
-        acc = (np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int32))
-    cnt, best = acc[0].copy(), acc[1].copy()
-    pos, c, b = found  # a row is in one slab of a kind: positions are distinct
-    cnt[pos] += c
-    best[pos] = np.maximum(best[pos], b)
+        cnt, best = np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int32)
+    else:
+        cnt, best = acc[0].copy(), acc[1].copy()
+    for pos, c, b in found:  # a row is in one slab of a kind: distinct positions in each
+        cnt[pos] += c
+        best[pos] = np.maximum(best[pos], b)
     return cnt, best
 
 
@@ -654,8 +658,9 @@ def _visit(gr, lo, hi):
 
 def _merge(gr, lo, mid, hi):
     """The merge step of node ``[lo, hi)``: tasks over slabs of each kind, each holding at
-    most about ``rows`` rows; their outputs appended to the right blocks' lists."""
+    most about ``rows`` rows; their findings folded into each right block once."""
     right = list(range(mid, hi))
+    found = {b: [] for b in right}
     for k, kd in enumerate(gr.kinds):
         ps = gr.psize[k]
         left_n = ps[:, lo:mid].sum(axis=1)
@@ -682,18 +687,20 @@ def _merge(gr, lo, mid, hi):
                 seen_left = seen_left or has_left
                 if has_right and seen_left:
                     out = gr.submit(_sweep_slabs, shape, len(right), list(earlier), slab_args)
-                    _collect(gr, out, right, grp, k)
+                    _collect(gr, out, right, grp, k, found)
                 lefts = [lp for lft, _ in slab_args for lp in lft]
                 if lefts:
                     earlier.append(gr.submit(_cell_histogram, shape, lefts))
             elif has_right:
                 out = gr.submit(_merge_slabs, kd, len(right), slab_args)
-                _collect(gr, out, right, grp, k)
+                _collect(gr, out, right, grp, k, found)
+    for b in right:
+        if found[b]:
+            gr.acc[b] = gr.submit(_fold, gr.block_rows[b], gr.acc[b], *found[b])
 
 
-def _collect(gr, out, right, grp, k):
+def _collect(gr, out, right, grp, k, found):
     """One getitem per right block that has rows in the task's slabs."""
     for j, b in enumerate(right):
         if any(gr.pieces[k][s][b] is not None for s in grp):
-            gr.acc[b] = gr.submit(_fold, gr.block_rows[b], gr.acc[b],
-                                  gr.submit(_pick, out, j))
+            found[b].append(gr.submit(_pick, out, j))
