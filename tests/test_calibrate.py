@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import re
 import subprocess
 import sys
@@ -310,8 +311,29 @@ def test_fixed_intensity_is_not_fitted():
     sim = simulate(1500, seed=3, accelerators=["A100"])
     wl = Workload(**{**resnet50().__dict__, "arithmetic_intensity": 80.0})
     m = calibrate(sim, workload=wl)
-    assert m.arithmetic_intensity == CalibratedModel().arithmetic_intensity  # untouched base
-    assert m.intensity_for(wl) == 80.0
+    assert m.arithmetic_intensity == 80.0 and m.intensity_for(wl) == 80.0
+
+
+def _measured_by(model, table, workload=None):
+    """``table`` with the times ``model`` predicts as its measured times."""
+    p = predict(table, model, workload=workload)
+    return table.assign(time_to_train_min=p["predicted_time_to_train_min"].to_numpy())
+
+
+def test_the_fitted_model_is_the_model_the_fit_scored():
+    # a workload with a bytes estimate under another name than the base model's: the
+    # intensity the fit moves is the one the fitted model predicts with
+    wl = replace(resnet50(), name="resnet_bytes", bytes_per_sample=2.46e10 / 30.0)
+    truth = replace(DEFAULT_MODEL, workload=wl.name, arithmetic_intensity=60.0)
+    sim = simulate(1500, seed=8, accelerators=["A100", "H100", "L4"], workload=wl,
+                   model=truth).dropna(subset=["time_to_train_min"]).reset_index(drop=True)
+    table = _measured_by(truth, sim, wl)
+    m = calibrate(table, workload=wl)
+    assert m.workload == wl.name
+    p = predict(table, m, workload=wl)
+    err = p["predicted_time_to_train_min"] / table["time_to_train_min"] - 1
+    assert np.median(np.abs(err)) < 0.02
+    assert [r for r in m.fit["train_errors"] if r["group"] == "ALL"][0]["median_ape"] < 2
 
 
 @needs_mlperf

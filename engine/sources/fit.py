@@ -415,7 +415,8 @@ def calibrate(
         fit never depends on an earlier fit.
     workload : Workload, optional
         The table's ``benchmark``'s workload, else ResNet-50. A workload with an
-        ``arithmetic_intensity`` keeps it fixed; otherwise the intensity is fitted.
+        ``arithmetic_intensity`` keeps it fixed; otherwise the intensity is fitted, from
+        the workload's ``flops_per_sample / bytes_per_sample`` estimate when it has one.
     accelerator_table, interconnect_table, host_cpu_table : path or DataFrame, optional
         Catalogs in place of the built-in ones.
     fixed : sequence of str
@@ -444,13 +445,18 @@ def calibrate(
         interconnect_table=interconnect_table,
         host_cpu_table=host_cpu_table,
     )
+    ai0, ai_lo, ai_hi = _intensity_range(workload, base)
+    # the start is a model of this workload at the workload's intensity, so the residuals
+    # see the intensity the fitted model stores and predicts with (a model of another
+    # workload would read the workload's bytes estimate, and the fitted intensity would
+    # move nothing the fit scores)
     start = replace(base, compute_efficiency_by_family={}, compute_efficiency_shared=None,
-                    compute_efficiency_by_vendor={})
+                    compute_efficiency_by_vendor={}, workload=workload.name,
+                    arithmetic_intensity=ai0)
     inputs = model_inputs(t, start, workload, **kw)
     usable, skipped = usable_rows(t, inputs, ttt, modelled_times(inputs, start, workload))
     in_train = _training_mask(t, usable, train_rounds)
     rows = _fit_rows(inputs.cfg, inputs.extra, in_train, ttt)
-    ai0, ai_lo, ai_hi = _intensity_range(workload, base)
     narrow = rows.cfg["narrow_peak_tflops"]
     mixed = bool(((narrow > rows.cfg["peak_tflops"]).any())
                  and (narrow <= rows.cfg["peak_tflops"]).any())
@@ -459,7 +465,7 @@ def calibrate(
         workload.arithmetic_intensity is None, mixed, ai_lo, ai_hi, tuple(fixed)))
     x0, lo, hi = _start_and_bounds(rows, base, workload, space, ai0)
     sol = _least_squares_fit(rows, start, workload, space, x0, lo, hi)
-    model, rows_per_family = _fitted_model(base, rows, space, sol, workload)
+    model, rows_per_family = _fitted_model(start, rows, space, sol, workload)
 
     pred = predict(t[usable], model, workload=workload, **kw)
     report = {
