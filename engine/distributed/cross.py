@@ -39,7 +39,6 @@ __all__ = [
     "topsis_scores",
     "top_rows_by_score",
     "final_ranks",
-    "gather_candidates",
 ]
 
 # -- worker tasks ---------------------------------------------------------------------------
@@ -220,11 +219,6 @@ def _assemble_ranks(n, first, *pieces):
     for ids, rank in pieces:
         out[ids - first] = rank
     return out
-
-
-def _candidates(costs, counts, k):
-    cand = np.flatnonzero(counts < k)
-    return cand, np.ascontiguousarray(costs[cand])
 
 
 # -- driver side ----------------------------------------------------------------------------
@@ -458,11 +452,3 @@ def final_ranks(client, scores, pareto_ranks, firsts, n_rows_each, n_rows):
         out.append(client.submit(_assemble_ranks, int(n_rows_each[i]), lo, *pieces))
     return out, B
 
-
-def gather_candidates(client, costs, counts, firsts, k):
-    """Row ids and costs of the rows dominated by fewer than ``k`` rows (SMAA candidates)."""
-    got = client.gather([client.submit(_candidates, c, n, k) for c, n in zip(costs, counts)])
-    ids = np.concatenate([first + pos for first, (pos, _) in zip(firsts, got)])
-    m = got[0][1].shape[1] if got else 0
-    rows = _stack_rows(m, *[g[1] for g in got])
-    return ids.astype(np.int64), rows
