@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import os
-import time
 from contextlib import contextmanager
 from dataclasses import fields, replace
 from pathlib import Path
@@ -28,6 +27,7 @@ from .outputs import publish_folder
 from .params import Options, check_param
 from .partitions import check_parts
 from .pipeline import (
+    StepTimer,
     check_target_column,
     cluster_step,
     importance_step,
@@ -131,8 +131,8 @@ class Engine:
         AnalysisResult
         """
         spec = _as_spec(spec, options)
-        timings, notes = {}, list(spec.notes)
-        step = self._step_timer(timings)
+        timer, notes = StepTimer(), list(spec.notes)
+        step = self._step_timer(timer)
         with step("load"):
             df = self._frame(data)
             if len(df) == 0:
@@ -193,7 +193,7 @@ class Engine:
             ranking=ranking,
             spec=spec,
             backend=self.backend.name,
-            timings=timings,
+            timings=timer.timings,
             notes=tuple(notes),
             fallbacks=tuple(fallbacks),
             robust=robust,
@@ -252,16 +252,16 @@ class Engine:
             return fn(resolve_backend("cpu"), self.backend.to_host(frame),
                       np.ascontiguousarray(self.backend.to_host(costs)))
 
-    def _step_timer(self, timings):
-        """A context manager factory that times a step (after a device sync) and reports it."""
+    def _step_timer(self, timer):
+        """A context manager factory: a step timed by ``timer`` (a :class:`StepTimer`) up to
+        the device's sync, with its out-of-memory error and its progress report."""
 
         @contextmanager
         def step(name, rows=None):
-            t0 = time.perf_counter()
-            with self._device_memory(name, rows), self.progress.step(name, rows):
+            with (timer.step(name), self._device_memory(name, rows),
+                  self.progress.step(name, rows)):
                 yield
                 self.backend.sync()
-            timings[name] = round(time.perf_counter() - t0, 4)
 
         return step
 

@@ -17,6 +17,8 @@ note; a step the user asked for explicitly that cannot run is an error.
 
 from __future__ import annotations
 
+import time
+from contextlib import contextmanager
 from dataclasses import replace
 
 from .clustering import fit_cluster_model, profile_clusters
@@ -31,7 +33,7 @@ from .spec import default_criteria, default_target
 
 __all__ = ["resolve_criteria", "resolve_target", "importance_step", "cluster_step", "start_ranks",
            "rank_step", "robust_step", "MIN_IMPORTANCE_ROWS", "analyzed_columns", "with_criteria",
-           "check_target_column"]
+           "check_target_column", "StepTimer"]
 
 #: Fewer rows than this cannot support a forest with a held-out quarter.
 MIN_IMPORTANCE_ROWS = 10
@@ -163,3 +165,31 @@ def check_target_column(spec, columns) -> None:
     if spec.target is not None and spec.target not in analyzed_columns(columns):
         raise SchemaError(f"target column '{spec.target}' is not in the table; "
                           f"{closest_names(spec.target, analyzed_columns(columns))}")
+
+
+class StepTimer:
+    """A run's times: the seconds each named step took, as ``timings`` (name -> seconds,
+    rounded to 0.1 ms, in the order the steps ended).
+
+    Both drivers keep their books with it: ``Engine.analyze`` times each step around its
+    device sync and progress report, the Dask driver each of its stages.
+    """
+
+    def __init__(self):
+        self.timings = {}
+        self._start = time.perf_counter()
+
+    @contextmanager
+    def step(self, name):
+        """Time the ``with`` block as step ``name``. A step that raises records nothing:
+        the run fails, and no result reports the time."""
+        t0 = time.perf_counter()
+        yield
+        self._record(name, t0)
+
+    def total(self):
+        """Record the time since the timer was made as the step ``"total"``."""
+        self._record("total", self._start)
+
+    def _record(self, name, t0):
+        self.timings[name] = round(time.perf_counter() - t0, 4)

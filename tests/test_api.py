@@ -63,6 +63,19 @@ def test_write_outputs(tmp_path, result):
     assert not list((tmp_path / "out").glob(".*tmp"))
 
 
+def test_step_timer_records_steps_that_end():
+    from gpurank.engine.pipeline import StepTimer
+
+    timer = StepTimer()
+    with timer.step("load"):
+        pass
+    with pytest.raises(KeyError), timer.step("rank"):
+        raise KeyError("a failed step reports no time")
+    timer.total()
+    assert list(timer.timings) == ["load", "total"]
+    assert timer.timings["total"] >= timer.timings["load"] >= 0
+
+
 def test_failed_write_leaves_no_partial_file(tmp_path, result, monkeypatch):
     out = tmp_path / "out"
     Engine(backend="cpu").write(result, out)

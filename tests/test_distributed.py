@@ -107,6 +107,9 @@ def test_realistic_table_partitions(client, tmp_path, monkeypatch, bucket_rows, 
                           spec=SPEC, backend="cpu", out_dir=tmp_path)
     _check(res, Engine(backend="cpu").analyze(df, SPEC), tmp_path)
     assert res.notes[-1].endswith("in 1 bucket") == (bucket_rows is None)
+    # Every stage timed, the write and the whole run included.
+    assert {"load", "derive", "topsis", "rank", "write", "total"} <= set(res.timings)
+    assert res.summary["timings_s"] == res.timings
 
 
 def test_parquet_folder_minmax_and_two_criteria(client, tmp_path):

@@ -25,6 +25,7 @@ from gpurank.kernels.cpu.blocks import (
     sort_keys,
 )
 from gpurank.kernels.cpu.ranges import chain_rank
+from gpurank.kernels.cpu.select import rank_order
 
 from ..ranking import topsis_input
 from .tasks import cpu_backend
@@ -39,7 +40,6 @@ __all__ = [
     "topsis_scores",
     "top_rows_by_score",
     "final_ranks",
-    "gather_candidates",
 ]
 
 # -- worker tasks ---------------------------------------------------------------------------
@@ -180,7 +180,7 @@ def _local_top(score, first, k):
     return idx + first, score[idx]
 
 
-def _rank_keys(score, prank, first):
+def _partition_keys(score, prank, first):
     return sort_keys(score, prank, np.arange(len(score), dtype=np.int64) + first)
 
 
@@ -203,7 +203,7 @@ def _rank_bucket(first_rank, *pieces):
     """Final ranks of one bucket (each key in it comes after ``first_rank - 1`` keys of the
     earlier buckets): ``(row_id, rank)`` ordered by row id."""
     s, p, ids = (np.concatenate([pc[j] for pc in pieces]) for j in range(3))
-    ids = sort_keys(s, p, ids)[2]
+    ids = ids[rank_order(s, p, ids)]
     rank = np.arange(first_rank, first_rank + len(ids), dtype=np.int64)
     order = np.argsort(ids, kind="stable")
     return ids[order], rank[order]
@@ -220,11 +220,6 @@ def _assemble_ranks(n, first, *pieces):
     for ids, rank in pieces:
         out[ids - first] = rank
     return out
-
-
-def _candidates(costs, counts, k):
-    cand = np.flatnonzero(counts < k)
-    return cand, np.ascontiguousarray(costs[cand])
 
 
 # -- driver side ----------------------------------------------------------------------------
@@ -413,7 +408,10 @@ def top_rows_by_score(client, scores, firsts, k):
                           for s, f in zip(scores, firsts)])
     ids = np.concatenate([t[0] for t in tops])
     vals = np.concatenate([t[1] for t in tops])
-    return ids[np.lexsort((ids, -vals))[:k]].astype(np.int64)
+    # The lists come in partition order (row ids increasing), each best first with ties by
+    # row id, so among equal scores a lower position is a lower row id: the kernel's ties
+    # by position are the ties by row id.
+    return ids[cpu.top_k(vals, k)]
 
 
 #: Keys of the final-rank sample the splitters are picked from, and rows per bucket.
@@ -434,7 +432,7 @@ def final_ranks(client, scores, pareto_ranks, firsts, n_rows_each, n_rows):
     (futures, buckets)
     """
     P = len(scores)
-    keys = [client.submit(_rank_keys, s, r, int(f))
+    keys = [client.submit(_partition_keys, s, r, int(f))
             for s, r, f in zip(scores, pareto_ranks, firsts)]
     stride = max(1, n_rows // RANK_SAMPLE_ROWS)
     smp = client.gather([client.submit(_key_sample, k, stride) for k in keys])
@@ -458,11 +456,3 @@ def final_ranks(client, scores, pareto_ranks, firsts, n_rows_each, n_rows):
         out.append(client.submit(_assemble_ranks, int(n_rows_each[i]), lo, *pieces))
     return out, B
 
-
-def gather_candidates(client, costs, counts, firsts, k):
-    """Row ids and costs of the rows dominated by fewer than ``k`` rows (SMAA candidates)."""
-    got = client.gather([client.submit(_candidates, c, n, k) for c, n in zip(costs, counts)])
-    ids = np.concatenate([first + pos for first, (pos, _) in zip(firsts, got)])
-    m = got[0][1].shape[1] if got else 0
-    rows = _stack_rows(m, *[g[1] for g in got])
-    return ids.astype(np.int64), rows

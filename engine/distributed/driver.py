@@ -20,7 +20,6 @@ import contextlib
 import operator
 import os
 import tempfile
-import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -36,6 +35,7 @@ from ..outputs import check_target, publish_folder
 from ..params import ParamError
 from ..partitions import check_parts
 from ..pipeline import (
+    StepTimer,
     check_target_column,
     cluster_step,
     importance_step,
@@ -210,16 +210,10 @@ class _Run:
 
     client: object
     spec: AnalysisSpec
-    timings: dict = field(default_factory=dict)
+    timer: StepTimer = field(default_factory=StepTimer)
     notes: list = field(default_factory=list)
     fallbacks: list = field(default_factory=list)
     announce: object = None
-
-    @contextlib.contextmanager
-    def stage(self, name):
-        t0 = time.perf_counter()
-        yield
-        self.timings[name] = round(time.perf_counter() - t0, 4)
 
 
 @dataclass(frozen=True)
@@ -255,24 +249,23 @@ class _Rows:
 def _run(path, client, spec, fallback, out, overwrite, return_columns, announce=None):
     run = _Run(client, spec, notes=list(spec.notes), fallbacks=[fallback] if fallback else [],
                announce=announce)
-    t_all = time.perf_counter()
-    with run.stage("load"):
+    with run.timer.step("load"):
         ds = _scan(run, path)
-    with run.stage("derive"):
+    with run.timer.step("derive"):
         rows, preparation = _prepare(run, ds)
     criteria = run.spec.criteria
     importance, model, clusters = _fit(run, ds, rows)
     dominance = _dominance(run, rows)
-    with run.stage("topsis"):
+    with run.timer.step("topsis"):
         weights = normalize_weights(criteria)
         scores = cross.topsis_scores(client, rows.costs, criteria, run.spec.norm,
                                      rows.stats[0], weights)
         topsis_top_k = cross.top_rows_by_score(client, scores, rows.firsts, run.spec.top)
     robust = None
     if run.spec.robust:
-        with run.stage("robust"):
+        with run.timer.step("robust"):
             robust = _robust(run, rows, dominance["counts"])
-    with run.stage("rank"):
+    with run.timer.step("rank"):
         ranks, buckets = cross.final_ranks(client, scores, dominance["ranks"], rows.firsts,
                                            rows.n_each, rows.n)
         _wait(ranks)
@@ -289,7 +282,7 @@ def _run(path, client, spec, fallback, out, overwrite, return_columns, announce=
                      f"{'s' if buckets > 1 else ''}")
     summary, top, pub_notes, clusters = _write(run, ds, rows, results, model, clusters,
                                                importance, weights, dominance["front"], robust,
-                                               preparation, out, overwrite, t_all)
+                                               preparation, out, overwrite)
     if out is not None:  # the set is in place now
         summary["notes"] = list(summary["notes"]) + [f"output: {n}" for n in pub_notes]
     frame = None
@@ -300,7 +293,7 @@ def _run(path, client, spec, fallback, out, overwrite, return_columns, announce=
     return DistributedResult(summary=summary, top=top,
                              ranking_path=out / "ranking" if out is not None else None,
                              topsis_top_k=topsis_top_k, pareto_front_rows=dominance["front"],
-                             timings=run.timings, notes=tuple(run.notes), columns=frame,
+                             timings=run.timer.timings, notes=tuple(run.notes), columns=frame,
                              importance=importance, clusters=clusters, spec=run.spec,
                              fallbacks=tuple(run.fallbacks), preparation=preparation,
                              robust=robust["result"] if robust is not None else None)
@@ -389,7 +382,7 @@ def _fit(run, ds, rows):
     from dask import delayed
 
     spec, be = run.spec, tasks.cpu_backend()
-    with run.stage("sample"):
+    with run.timer.step("sample"):
         local, sampled = _sample_positions(spec, rows.n_each, rows.firsts, rows.n)
         chunks = run.client.gather(run.client.compute([
             delayed(tasks.sample_rows)(p, ds.columns, spec, spec.criteria, ds.reference, o, li)
@@ -399,11 +392,11 @@ def _fit(run, ds, rows):
             run.notes.append(f"importance and KMeans fit use a seeded sample of {len(sample):,} "
                              f"of {rows.n:,} rows gathered on the client; cluster labels are "
                              "predicted on every row")
-    with run.stage("importance"):
+    with run.timer.step("importance"):
         importance = importance_step(sample, spec, spec.target, backend=be, notes=run.notes)
         if importance is not None and sampled:
             importance = replace(importance, sampled=True)
-    with run.stage("cluster_fit"):
+    with run.timer.step("cluster_fit"):
         model, clusters = cluster_step(sample, spec, spec.criteria, backend=be,
                                        notes=run.notes)
         if model is None:
@@ -424,17 +417,17 @@ def _dominance(run, rows):
     criteria), or clipped / capped by local filters and one merge."""
     spec, client, m = run.spec, run.client, len(run.spec.criteria)
     out = {"blocks": 0}
-    with run.stage("pareto_front"):
+    with run.timer.step("pareto_front"):
         out["front"] = cross.pareto_front_rows(client, rows.costs, rows.firsts, m)
     exact_counts, exact_ranks = spec.count_cap is None, spec.rank_depth is None
     if (exact_counts or exact_ranks) and dominance.supported(m):
         return _by_key_ranges(run, rows, out, exact_counts, exact_ranks)
     kb = None
     if spec.count_cap is None or spec.rank_depth is None:
-        with run.stage("key_blocks"):
+        with run.timer.step("key_blocks"):
             kb = cross.key_blocks(client, rows.costs, rows.n, m)
             out["blocks"] = kb.count
-    with run.stage("domination_count"):
+    with run.timer.step("domination_count"):
         if spec.count_cap is None:
             counts, pairs, settled = cross.exact_counts(client, kb)
             out["how_counts"] = (f"counts: {pairs} block pairs compared, {settled} settled by "
@@ -445,7 +438,7 @@ def _dominance(run, rows):
             out["how_counts"] = (f"counts capped at {spec.count_cap}: {n_cand:,} candidate "
                                  "rows merged")
         _wait(counts)
-    with run.stage("pareto_rank"):
+    with run.timer.step("pareto_rank"):
         if spec.rank_depth is None:
             ranks, pairs = cross.exact_ranks(client, kb)
         else:
@@ -465,7 +458,7 @@ def _by_key_ranges(run, rows, out, exact_counts, exact_ranks):
     """Exact counts and/or ranks by the key-range divide and conquer
     (:mod:`.dominance`); the clipped ones, if asked for, by local filters and one merge."""
     spec, client, m = run.spec, run.client, len(run.spec.criteria)
-    with run.stage("key_ranges"):
+    with run.timer.step("key_ranges"):
         counts, ranks, info = dominance.exact_dominance(
             client, rows.costs, rows.n_each, m, counts=exact_counts, ranks=exact_ranks,
             announce=run.announce)
@@ -473,7 +466,7 @@ def _by_key_ranges(run, rows, out, exact_counts, exact_ranks):
     how = (f"{info['blocks']} key block{'s' if info['blocks'] != 1 else ''}, "
            f"{info['plan'].levels} merge level{'s' if info['plan'].levels != 1 else ''}, "
            f"{info['tasks']:,} tasks")
-    with run.stage("pareto_rank"):  # first: the chain of blocks is the critical path
+    with run.timer.step("pareto_rank"):  # first: the chain of blocks is the critical path
         if not exact_ranks:
             ranks, n_cand = cross.clipped(client, rows.costs, rows.n_each, spec.rank_depth,
                                           "rank", m)
@@ -483,7 +476,7 @@ def _by_key_ranges(run, rows, out, exact_counts, exact_ranks):
                             f"({how})" if exact_ranks else
                             f"ranks to depth {spec.rank_depth}: {n_cand:,} candidate rows "
                             "merged")
-    with run.stage("domination_count"):
+    with run.timer.step("domination_count"):
         if not exact_counts:
             counts, n_cand = cross.clipped(client, rows.costs, rows.n_each, spec.count_cap,
                                            "count", m)
@@ -497,7 +490,7 @@ def _by_key_ranges(run, rows, out, exact_counts, exact_ranks):
 
 
 def _write(run, ds, rows, results, model, clusters, importance, weights, front, robust,
-           preparation, out, overwrite, t_all):
+           preparation, out, overwrite):
     """Last pass: each partition re-prepared and written with its results; the whole output
     set (``ranking/`` and ``summary.json``) staged and swapped in at once."""
     from dask import delayed
@@ -509,25 +502,26 @@ def _write(run, ds, rows, results, model, clusters, importance, weights, front, 
     ideal, anti = ideal_points(criteria, rows.stats[1], rows.stats[2])
     pub_notes = []
     with contextlib.ExitStack() as stack:
-        t0 = time.perf_counter()
-        if out is not None:
-            pub = stack.enter_context(publish_folder(out, kind="analysis-dataset",
-                                                     overwrite=overwrite))
-            pub_notes = pub.notes
-            folder = pub.path / "ranking"
-            folder.mkdir()
-            metadata["run_id"] = pub.run_id
-        else:
-            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gpurank-")))
-        rb = robust["result"] if robust is not None else None
-        keep = rb.candidates[rb.order()[:spec.top]] if rb is not None else ()
-        written = client.gather(client.compute([
-            delayed(tasks.write_partition)(p, ds.columns, spec, criteria, ds.reference, o,
-                                           int(f), r, model, str(folder), i, metadata, keep)
-            for i, ((p, o), f, r) in enumerate(zip(ds.each(), rows.firsts, results))]))
-        if out is not None:
-            (folder / _SUCCESS).write_text("")
-        run.timings["write"] = round(time.perf_counter() - t0, 4)
+        # The folder is the stack's (it outlives the step, until the set is swapped in).
+        with run.timer.step("write"):
+            if out is not None:
+                pub = stack.enter_context(publish_folder(out, kind="analysis-dataset",
+                                                         overwrite=overwrite))
+                pub_notes = pub.notes
+                folder = pub.path / "ranking"
+                folder.mkdir()
+                metadata["run_id"] = pub.run_id
+            else:
+                folder = Path(stack.enter_context(
+                    tempfile.TemporaryDirectory(prefix="gpurank-")))
+            rb = robust["result"] if robust is not None else None
+            keep = rb.candidates[rb.order()[:spec.top]] if rb is not None else ()
+            written = client.gather(client.compute([
+                delayed(tasks.write_partition)(p, ds.columns, spec, criteria, ds.reference, o,
+                                               int(f), r, model, str(folder), i, metadata, keep)
+                for i, ((p, o), f, r) in enumerate(zip(ds.each(), rows.firsts, results))]))
+            if out is not None:
+                (folder / _SUCCESS).write_text("")
         top = pd.concat([w["top"] for w in written if len(w["top"])], ignore_index=True)
         top = top.sort_values("rank", kind="stable").reset_index(drop=True)
         if clusters is not None:
@@ -537,12 +531,12 @@ def _write(run, ds, rows, results, model, clusters, importance, weights, front, 
             kept = pd.concat([w["kept"] for w in written], ignore_index=True)
             robust_top = robust_summary(rb, kept.set_index("row_id"),
                                         columns_for_top(top.columns, criteria), top=spec.top)
-        run.timings["total"] = round(time.perf_counter() - t_all, 4)
+        run.timer.total()
         summary = summary_dict(
             spec=spec, rows=rows.n, backend="cpu", fallbacks=run.fallbacks, criteria=criteria,
             weights=weights, front_size=len(front), ideal=ideal, anti_ideal=anti,
             top=top[columns_for_top(top.columns, criteria)], importance=importance,
-            clusters=clusters, timings=run.timings, notes=run.notes,
+            clusters=clusters, timings=run.timer.timings, notes=run.notes,
             robust=robust_top, preparation=preparation)
         if out is not None:
             summary["run_id"] = pub.run_id

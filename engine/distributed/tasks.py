@@ -29,7 +29,6 @@ __all__ = [
     "scan_partition",
     "prepare_partition",
     "sample_rows",
-    "rows_by_position",
     "write_partition",
     "below_count",
     "robust_columns",
@@ -81,16 +80,6 @@ def sample_rows(part, columns, spec, criteria, reference, offset, positions):
         return None
     p = _prepared(part, columns, spec, criteria, reference, offset)
     return p.frame.iloc[np.asarray(positions)]
-
-
-def rows_by_position(part, columns, spec, criteria, reference, offset, positions, first):
-    """Like :func:`sample_rows`, indexed by row id (``first`` + position)."""
-    rows = sample_rows(part, columns, spec, criteria, reference, offset, positions)
-    if rows is None:
-        return None
-    rows = rows.copy()
-    rows.index = np.asarray(positions, dtype=np.int64) + first
-    return rows
 
 
 def write_partition(part, columns, spec, criteria, reference, offset, first, results,

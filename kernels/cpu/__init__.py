@@ -9,7 +9,8 @@ contracts there), one public module per contract:
 ``count``       :func:`domination_count`, :func:`dominated_count`: Fenwick sweeps, divide
                 and conquer, k-d tree
 ``topsis``      :func:`topsis`, :func:`topsis_stats`, :func:`topsis_from_stats`
-``select``      :func:`top_k`
+``select``      :func:`top_k`; the final rank's order (:func:`~.select.rank_keys`,
+                :func:`~.select.rank_order`), not a contract
 ``smaa``        :func:`smaa_topsis`, :func:`smaa_topsis_drawn`,
                 :func:`smaa_interval_candidates`
 ``blocks``      the cross-partition kernels of the Dask driver (not a contract: CPU only)

@@ -7,7 +7,8 @@ by itself and the blocks before it; each block's counts are its own plus the
 :func:`cross_domination_count` of every earlier block whose :func:`box` can reach it
 (:func:`box_relation`), and its ranks are :func:`seeded_rank` with lower bounds from the
 :func:`cross_max_rank` of the earlier blocks. The final rank is a sample sort of the keys
-(TOPSIS score, Pareto rank, row id): :func:`sort_keys` and :func:`count_preceding`.
+(TOPSIS score, Pareto rank, row id): :func:`sort_keys` and :func:`count_preceding`, both by
+the in-memory final rank's key (:func:`.select.rank_keys`).
 
 Conventions of :mod:`gpurank.kernels.reference` (where the oracles live); blocks are
 float64, finite, every criterion minimized.
@@ -34,7 +35,8 @@ from numba import njit, prange
 from .._validate import check_block, check_grids, check_pair, check_ranks
 from ._cdq import cdq_chain_4d, cdq_count_4d
 from ._kdtree import max_rank_of_dominators, seeded_ranks
-from ._sort import dense_rank, dominates, row_sums
+from ._sort import count_before, dense_rank, dominates, row_sums
+from .select import rank_keys, rank_order
 
 __all__ = [
     "box",
@@ -310,38 +312,13 @@ def seeded_rank(costs, lower=None):
 
 
 # ---------------------------------------------------------------------------------------
-# Final rank order: key = (-topsis_score, pareto_rank, row_id), ascending
+# Final rank order: the key of :func:`.select.rank_keys`
 # ---------------------------------------------------------------------------------------
-
-
-@njit(inline="always")
-def _key_less(s1, p1, i1, s2, p2, i2):
-    if s1 != s2:
-        return s1 > s2
-    if p1 != p2:
-        return p1 < p2
-    return i1 < i2
-
-
-@njit(cache=True, parallel=True, nogil=True)
-def _count_preceding(qs, qp, qi, s, p, ids):
-    n = qs.shape[0]
-    out = np.empty(n, dtype=np.int64)
-    for t in prange(n):
-        lo, hi = 0, s.shape[0]
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if _key_less(s[mid], p[mid], ids[mid], qs[t], qp[t], qi[t]):
-                lo = mid + 1
-            else:
-                hi = mid
-        out[t] = lo
-    return out
 
 
 def sort_keys(score, prank, row_id):
     """A block's ``(score, pareto_rank, row_id)`` sorted by the final-rank key (best first:
-    score descending, then Pareto rank, then row id).
+    score descending, then Pareto rank, then row id; :func:`.select.rank_order`).
 
     Examples
     --------
@@ -351,14 +328,15 @@ def sort_keys(score, prank, row_id):
     score = np.asarray(score, dtype=np.float64)
     prank = np.asarray(prank, dtype=np.int64)
     row_id = np.asarray(row_id, dtype=np.int64)
-    order = np.lexsort((row_id, prank, -score))
+    order = rank_order(score, prank, row_id)
     return (np.ascontiguousarray(score[order]), np.ascontiguousarray(prank[order]),
             np.ascontiguousarray(row_id[order]))
 
 
 def count_preceding(score, prank, row_id, sorted_keys):
     """For each query row, how many rows of a block come before it in the final-rank order
-    (TOPSIS score descending, then Pareto rank, then row id). O(n log n_b).
+    (:func:`.select.rank_keys`: TOPSIS score descending, then Pareto rank, then row id).
+    O(n_b + n log n_b).
 
     Parameters
     ----------
@@ -376,7 +354,6 @@ def count_preceding(score, prank, row_id, sorted_keys):
     >>> count_preceding(np.array([0.5]), np.array([0]), np.array([7]), keys)
     array([2])
     """
-    s, p, ids = sorted_keys
-    return _count_preceding(np.ascontiguousarray(score, dtype=np.float64),
-                            np.ascontiguousarray(prank, dtype=np.int64),
-                            np.ascontiguousarray(row_id, dtype=np.int64), s, p, ids)
+    # Both sides in the key's own terms (one negated copy of the block's scores), so the
+    # search is a plain lexicographic one and the order is stated only in rank_keys.
+    return count_before(rank_keys(score, prank, row_id), rank_keys(*sorted_keys))

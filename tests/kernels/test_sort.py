@@ -51,15 +51,22 @@ def test_argsort_then_and_rank_order_are_lexsorts(n, kind, seed, levels):
     rng = np.random.default_rng(seed)
     x = _values(n, kind, rng)
     second = rng.integers(0, levels, n)
+    third = rng.integers(0, levels, n)
     np.testing.assert_array_equal(argsort_then(x, second), np.lexsort((second, x)))
+    np.testing.assert_array_equal(argsort_then(x, second, third),
+                                  np.lexsort((third, second, x)))
     x = x.astype(np.float64)
     np.testing.assert_array_equal(rank_order(x, second),
                                   np.lexsort((np.arange(n), second, -x)))
+    ids = rng.permutation(n) * 3 - n  # not in position order; negative ones too
+    np.testing.assert_array_equal(rank_order(x, second, ids), np.lexsort((ids, second, -x)))
 
 
-def test_rank_order_refuses_mismatched_ties():
+def test_rank_order_refuses_mismatched_ties_and_ids():
     with pytest.raises(ValueError, match="ties must have the shape"):
         rank_order(np.zeros(3), np.zeros(2))
+    with pytest.raises(ValueError, match="ids must have the shape"):
+        rank_order(np.zeros(3), np.zeros(3), np.zeros(4))
 
 
 @SETTINGS
