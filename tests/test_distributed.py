@@ -57,7 +57,12 @@ def _check(res, ref, out=None):
     assert np.array_equal(res.topsis_top_k, cpu.top_k(t["topsis_score"].to_numpy(), k))
     assert np.array_equal(np.sort(res.pareto_front_rows),
                           np.flatnonzero(t["pareto_rank"].to_numpy() == 0))
-    assert res.top["row_id"].tolist() == list(ref.ranking.top(k))
+    assert res.top()["row_id"].tolist() == list(ref.ranking.top(k))
+    # the same call as the in-memory result's, up to the rows the run kept
+    assert res.top(2)["row_id"].tolist() == list(ref.ranking.top(2))
+    if len(t) > k:
+        with pytest.raises(ParamError, match=rf"k must be at most {k}, .* got {k + 1} "):
+            res.top(k + 1)
     want = build_summary(ref)
     assert set(res.summary) - {"run_id"} == set(want)
     for key in ("rows", "criteria", "settings", "pareto_front_size", "ideal", "anti_ideal",
@@ -603,3 +608,17 @@ def test_worker_deaths_beyond_what_dask_allows_fail_cleanly(tmp_path, monkeypatc
                      backend="cpu", out_dir=out)
     assert not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]
+
+
+def test_the_dask_result_answers_as_the_in_memory_one():
+    # callers never branch on the driver: every attribute of the in-memory result but its
+    # per-row data (the table and its ranking arrays, written to ranking/ here), and top()
+    from dataclasses import fields
+
+    from gpurank.engine.distributed.driver import DistributedResult
+    from gpurank.engine.results import AnalysisResult
+
+    dask_fields = {f.name for f in fields(DistributedResult)}
+    for f in fields(AnalysisResult):
+        assert f.name in dask_fields or f.name in ("table", "ranking"), f.name
+    assert callable(DistributedResult.top) and callable(AnalysisResult.top)

@@ -478,3 +478,12 @@ def test_report_says_what_was_derived_skipped_and_left_out():
     assert "Rows and derived metrics" in page
     assert "energy_kwh not derived" in page and "needs power_w" in page
     assert "constraint n_accelerators&lt;=64" in page or "constraint n_accelerators<=64" in page
+
+
+def test_timings_show_a_run_s_own_total_once():
+    from gpurank.engine.report.sections import settings_section
+
+    timed = settings_section({"timings_s": {"load": 1.0, "rank": 2.0, "total": 5.0}})
+    assert timed.count("<th>total</th>") == 1 and "5.000 s" in timed and "8.000 s" not in timed
+    summed = settings_section({"timings_s": {"load": 1.0, "rank": 2.0}})
+    assert summed.count("<th>total</th>") == 1 and "3.000 s" in summed

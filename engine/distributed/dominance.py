@@ -3,23 +3,16 @@ key ranges (two to four criteria).
 
 The table is never gathered: no task holds more than about ``block_rows`` rows. Steps
 (``docs/distributed.md`` has the work and depth of each, and why the result is exact):
-
-1. **Groups**: consecutive input partitions stacked into groups of at most ``block_rows``
-   rows (fewer, larger pieces to move).
-2. **Key ranges**: splitter rows from a strided sample cut the table into ``K`` *blocks*,
-   ranges of the lexicographic order (criterion 0 first): a row can only be dominated by
-   rows of its own block or of earlier ones. Every other criterion gets *slabs* (ranges of
-   an order that starts with it; value ranges for the last), whose rows' values become
-   dense ranks (:func:`gpurank.kernels.cpu.ranges.range_index`), one piece per block.
-3. **Leaves**: each block's own domination counts (``cpu.domination_count``), and its ranks
-   by ENS with lower bounds (:func:`~gpurank.kernels.cpu.ranges.chain_rank`).
-4. **Merge steps** over a balanced binary tree of the blocks: node ``[lo, hi)`` adds to
-   every row of ``[mid, hi)`` how many rows of ``[lo, mid)`` lie below it and their largest
-   rank, in tasks over slabs one criterion at a time (same slab: exact in the remaining
-   criteria; earlier slab: one criterion fewer; last, a sweep), each holding at most about
-   ``block_rows`` rows. Counts and ranks come out of the same tasks; a block is ranked once
-   every node adding to it is done (the tree in order), counts add the leaves'.
-5. **Back**: every block's counts and ranks cut into the groups' rows, then the partitions'.
+**groups** of consecutive partitions; **key ranges**, ``K`` blocks of the lexicographic
+order cut by splitter rows of a sample (a row is dominated only by rows of its own block or
+earlier ones), and per other criterion *slabs* whose values become dense ranks
+(:func:`gpurank.kernels.cpu.ranges.range_index`); **leaves**, each block's own counts
+(``cpu.domination_count``) and ranks by ENS with lower bounds
+(:func:`~gpurank.kernels.cpu.ranges.chain_rank`); **merge steps** over a balanced binary
+tree of the blocks, where node ``[lo, hi)`` adds to every row of ``[mid, hi)`` how many rows
+of ``[lo, mid)`` lie below it and their largest rank, in tasks over slabs of at most about
+``block_rows`` rows (counts and ranks from the same tasks; a block is ranked once every node
+adding to it is done); and **back**, every block's results cut into the partitions' rows.
 
 Tasks are module-level functions (pickled by reference); everything is submitted as one
 graph, so Dask schedules it and recomputes what a lost worker held.

@@ -32,7 +32,7 @@ from ..errors import BackendUnavailableError, DataError, GpurankError, UsageErro
 from ..io import write_json
 from ..metrics import merge_reference_tables, plan_metrics
 from ..outputs import check_target, publish_folder
-from ..params import ParamError
+from ..params import Interval, ParamError, check_param
 from ..partitions import check_parts
 from ..pipeline import (
     StepTimer,
@@ -77,8 +77,9 @@ class DistributedResult:
     ----------
     summary : dict
         Same keys as the in-memory ``summary.json`` (``build_summary``).
-    top : DataFrame
-        The ``spec.top`` best rows, best first, with the result columns and ``row_id``.
+    top_rows : DataFrame
+        The ``spec.top`` best rows, best first, with the result columns and ``row_id``
+        (:meth:`top` returns them, as ``AnalysisResult.top`` does).
     ranking_path : Path or None
         The ``ranking/`` folder of part files, when ``out_dir`` was given.
     topsis_top_k : ndarray of int64
@@ -97,7 +98,7 @@ class DistributedResult:
     """
 
     summary: dict
-    top: pd.DataFrame
+    top_rows: pd.DataFrame
     ranking_path: Path | None
     topsis_top_k: np.ndarray
     pareto_front_rows: np.ndarray
@@ -111,6 +112,21 @@ class DistributedResult:
     fallbacks: tuple = ()
     robust: object = None
     preparation: PreparationResult | None = None
+
+    def top(self, k: int | None = None) -> pd.DataFrame:
+        """The ``k`` best rows (``spec.top`` by default), best first.
+
+        The run kept its ``spec.top`` best rows (the rest are in the written ranking): a
+        larger ``k`` is refused while the table has more rows than were kept."""
+        kept = self.top_rows
+        if k is None:
+            return kept
+        k = check_param("k", k, Interval(int, 0, None))
+        if k > len(kept) and len(kept) < int(self.summary.get("rows", len(kept))):
+            raise ParamError("k", f"must be at most {len(kept)}, the best rows this run kept; "
+                             f"got {k} (analyze with {{top}}={k} to keep more)",
+                             mentions=("top",))
+        return kept.iloc[:k]
 
 
 def read_dataset(path):
@@ -290,7 +306,7 @@ def _run(path, client, spec, fallback, out, overwrite, return_columns, announce=
         got = client.gather([client.submit(_columns_frame, results[i], int(rows.firsts[i]))
                              for i in range(len(ds.parts))])
         frame = pd.concat(got, ignore_index=True)
-    return DistributedResult(summary=summary, top=top,
+    return DistributedResult(summary=summary, top_rows=top,
                              ranking_path=out / "ranking" if out is not None else None,
                              topsis_top_k=topsis_top_k, pareto_front_rows=dominance["front"],
                              timings=run.timer.timings, notes=tuple(run.notes), columns=frame,

@@ -471,8 +471,13 @@ def settings_section(summary) -> str:
     timings = summary.get("timings_s") or {}
     if timings:
         out.append("<h3>Timings</h3>")
-        total = sum(v for v in timings.values() if isinstance(v, (int, float)))
-        out.append(kv_table([(k, fixed(v, 3, unit="s")) for k, v in timings.items()]
+        steps = {k: v for k, v in timings.items() if k != "total"}
+        # a run that timed itself (the Dask driver) says its total; the sum of the steps
+        # would leave out what ran between them
+        total = timings.get("total")
+        if not isinstance(total, (int, float)):
+            total = sum(v for v in steps.values() if isinstance(v, (int, float)))
+        out.append(kv_table([(k, fixed(v, 3, unit="s")) for k, v in steps.items()]
                              + [("total", fixed(total, 3, unit="s"))]))
     notes = summary.get("notes") or []
     out.append("<h3>Notes</h3>")
