@@ -58,6 +58,13 @@ def _check(res, ref, out=None):
     assert np.array_equal(np.sort(res.pareto_front_rows),
                           np.flatnonzero(t["pareto_rank"].to_numpy() == 0))
     assert res.top()["row_id"].tolist() == list(ref.ranking.top(k))
+    rk = res.ranking
+    for col in ("pareto_rank", "domination_count", "rank"):
+        assert np.array_equal(getattr(rk, col), getattr(ref.ranking, col)), col
+    assert rk.criteria == tuple(ref.ranking.criteria)
+    assert rk.weights == pytest.approx(tuple(ref.ranking.weights), abs=1e-15)
+    assert rk.ideal == ref.ranking.ideal and rk.anti_ideal == ref.ranking.anti_ideal
+    assert rk.top(3).tolist() == ref.ranking.top(3).tolist()
     # the same call as the in-memory result's, up to the rows the run kept
     assert res.top(2)["row_id"].tolist() == list(ref.ranking.top(2))
     if len(t) > k:
@@ -612,7 +619,7 @@ def test_worker_deaths_beyond_what_dask_allows_fail_cleanly(tmp_path, monkeypatc
 
 def test_the_dask_result_answers_as_the_in_memory_one():
     # callers never branch on the driver: every attribute of the in-memory result but its
-    # per-row data (the table and its ranking arrays, written to ranking/ here), and top()
+    # table (written to ranking/ here), and top()
     from dataclasses import fields
 
     from gpurank.engine.distributed.driver import DistributedResult
@@ -620,5 +627,5 @@ def test_the_dask_result_answers_as_the_in_memory_one():
 
     dask_fields = {f.name for f in fields(DistributedResult)}
     for f in fields(AnalysisResult):
-        assert f.name in dask_fields or f.name in ("table", "ranking"), f.name
+        assert f.name in dask_fields or f.name == "table", f.name
     assert callable(DistributedResult.top) and callable(AnalysisResult.top)

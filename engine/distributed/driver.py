@@ -46,7 +46,7 @@ from ..pipeline import (
 from ..prepare import RESULT_COLUMNS as ANALYSIS_COLUMNS
 from ..prepare import check_columns, raise_or_note
 from ..ranking import check_not_constant, ideal_points, topsis_input
-from ..results import PreparationResult
+from ..results import PreparationResult, RankResult
 from ..robust import (
     ROBUST_COLUMNS,
     interval_columns,
@@ -90,6 +90,9 @@ class DistributedResult:
     columns : DataFrame or None
         ``row_id`` and the result columns of every row, when asked for with
         ``return_columns=True`` (tests, small tables).
+    ranking : RankResult or None
+        As ``AnalysisResult.ranking``, with ``return_columns=True`` (its per-row arrays are
+        ``columns``'); None otherwise, the rows' results being in ``ranking/``.
     importance, clusters, spec, backend, fallbacks, robust, preparation : as in
         ``AnalysisResult``; importance and the cluster profiles are fitted on the seeded
         sample (``notes`` says when), cluster sizes are counted on every row, and
@@ -112,6 +115,7 @@ class DistributedResult:
     fallbacks: tuple = ()
     robust: object = None
     preparation: PreparationResult | None = None
+    ranking: RankResult | None = field(default=None, repr=False)
 
     def top(self, k: int | None = None) -> pd.DataFrame:
         """The ``k`` best rows (``spec.top`` by default), best first.
@@ -301,15 +305,23 @@ def _run(path, client, spec, fallback, out, overwrite, return_columns, announce=
                                                preparation, out, overwrite)
     if out is not None:  # the set is in place now
         summary["notes"] = list(summary["notes"]) + [f"output: {n}" for n in pub_notes]
-    frame = None
+    frame = ranking = None
     if return_columns:
         got = client.gather([client.submit(_columns_frame, results[i], int(rows.firsts[i]))
                              for i in range(len(ds.parts))])
         frame = pd.concat(got, ignore_index=True)
+        ranking = RankResult(
+            pareto_rank=frame["pareto_rank"].to_numpy(np.int32),
+            domination_count=frame["domination_count"].to_numpy(np.int64),
+            topsis_score=frame["topsis_score"].to_numpy(np.float64),
+            rank=frame["rank"].to_numpy(np.int64), criteria=tuple(criteria),
+            weights=tuple(float(w) for w in weights), ideal=summary["ideal"],
+            anti_ideal=summary["anti_ideal"])
     return DistributedResult(summary=summary, top_rows=top,
                              ranking_path=out / "ranking" if out is not None else None,
                              topsis_top_k=topsis_top_k, pareto_front_rows=dominance["front"],
                              timings=run.timer.timings, notes=tuple(run.notes), columns=frame,
+                             ranking=ranking,
                              importance=importance, clusters=clusters, spec=run.spec,
                              fallbacks=tuple(run.fallbacks), preparation=preparation,
                              robust=robust["result"] if robust is not None else None)
