@@ -314,8 +314,8 @@ def _run(path, client, spec, fallback, out, overwrite, return_columns, announce=
             pareto_rank=frame["pareto_rank"].to_numpy(np.int32),
             domination_count=frame["domination_count"].to_numpy(np.int64),
             topsis_score=frame["topsis_score"].to_numpy(np.float64),
-            rank=frame["rank"].to_numpy(np.int64), criteria=tuple(criteria),
-            weights=tuple(float(w) for w in weights), ideal=summary["ideal"],
+            rank=frame["rank"].to_numpy(np.int64), criteria=criteria,
+            weights=weights, ideal=summary["ideal"],
             anti_ideal=summary["anti_ideal"])
     return DistributedResult(summary=summary, top_rows=top,
                              ranking_path=out / "ranking" if out is not None else None,
