@@ -569,6 +569,7 @@ def model_inputs(
         "model_parallel": bat.shards,
         "scaleup_domain": np.where(link.spanning, np.nan, hw.facts["scaleup_domain"]),
         "scaleup_GBps": hw.facts["scaleup_bw_GBps"],
+        "mem_gb": hw.facts["mem_gb"],
     }
     extra = {
         "accelerator_id": np.array(ids, dtype=object),

@@ -419,8 +419,9 @@ def _reduction_levels(v: _Inputs, cfg: dict, xp):
             xp.where(wide, inter * (g1 / g), inter))
 
 
-def _input_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, xp):
-    """Time the host needs to decode and copy one step's batch."""
+def _input_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards, xp):
+    """Time the host needs to decode and copy one step's batch, and the step's feature
+    gathers (:func:`_gather_time`)."""
     f64 = np.float64
     # input pipeline: host cores decode JPEGs (or feed the GPU decoder with DALI)
     cores = xp.broadcast_to(xp.asarray(cfg["cpu_cores_per_accelerator"], dtype=f64), v.shape)
@@ -441,7 +442,50 @@ def _input_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, xp):
         t_copy = xp.where(host_ok, b_acc * workload.input_bytes_per_sample
                           / xp.where(host_ok, host, 1.0), 0.0)
         t_input = xp.maximum(t_input, t_copy)
+    if workload.gathered_bytes_per_sample > 0:
+        t_input = xp.maximum(t_input, _gather_time(v, cfg, model, workload, b_acc, shards, xp))
     return t_input
+
+
+def _gather_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards, xp):
+    """Time one step's feature gathers take on the link that reaches the feature store.
+
+    The store (``feature_store_gb``) is sharded over the accelerators' memory when it fits in
+    what the step leaves free (:meth:`Workload.memory_left_gb`): over one node (or scale-up
+    domain) when that holds it, each node then holding a copy, else over all ``n``
+    accelerators. Otherwise it stays in host memory. A sample's ``gathered_bytes_per_sample``
+    are spread evenly over the shards, so the share on other accelerators crosses the
+    scale-up link or the network, the local share is read at the memory bandwidth, and a
+    store in host memory crosses the host link whole. The gathers run beside the step (a
+    separate stream, as graph samplers and embedding caches do), so the step takes the
+    longer of the two. A row whose accelerator memory is unknown (no ``mem_gb``) or whose
+    link to the other shards is unknown keeps the store in host memory: the slowest place,
+    never an optimistic one."""
+    f64 = np.float64
+    nbytes = b_acc * workload.gathered_bytes_per_sample
+    g1, _, intra, inter = _reduction_levels(v, cfg, xp)
+    intra = intra * 1e9 * model.comm_efficiency
+    net = inter * 1e9 * model.comm_efficiency / g1  # a group's network, per accelerator
+    host = xp.broadcast_to(
+        xp.asarray(cfg.get("host_GBps", DEFAULT_HOST_GBPS), dtype=f64), v.shape) * 1e9
+    mem = xp.broadcast_to(xp.asarray(cfg.get("mem_gb", np.nan), dtype=f64), v.shape)
+    known = mem > 0
+    free = workload.memory_left_gb(xp.where(known, mem, 0.0), v.b, xp, shards, v.n)
+    store = workload.feature_store_gb
+    intra_ok = (g1 == 1.0) | (intra > 0)
+    in_group = known & intra_ok & (free * g1 >= store)
+    in_all = known & intra_ok & (net > 0) & (free * v.n >= store) & ~in_group
+
+    def per_byte(x, usable):
+        return xp.where(usable, 1.0 / xp.where(usable, x, 1.0), 0.0)
+
+    local = 1.0 / v.bw
+    remote = per_byte(intra, intra > 0)
+    t_group = ((g1 - 1.0) / g1 * remote + local / g1) * nbytes
+    t_all = ((v.n - g1) / v.n * per_byte(net, net > 0) + (g1 - 1.0) / v.n * remote
+             + local / v.n) * nbytes
+    t_host = per_byte(host, host > 0) * nbytes
+    return xp.where(in_group, t_group, xp.where(in_all, t_all, t_host))
 
 
 def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> dict:
@@ -458,8 +502,9 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
       fp8/fp4; ``peak_tflops`` where the accelerator has none), scaleup_domain and
       scaleup_GBps (the accelerator's scale-up domain, :func:`_reduction_levels`) and
       micro_batch (the batch one pass runs when the replica's batch is accumulated over
-      several; ``local_batch`` when absent) and model_parallel (the accelerators one replica
-      spans; ``Workload.shards`` when absent)
+      several; ``local_batch`` when absent), model_parallel (the accelerators one replica
+      spans; ``Workload.shards`` when absent) and mem_gb (memory per accelerator: where a
+      workload's feature store fits, :func:`_gather_time`; absent: in host memory)
 
     Returns a dict of arrays: t_compute, t_memory, t_device, t_comm, t_input, t_step,
     throughput (samples/s, all accelerators), utilization (device busy time / step time),
@@ -480,7 +525,7 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
     t_comm, bad_link = _allreduce_time(v, cfg, model, workload, shards, xp)
     hidden = xp.minimum(model.overlap * t_comm, (2.0 / 3.0) * t_device)  # backward = 2/3
     t_gpu = t_device + t_comm - hidden
-    t_input = _input_time(v, cfg, model, workload, b_acc, xp)
+    t_input = _input_time(v, cfg, model, workload, b_acc, shards, xp)
 
     t_step = xp.maximum(t_gpu, t_input)
     throughput = v.n * b_acc / t_step

@@ -213,6 +213,7 @@ def _model_inputs(plan: Plan, d: _Draw) -> dict:
         "host_GBps": A["host_bw"][a],
         "narrow_peak_tflops": A["narrow_peak"][a],
         "scaleup_domain": A["scaleup"][a], "scaleup_GBps": A["scaleup_bw"][a],
+        "mem_gb": A["mem"][a],
     }
 
 

@@ -94,6 +94,15 @@ class Workload:
         ``flops_per_sample / bytes_per_sample``.
     input_bytes_per_sample : float
         Bytes copied from the host to the accelerator per sample (the input term's transfer).
+    gathered_bytes_per_sample : float
+        Bytes each sample gathers from a feature store the step reads but does not hold: a
+        graph network's node features, looked up for the sampled neighbourhood of every seed.
+        The store sits in the accelerators' memory when it fits (sharded over the node or
+        scale-up domain, else over all accelerators) and in host memory otherwise; the bytes
+        cross the link that reaches it (:func:`~gpurank.engine.sources.perfmodel.evaluate`).
+        0: no feature store.
+    feature_store_gb : float
+        Size of that store (features and the graph structure the sampler walks), in GB.
     sparse_params : float
         Parameters among ``params`` that a step touches only through per-sample lookups
         (embedding tables): they take memory but are not read whole each step (their
@@ -123,6 +132,11 @@ class Workload:
         The optimizer state is sharded over all accelerators (a distributed optimizer,
         ZeRO/FSDP) even when the model is data parallel; a model-parallel workload's state
         always is.
+    efficiency_from : str
+        The calibrated workload whose kernels this one's FLOPs run in (``"bert_large"``: dense
+        projections and attention), whose efficiencies a first-principles prediction takes
+        when it is fitted; "" (the default): the nearest by
+        :func:`~gpurank.engine.sources.workloads.workload_distance`.
     sources : tuple of (field, source) pairs
     """
 
@@ -145,12 +159,15 @@ class Workload:
     bytes_per_sample: float | None = None
     input_bytes_per_sample: float = 0.0
     sparse_params: float = 0.0
+    gathered_bytes_per_sample: float = 0.0
+    feature_store_gb: float = 0.0
     local_batches: tuple = (32, 64, 128, 256)
     max_global_batch: int | None = 65536
     precision: str = "bf16"
     architecture: str = ""
     state_sharded: bool = False
     max_model_parallel: int | None = None
+    efficiency_from: str = ""
     sources: tuple = ()
 
     parameter_constraints: ClassVar[dict] = {
@@ -162,6 +179,8 @@ class Workload:
         "decode_cost": (NON_NEGATIVE,),
         "input_bytes_per_sample": (NON_NEGATIVE,),
         "sparse_params": (NON_NEGATIVE,),
+        "gathered_bytes_per_sample": (NON_NEGATIVE,),
+        "feature_store_gb": (NON_NEGATIVE,),
         "allreduce_params": (None, POSITIVE),
         "bytes_per_sample": (None, POSITIVE),
         "model_parallel": (Interval(int, 1, None),),
@@ -230,11 +249,22 @@ class Workload:
         A model-parallel workload's state is sharded over all ``n`` accelerators (distributed
         optimizer / fully sharded state, as the MLPerf LLM submissions run), as is one with
         ``state_sharded``; a data-parallel one holds it whole on each accelerator."""
+        usable = self._usable_gb(mem_gb, xp, shards, n)
+        return xp.floor(xp.maximum(usable, 0.0) / (self.activation_gb_per_sample / shards))
+
+    def memory_left_gb(self, mem_gb, local_batch, xp=np, shards=1.0, n=None):
+        """Accelerator memory (GB) left by the step at ``local_batch`` samples per replica:
+        what :meth:`max_local_batch` counts as usable, less the batch's activations. The
+        room a feature store (``feature_store_gb``) can take on each accelerator."""
+        usable = self._usable_gb(mem_gb, xp, shards, n)
+        return usable - xp.asarray(local_batch, dtype=np.float64) * (
+            self.activation_gb_per_sample / shards)
+
+    def _usable_gb(self, mem_gb, xp, shards, n):
         sharded = self.model_parallel > 1 or self.state_sharded
         state_shards = n if (sharded and n is not None) else shards
         state_gb = self.params * self.state_bytes_per_param / 1e9 / state_shards
-        usable = xp.asarray(mem_gb, dtype=np.float64) * 0.9 - state_gb - 1.0  # 1 GB runtime
-        return xp.floor(xp.maximum(usable, 0.0) / (self.activation_gb_per_sample / shards))
+        return xp.asarray(mem_gb, dtype=np.float64) * 0.9 - state_gb - 1.0  # 1 GB runtime
 
     def epochs(self, global_batch, xp=np):
         """Epochs to converge for each global batch (see ``epochs_curve``; from

@@ -145,6 +145,9 @@ def workload(name: str) -> Workload:
         bytes_per_sample=_float(row, "bytes_per_sample"),
         input_bytes_per_sample=_float(row, "input_bytes_per_sample") or 0.0,
         sparse_params=_float(row, "sparse_params") or 0.0,
+        gathered_bytes_per_sample=_float(row, "gathered_bytes_per_sample") or 0.0,
+        feature_store_gb=_float(row, "feature_store_gb") or 0.0,
+        efficiency_from=str(row.get("efficiency_from", "") or ""),
         local_batches=tuple(int(x) for x in row["local_batches"].split(";")),
         max_global_batch=max_gb,
         precision=row.get("precision", "") or "bf16",
@@ -203,14 +206,20 @@ def workload_distance(a: Workload, b: Workload) -> float:
 
 
 def nearest_calibrated(wl: Workload, *, exclude=(), among=None) -> str:
-    """The workload with a calibrated model nearest to ``wl`` (:func:`workload_distance`;
-    ties by name), other than ``wl`` itself and ``exclude``: among the names ``among`` (shipped
-    workloads fitted elsewhere), else among the shipped workloads with a shipped fit."""
+    """The workload with a calibrated model nearest to ``wl``, other than ``wl`` itself and
+    ``exclude``: among the names ``among`` (shipped workloads fitted elsewhere), else among the
+    shipped workloads with a shipped fit. The one ``wl.efficiency_from`` names when it is
+    among them, else the nearest by :func:`workload_distance` (ties by name)."""
     skip = set(exclude) | {wl.name}
     pool = workload_names() if among is None else among
     names = [n for n in pool if n not in skip and (among is not None or _has_fit(n))]
     if not names:
         raise DataError(f"no calibrated workload to take efficiencies from for {wl.name!r}")
+    if wl.efficiency_from:
+        # the workload names the one whose kernels its FLOPs run in, when that one is fitted
+        named = workload_for_benchmark(wl.efficiency_from) or wl.efficiency_from
+        if named in names:
+            return named
     return min(names, key=lambda n: (workload_distance(wl, workload(n)), n))
 
 
