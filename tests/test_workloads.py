@@ -159,6 +159,93 @@ def test_sparse_parameters_skip_the_per_step_pass_and_input_bytes_cross_the_host
     assert with_bytes == evaluate(c, DEFAULT_MODEL, bare)["t_step"][0]
 
 
+def _graph_workload(**kw):
+    """A graph network gathering 3 MB of features per seed from a 600 GB store."""
+    base = dict(name="graph", flops_per_sample=1e9, params=1e7, dataset_size=10**8,
+                epochs_curve=((1024, 1.0),), activation_gb_per_sample=0.01,
+                arithmetic_intensity=1e6, decode_cost=0.0, gathered_bytes_per_sample=3e6,
+                feature_store_gb=600.0)
+    return Workload(**{**base, **kw})
+
+
+def test_feature_gathers_cross_the_link_to_where_the_store_fits():
+    wl, m = _graph_workload(), CalibratedModel()
+    ce, me, b, nbytes = m.comm_efficiency, m.mem_efficiency, 2048.0, 2048.0 * 3e6
+    one_node = dict(n_accelerators=8, n_nodes=1, local_batch=b, host_GBps=51.2)
+    # 8 x 80 GB leave 8 x 50.4 GB beside the step: 600 GB stays in host memory
+    host = evaluate(_cfg(**one_node, mem_gb=80.0), m, wl)
+    assert host["t_input"][0] == pytest.approx(nbytes / 51.2e9)
+    assert host["bottleneck"][0] == 2  # the gathers bind: an input-bound step
+    # 8 x 141 GB hold it: 7/8 of a sample's bytes on other accelerators of the node
+    node = evaluate(_cfg(**one_node, mem_gb=141.0), m, wl)
+    assert node["t_input"][0] == pytest.approx(
+        nbytes * (7 / 8 / (450e9 * ce) + 1 / 8 / (3.35e12 * me)))
+    # 8 nodes of 8 x 80 GB: sharded over all of them, 56/64 across the network
+    every = evaluate(_cfg(local_batch=b, host_GBps=51.2, mem_gb=80.0), m, wl)
+    assert every["t_input"][0] == pytest.approx(
+        nbytes * (56 / 64 / (400e9 * ce / 8) + 7 / 64 / (450e9 * ce) + 1 / 64 / (3.35e12 * me)))
+    # an NVL72-like domain wider than its 4-accelerator nodes holds it across the domain
+    rack = evaluate(_cfg(n_accelerators=72, accelerators_per_node=4, n_nodes=18,
+                         local_batch=b, mem_gb=186.0, scaleup_domain=72.0,
+                         scaleup_GBps=900.0), m, wl)
+    assert rack["t_input"][0] == pytest.approx(
+        nbytes * (71 / 72 / (900e9 * ce) + 1 / 72 / (3.35e12 * me)))
+    # a larger batch leaves less room beside the step: back to the host link
+    big = evaluate(_cfg(**{**one_node, "local_batch": 6000.0}, mem_gb=141.0), m, wl)
+    assert big["t_input"][0] == pytest.approx(6000.0 * 3e6 / 51.2e9)
+    # memory unknown: host memory, never the optimistic place
+    unknown = evaluate(_cfg(**one_node), m, wl)
+    assert unknown["t_input"][0] == host["t_input"][0]
+    # no store: nothing gathered
+    assert evaluate(_cfg(**one_node, mem_gb=80.0), m,
+                    _graph_workload(gathered_bytes_per_sample=0.0))["t_input"][0] == 0.0
+
+
+def test_feature_gathers_are_the_same_on_a_strict_device():
+    from gpurank.engine.backend.strict_device import xp
+
+    wl, m = workload("gnn"), default_model("gnn")
+    cfg = _cfg(n_accelerators=[8, 8, 64, 72], accelerators_per_node=[8, 8, 8, 4],
+               n_nodes=[1, 1, 8, 18], local_batch=[2048, 2048, 1024, 512], host_GBps=51.2,
+               mem_gb=[80.0, 141.0, 80.0, np.nan], scaleup_domain=[8, 8, 8, 72],
+               scaleup_GBps=[450, 450, 450, 900], mem_bw_tbps=[3.35, 4.8, 3.35, 8.0])
+    cpu, dev = evaluate(cfg, m, wl), evaluate(cfg, m, wl, xp=xp)
+    for key, value in cpu.items():
+        np.testing.assert_array_equal(value, xp.asnumpy(dev[key]), key)
+
+
+def test_a_feature_store_is_validated_and_its_unknown_memory_is_said():
+    with pytest.raises(UsageError, match=r"^gathered_bytes_per_sample must be .*; got -1"):
+        _graph_workload(gathered_bytes_per_sample=-1)
+    with pytest.raises(UsageError, match=r"^feature_store_gb must be .*; got nan"):
+        _graph_workload(feature_store_gb=float("nan"))
+    from gpurank.engine.sources.catalog import accelerator_catalog
+
+    acc = accelerator_catalog().copy()
+    acc.loc[acc["accelerator_id"] == "nvidia_h100_sxm5", "mem_gb"] = np.nan
+    rows = pd.DataFrame({"accelerator": ["H100-SXM5-80GB", "H200-SXM5-141GB"],
+                         "n_accelerators": [8, 8], "n_nodes": [1, 1],
+                         "accelerators_per_node": [8, 8], "global_batch_size": [16384, 16384]})
+    p = predict(rows, default_model("gnn"), workload=workload("gnn"), accelerator_table=acc)
+    assert "accelerator memory unknown: the 660 GB feature store assumed in host memory" in \
+        p["prediction_note"][0]
+    assert "feature store" not in p["prediction_note"][1]
+    assert np.isfinite(p["predicted_time_to_train_min"]).all()
+
+
+def test_a_workload_takes_the_efficiencies_of_the_one_it_names():
+    rgat = workload("gnn")
+    assert rgat.efficiency_from == "bert_large"
+    pool = ("resnet50", "bert_large", "retinanet")
+    assert nearest_calibrated(rgat, among=pool) == "bert_large"
+    # the named one left out or not fitted: the nearest by distance
+    assert nearest_calibrated(rgat, among=pool, exclude=("bert_large",)) == "resnet50"
+    assert nearest_calibrated(rgat, among=("resnet50", "retinanet")) == "resnet50"
+    from dataclasses import replace
+    assert nearest_calibrated(replace(rgat, efficiency_from="bert"), among=pool) == "bert_large"
+    assert nearest_calibrated(replace(rgat, efficiency_from=""), among=pool) == "resnet50"
+
+
 def test_gradient_accumulation_keeps_measured_batches_beyond_memory():
     out = evaluate(_cfg(local_batch=64, micro_batch=16), CalibratedModel(), workload("bert"))
     full = evaluate(_cfg(local_batch=64), CalibratedModel(), workload("bert"))

@@ -545,6 +545,10 @@ def model_inputs(
     if workload.decode_cost > 0:
         notes.add(~(cores > 0) & (shape.n > 0),
                   "host CPU cores unknown: input pipeline assumed not to limit")
+    if workload.gathered_bytes_per_sample > 0:
+        notes.add(~(np.asarray(hw.facts["mem_gb"], dtype=float) > 0) & (shape.n > 0),
+                  f"accelerator memory unknown: the {_num(workload.feature_store_gb)} GB "
+                  "feature store assumed in host memory")
     bat = _batches(table, hw.facts["mem_gb"], workload, shape.n, notes)
     epochs, samples, curve, measured = _training_length(table, workload, bat.global_,
                                                         use_table_epochs)
