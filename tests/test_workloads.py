@@ -214,6 +214,19 @@ def test_feature_gathers_are_the_same_on_a_strict_device():
         np.testing.assert_array_equal(value, xp.asnumpy(dev[key]), key)
 
 
+def test_a_sweep_of_a_workload_with_a_feature_store_gathers_its_features():
+    from dataclasses import replace
+
+    rgat = workload("gnn")
+    with_store = simulate(3000, workload=rgat, model=default_model("gnn"), seed=2)
+    without = simulate(3000, workload=replace(rgat, gathered_bytes_per_sample=0.0),
+                       model=default_model("gnn"), seed=2)
+    # the same draws: only the gathers differ, and they make some steps wait on them
+    assert (with_store["bottleneck"] == "input").sum() > 0
+    assert (without["bottleneck"] == "input").sum() == 0
+    assert (with_store["time_to_train_min"] >= without["time_to_train_min"]).all()
+
+
 def test_a_feature_store_is_validated_and_its_unknown_memory_is_said():
     with pytest.raises(UsageError, match=r"^gathered_bytes_per_sample must be .*; got -1"):
         _graph_workload(gathered_bytes_per_sample=-1)

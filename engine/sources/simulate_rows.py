@@ -202,6 +202,8 @@ def _draw_batch(plan: Plan, u, a, n, rows: int) -> _Batch:
 def _model_inputs(plan: Plan, d: _Draw) -> dict:
     """The drawn rows as :func:`~gpurank.engine.sources.perfmodel.evaluate`'s ``cfg``."""
     A, a = plan.acc, d.a
+    # memory per accelerator places a feature store; a sweep without one skips the gather
+    store = {"mem_gb": A["mem"][a]} if plan.workload.gathered_bytes_per_sample > 0 else {}
     return {
         "peak_tflops": A["peak"][a], "compute_efficiency": A["eff"][a],
         "mem_bw_tbps": A["mem_bw"][a], "n_accelerators": d.layout.n,
@@ -213,7 +215,7 @@ def _model_inputs(plan: Plan, d: _Draw) -> dict:
         "host_GBps": A["host_bw"][a],
         "narrow_peak_tflops": A["narrow_peak"][a],
         "scaleup_domain": A["scaleup"][a], "scaleup_GBps": A["scaleup_bw"][a],
-        "mem_gb": A["mem"][a],
+        **store,
     }
 
 
