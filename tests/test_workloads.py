@@ -2,6 +2,7 @@
 per-workload models, simulate/calibrate/predict per workload and the documented validation."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -215,8 +216,6 @@ def test_feature_gathers_are_the_same_on_a_strict_device():
 
 
 def test_a_sweep_of_a_workload_with_a_feature_store_gathers_its_features():
-    from dataclasses import replace
-
     rgat = workload("gnn")
     with_store = simulate(3000, workload=rgat, model=default_model("gnn"), seed=2)
     without = simulate(3000, workload=replace(rgat, gathered_bytes_per_sample=0.0),
@@ -254,7 +253,6 @@ def test_a_workload_takes_the_efficiencies_of_the_one_it_names():
     # the named one left out or not fitted: the nearest by distance
     assert nearest_calibrated(rgat, among=pool, exclude=("bert_large",)) == "resnet50"
     assert nearest_calibrated(rgat, among=("resnet50", "retinanet")) == "resnet50"
-    from dataclasses import replace
     assert nearest_calibrated(replace(rgat, efficiency_from="bert"), among=pool) == "bert_large"
     assert nearest_calibrated(replace(rgat, efficiency_from=""), among=pool) == "resnet50"
 

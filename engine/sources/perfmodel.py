@@ -434,21 +434,24 @@ def _input_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards,
         t_input = xp.where(limited, v.b / in_rate_s, 0.0)
     else:
         t_input = xp.zeros(v.shape, dtype=f64)
+    # the accelerator's host link (PCIe, NVLink-C2C), bytes/s
+    host = xp.broadcast_to(
+        xp.asarray(cfg.get("host_GBps", DEFAULT_HOST_GBPS), dtype=f64), v.shape) * 1e9
     if workload.input_bytes_per_sample > 0:
-        # the accelerator's share of the batch crosses its host link (PCIe, NVLink-C2C)
-        host = xp.broadcast_to(
-            xp.asarray(cfg.get("host_GBps", DEFAULT_HOST_GBPS), dtype=f64), v.shape) * 1e9
+        # the accelerator's share of the batch crosses its host link
         host_ok = host > 0
         t_copy = xp.where(host_ok, b_acc * workload.input_bytes_per_sample
                           / xp.where(host_ok, host, 1.0), 0.0)
         t_input = xp.maximum(t_input, t_copy)
     if workload.gathered_bytes_per_sample > 0:
-        t_input = xp.maximum(t_input, _gather_time(v, cfg, model, workload, b_acc, shards, xp))
+        t_input = xp.maximum(t_input,
+                             _gather_time(v, cfg, model, workload, b_acc, shards, host, xp))
     return t_input
 
 
-def _gather_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards, xp):
-    """Time one step's feature gathers take on the link that reaches the feature store.
+def _gather_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards, host, xp):
+    """Time one step's feature gathers take on the link that reaches the feature store
+    (``host``: the host link's bytes/s).
 
     The store (``feature_store_gb``) is sharded over the accelerators' memory when it fits in
     what the step leaves free (:meth:`Workload.memory_left_gb`): over one node (or scale-up
@@ -466,8 +469,6 @@ def _gather_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards
     g1, _, intra, inter = _reduction_levels(v, cfg, xp)
     intra = intra * 1e9 * model.comm_efficiency
     net = inter * 1e9 * model.comm_efficiency / g1  # a group's network, per accelerator
-    host = xp.broadcast_to(
-        xp.asarray(cfg.get("host_GBps", DEFAULT_HOST_GBPS), dtype=f64), v.shape) * 1e9
     mem = xp.broadcast_to(xp.asarray(cfg.get("mem_gb", np.nan), dtype=f64), v.shape)
     known = mem > 0
     free = workload.memory_left_gb(xp.where(known, mem, 0.0), v.b, xp, shards, v.n)
