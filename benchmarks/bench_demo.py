@@ -13,7 +13,7 @@ import os
 import pytest
 
 from gpurank.engine import Engine
-from gpurank.engine.sources.simulate import simulate
+from gpurank.engine.sources.sweep.simulate import simulate
 
 N = 20_000 if os.environ.get("BENCH_QUICK") == "1" else 200_000
 

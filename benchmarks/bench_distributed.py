@@ -48,7 +48,7 @@ import time
 import numpy as np
 import pytest
 from gpurank.engine.distributed import analyze_dataset
-from gpurank.engine.sources.simulate import simulate_to_parquet
+from gpurank.engine.sources.sweep.simulate import simulate_to_parquet
 from gpurank.engine.spec import AnalysisSpec
 from numba import njit, prange
 

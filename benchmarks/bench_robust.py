@@ -21,7 +21,7 @@ from gpurank.engine.backend import resolve_backend
 from gpurank.engine.metrics import derive_metrics
 from gpurank.engine.ranking import criteria_matrix
 from gpurank.engine.robust import robust_from_costs, sample_weights
-from gpurank.engine.sources.simulate import simulate
+from gpurank.engine.sources.sweep.simulate import simulate
 from gpurank.engine.spec import default_criteria
 from gpurank.kernels import cpu
 from gpurank.kernels import reference as ref

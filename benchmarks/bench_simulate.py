@@ -28,7 +28,7 @@ def _peak_rss_mb() -> float:
 
 
 def test_simulate_in_memory(benchmark):
-    from gpurank.engine.sources.simulate import simulate
+    from gpurank.engine.sources.sweep.simulate import simulate
 
     df = benchmark.pedantic(simulate, args=(N_MEM,), kwargs={"seed": 0}, rounds=3, iterations=1)
     assert len(df) == N_MEM
@@ -36,7 +36,7 @@ def test_simulate_in_memory(benchmark):
 
 
 def test_simulate_to_parquet(benchmark, tmp_path):
-    from gpurank.engine.sources.simulate import simulate_to_parquet
+    from gpurank.engine.sources.sweep.simulate import simulate_to_parquet
 
     out = tmp_path / "sweep.parquet"
     info = benchmark.pedantic(simulate_to_parquet, args=(out, N_PARQUET), kwargs={"seed": 0},
@@ -53,7 +53,7 @@ def main(argv=None) -> int:
     ap.add_argument("--in-memory", action="store_true", help="simulate() instead of streaming")
     ap.add_argument("-o", "--output", default=None, help="Parquet path (default: a temp dir)")
     a = ap.parse_args(argv)
-    from gpurank.engine.sources.simulate import simulate, simulate_to_parquet
+    from gpurank.engine.sources.sweep.simulate import simulate, simulate_to_parquet
 
     t0 = time.perf_counter()
     if a.in_memory:

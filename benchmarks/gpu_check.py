@@ -283,7 +283,7 @@ def engine_rank(args, table):
     from gpurank.engine.backend import resolve_backend
     from gpurank.engine.metrics import derive_metrics
     from gpurank.engine.ranking import criteria_matrix, rank_configurations
-    from gpurank.engine.sources.simulate import simulate
+    from gpurank.engine.sources.sweep.simulate import simulate
     from gpurank.engine.spec import default_criteria, normalize_weights
     from gpurank.kernels.cuda import device as kd
 
@@ -318,7 +318,7 @@ def engine_analyze_standin(args, table):
     here) against the CPU backend: exact except TOPSIS within TOPSIS_ATOL."""
     from gpurank.engine import Engine
     from gpurank.engine.backend import strict_device_backend
-    from gpurank.engine.sources.simulate import simulate
+    from gpurank.engine.sources.sweep.simulate import simulate
 
     n = args.n_analyze
     df = simulate(n, seed=1)
@@ -348,7 +348,7 @@ def engine_analyze_rapids(args, table):
     """The whole analysis on the GPU backend (cuDF, cuML), step by step."""
     from gpurank.engine import Engine
     from gpurank.engine.backend import gpu_unavailable_reason
-    from gpurank.engine.sources.simulate import simulate
+    from gpurank.engine.sources.sweep.simulate import simulate
 
     why = "the simulator has no cuDF" if args.simulate else gpu_unavailable_reason()
     if why is not None:

@@ -19,8 +19,8 @@ import sys
 import numpy as np
 import pandas as pd
 
-from gpurank.engine.sources.calibrate import predict
-from gpurank.engine.sources.mlperf import read_mlperf
+from gpurank.engine.sources.model.calibrate import predict
+from gpurank.engine.sources.mlperf.reader import read_mlperf
 
 
 def errors(pred: pd.DataFrame) -> pd.DataFrame:

@@ -104,7 +104,7 @@ def study(costs, criteria, *, k=10, resamples=30, seed=0):
 
 
 def _demo_table(rows, seed):
-    from gpurank.engine.sources.simulate import simulate
+    from gpurank.engine.sources.sweep.simulate import simulate
 
     return derive_metrics(simulate(rows, seed=seed))
 
@@ -113,7 +113,7 @@ def _mlperf_table():
     root = Path(__file__).resolve().parents[2] / "shared" / "data" / "mlperf_resnet"
     if not root.is_dir():
         return None
-    from gpurank.engine.sources.mlperf import read_mlperf
+    from gpurank.engine.sources.mlperf.reader import read_mlperf
 
     res = read_mlperf([root / "raw"], published_scores=root / "summary.csv", dedupe=True)
     t = res.table

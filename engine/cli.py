@@ -36,10 +36,10 @@ from .outputs import check_target
 from .params import ParamError
 from .progress import SILENT, TerminalProgress
 from .report import rebuild_report, report_path
-from .sources.catalog import merge_accelerator_catalog
-from .sources.outcomes import needs_prediction, predicted_outcomes, table_columns
-from .sources.perfmodel import CalibratedModel
-from .sources.simulate import simulate
+from .sources.facts.catalog import merge_accelerator_catalog
+from .sources.model.outcomes import needs_prediction, predicted_outcomes, table_columns
+from .sources.model.perfmodel import CalibratedModel
+from .sources.sweep.simulate import simulate
 from .spec import AnalysisSpec, parse_criteria
 from .writelock import claim
 

@@ -1,4 +1,4 @@
-"""One accelerator resolver (engine/sources/accelerators.py) and one fact table.
+"""One accelerator resolver (engine/sources/facts/accelerators.py) and one fact table.
 
 Every name of the alias table and every accelerator name of a real MLPerf system description
 in ../shared/data is pinned to the product it resolves to; the reader, calibration and the
@@ -12,17 +12,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from gpurank.engine.sources.catalog import accelerator_catalog
+from gpurank.engine.sources.facts.catalog import accelerator_catalog
 from gpurank.engine.errors import UsageError
-from gpurank.engine.sources.accelerators import (
+from gpurank.engine.sources.facts.accelerators import (
     accelerator_aliases,
     resolve_accelerator,
     resolve_accelerators,
 )
-from gpurank.engine.sources.calibrate import predict
-from gpurank.engine.sources.mlperf import read_mlperf
-from gpurank.engine.sources.mlperf_systems import parse_system_description
-from gpurank.engine.sources.simulate import simulate
+from gpurank.engine.sources.model.calibrate import predict
+from gpurank.engine.sources.mlperf.reader import read_mlperf
+from gpurank.engine.sources.mlperf.systems import parse_system_description
+from gpurank.engine.sources.sweep.simulate import simulate
 from mlperf_data import shared_data
 
 # name, accelerator_id, match, type, vendor, generation, rank, release year, modelled

@@ -15,7 +15,7 @@ import pytest
 from generated import ERROR_ATOL, fit_differences, same_report
 from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.commands import run_calibrate_cli, run_predict_cli
-from gpurank.engine.sources.calibrate import (
+from gpurank.engine.sources.model.calibrate import (
     REPORT_BEGIN,
     REPORT_END,
     CalibratedModel,
@@ -26,8 +26,8 @@ from gpurank.engine.sources.calibrate import (
     predict,
     validation_report,
 )
-from gpurank.engine.sources.perfmodel import DEFAULT_MODEL, Workload, resnet50
-from gpurank.engine.sources.simulate import simulate
+from gpurank.engine.sources.model.perfmodel import DEFAULT_MODEL, Workload, resnet50
+from gpurank.engine.sources.sweep.simulate import simulate
 from mlperf_data import shared_data
 
 DATA = shared_data("mlperf_resnet")
@@ -44,7 +44,7 @@ needs_mlperf = pytest.mark.skipif(
 def mlperf():
     """The calibration table the documented pipeline builds: the reader on raw/ with the
     published scores (gpurank mlperf raw --published-scores summary.csv)."""
-    from gpurank.engine.sources.mlperf import read_mlperf
+    from gpurank.engine.sources.mlperf.reader import read_mlperf
 
     return read_mlperf(DATA / "raw", published_scores=DATA / "summary.csv").table
 

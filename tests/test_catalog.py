@@ -11,15 +11,15 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from gpurank.engine.sources.catalog import (
+from gpurank.engine.sources.facts.catalog import (
     ACCELERATOR_NUMBERS,
     accelerator_catalog,
     interconnect_catalog,
     merge_accelerator_catalog,
 )
 from gpurank.engine.errors import DataError
-from gpurank.engine.sources.accelerators import resolve_accelerator, resolve_accelerators
-from gpurank.engine.sources.calibrate import predict
+from gpurank.engine.sources.facts.accelerators import resolve_accelerator, resolve_accelerators
+from gpurank.engine.sources.model.calibrate import predict
 
 # id: family, generation, rank, year, dense bf16, dense fp8 (nan: no fp8), memory GB, TB/s,
 # scale-up domain, scale-up GB/s per direction, TDP W (nan: not published)

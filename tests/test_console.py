@@ -11,7 +11,7 @@ from gpurank.engine import Engine
 from gpurank.engine.cli import main
 from gpurank.engine.console import TOP_DROP_ORDER, fit_columns, make_console, print_summary
 from gpurank.engine.formatting import fixed
-from gpurank.engine.sources.simulate import simulate
+from gpurank.engine.sources.sweep.simulate import simulate
 from gpurank.engine.summary import build_summary
 
 WIDTHS = (80, 120, 160)

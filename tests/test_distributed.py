@@ -162,7 +162,7 @@ def test_unlucky_partition_boundaries(client):
 
 
 def test_simulated_parquet_default_criteria(client, tmp_path):
-    from gpurank.engine.sources.simulate import simulate_to_parquet
+    from gpurank.engine.sources.sweep.simulate import simulate_to_parquet
 
     src = tmp_path / "sim"
     simulate_to_parquet(src, 2000, seed=1, partitioned=True, row_group_rows=600)

@@ -470,7 +470,7 @@ def _damage(folder: Path, damage: str) -> None:
 def measured(tmp_path_factory):
     """A simulated sweep (every canonical and catalog column, with times) and a model
     calibrated on it."""
-    from gpurank.engine.sources.simulate import simulate
+    from gpurank.engine.sources.sweep.simulate import simulate
 
     root = tmp_path_factory.mktemp("measured")
     table = simulate(40, seed=3).reset_index(drop=True)

@@ -17,9 +17,9 @@ from gpurank.engine import Engine
 from gpurank.engine.cli import main
 from gpurank.engine.errors import DataError
 from gpurank.engine.outputs import is_gpurank_output
-from gpurank.engine.sources.calibrate import calibrate, predict
-from gpurank.engine.sources.perfmodel import CalibratedModel
-from gpurank.engine.sources.simulate import simulate
+from gpurank.engine.sources.model.calibrate import calibrate, predict
+from gpurank.engine.sources.model.perfmodel import CalibratedModel
+from gpurank.engine.sources.sweep.simulate import simulate
 from output_sets import consistent_set, leftovers
 from tables import config_table
 
@@ -255,7 +255,7 @@ def test_an_unmatched_filter_value_names_the_closest_values(capsys, tmp_path):
 
 
 def test_a_published_scores_file_without_its_columns_names_the_closest(tmp_path):
-    from gpurank.engine.sources.mlperf import read_published_scores
+    from gpurank.engine.sources.mlperf.reader import read_published_scores
 
     csv = tmp_path / "summary.csv"
     columns = {f"col_{i}": ["x"] for i in range(40)} | {

@@ -286,3 +286,39 @@ def test_every_imported_name_is_in_its_modules_all():
 def test_every_module_has_an_all():
     missing = [m for m in MODULES if _exported(m) is None and not m.endswith("__main__")]
     assert missing == []
+
+
+#: The wings of ``engine/sources/`` and the wings each may import: the facts floor imports
+#: none of them; the MLPerf reader and the model never import each other; a sweep draws from
+#: the model. The commands, the CLI and the rest of the engine sit above all four.
+WINGS = {"facts": set(), "mlperf": {"facts"}, "model": {"facts"},
+         "sweep": {"facts", "model"}}
+SOURCES = "gpurank.engine.sources"
+
+
+def _wing(module):
+    parts = module.split(".")
+    return parts[3] if module.startswith(SOURCES + ".") and len(parts) > 3 else None
+
+
+def test_the_source_wings_keep_their_layers():
+    """Every module of ``engine/sources/`` sits in one wing, and imports only its own wing
+    and the wings below it; nothing in a wing imports the engine above ``sources``' own
+    utilities (the commands, the CLI, the analysis)."""
+    loose = [m for m in MODULES if m.startswith(SOURCES + ".") and _wing(m) not in WINGS]
+    assert loose == [], "every module of engine/sources/ belongs to one of its four wings"
+    bad = []
+    for module, line, target, name, _inside in IMPORTS:
+        here = _wing(module)
+        if here is None:
+            continue
+        dest = _edge(target, name)
+        there = _wing(dest)
+        if dest == SOURCES or dest.startswith(("gpurank.engine.commands",
+                                               "gpurank.engine.cli", "gpurank.engine.api")):
+            bad.append((module, line, dest))
+        elif there is not None and there != here and there not in WINGS[here]:
+            bad.append((module, line, dest))
+    assert bad == []
+    seen = {(_wing(m), _wing(_edge(t, n))) for m, _l, t, n, _i in IMPORTS if _wing(m)}
+    assert {("mlperf", "facts"), ("model", "facts"), ("sweep", "model")} <= seen

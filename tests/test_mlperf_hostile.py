@@ -14,10 +14,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from gpurank.engine.errors import DataError
-from gpurank.engine.sources import mlperf_logs, mlperf_systems
-from gpurank.engine.sources.mlperf import read_mlperf
-from gpurank.engine.sources.mlperf_systems import parse_system_text
-from gpurank.engine.sources.regular_files import UnreadableFile, excerpt, read_regular
+from gpurank.engine.sources.mlperf import logs as mlperf_logs
+from gpurank.engine.sources.mlperf import systems as mlperf_systems
+from gpurank.engine.sources.mlperf.reader import read_mlperf
+from gpurank.engine.sources.mlperf.systems import parse_system_text
+from gpurank.engine.sources.facts.regular_files import UnreadableFile, excerpt, read_regular
 
 FIX = Path(__file__).parent / "fixtures" / "mlperf" / "repos" / "training_results_v4.0" / "NVIDIA"
 SYSTEM = "dgxh100_ngc24.04_mxnet"

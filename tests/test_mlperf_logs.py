@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from gpurank.engine.sources.mlperf_logs import parse_result_log, parse_result_text
+from gpurank.engine.sources.mlperf.logs import parse_result_log, parse_result_text
 
 FIX = Path(__file__).parent / "fixtures" / "mlperf"
 REPOS = FIX / "repos"

@@ -10,7 +10,7 @@ import pytest
 
 from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.commands import run_mlperf_cli
-from gpurank.engine.sources.mlperf import read_mlperf, read_published_scores
+from gpurank.engine.sources.mlperf.reader import read_mlperf, read_published_scores
 from mlperf_data import shared_data
 
 STUDY = Path(__file__).parent / "fixtures" / "mlperf" / "study"

@@ -10,7 +10,7 @@ import pytest
 
 from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.commands import run_mlperf_cli
-from gpurank.engine.sources.mlperf import MLPERF_COLUMNS, MlperfReadResult, ReadWarning, read_mlperf, score_runs
+from gpurank.engine.sources.mlperf.reader import MLPERF_COLUMNS, MlperfReadResult, ReadWarning, read_mlperf, score_runs
 
 FIX = Path(__file__).parent / "fixtures" / "mlperf"
 REPOS, BAD, DUPS = FIX / "repos", FIX / "bad", FIX / "dups"

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpurank.engine.sources.mlperf import read_mlperf
-from gpurank.engine.sources.mlperf_logs import parse_result_log
+from gpurank.engine.sources.mlperf.reader import read_mlperf
+from gpurank.engine.sources.mlperf.logs import parse_result_log
 from mlperf_data import shared_data
 
 DATA = shared_data("mlperf_resnet")

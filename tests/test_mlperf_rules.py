@@ -3,8 +3,8 @@
 import inspect
 
 import pytest
-from gpurank.engine.sources.mlperf import score_runs
-from gpurank.engine.sources.mlperf_rules import (
+from gpurank.engine.sources.mlperf.reader import score_runs
+from gpurank.engine.sources.facts.mlperf_rules import (
     DROPPED_EACH_END,
     benchmark_info,
     benchmark_table,

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from gpurank.engine.sources.accelerators import accelerator_aliases, normalize_accelerator
-from gpurank.engine.sources.mlperf_systems import parse_system_description, parse_system_text, to_int
+from gpurank.engine.sources.facts.accelerators import accelerator_aliases, normalize_accelerator
+from gpurank.engine.sources.mlperf.systems import parse_system_description, parse_system_text, to_int
 
 REPOS = Path(__file__).parent / "fixtures" / "mlperf" / "repos"
 

@@ -27,7 +27,7 @@ from gpurank.engine.params import (
     refused_value,
     shown,
 )
-from gpurank.engine.sources.workload import resnet50
+from gpurank.engine.sources.model.workload import resnet50
 from tables import config_table
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -56,15 +56,15 @@ def _replace(obj):
 #: How to call each owner with every argument valid but the one under test.
 CALLS = {
     "gpurank.engine.spec.AnalysisSpec": lambda owner, tmp: owner,
-    "gpurank.engine.sources.workload.Workload": lambda owner, tmp: _replace(resnet50()),
-    "gpurank.engine.sources.perfmodel.CalibratedModel": lambda owner, tmp: owner,
-    "gpurank.engine.sources.simulate.simulate": lambda owner, tmp: (
+    "gpurank.engine.sources.model.workload.Workload": lambda owner, tmp: _replace(resnet50()),
+    "gpurank.engine.sources.model.perfmodel.CalibratedModel": lambda owner, tmp: owner,
+    "gpurank.engine.sources.sweep.simulate.simulate": lambda owner, tmp: (
         lambda **kw: owner(kw.pop("n", 10), **kw)),
-    "gpurank.engine.sources.simulate.simulate_to_parquet": lambda owner, tmp: (
+    "gpurank.engine.sources.sweep.simulate.simulate_to_parquet": lambda owner, tmp: (
         lambda **kw: owner(tmp / "x.parquet", kw.pop("n", 10), **kw)),
-    "gpurank.engine.sources.simulate_writer.estimate_size": lambda owner, tmp: (
+    "gpurank.engine.sources.sweep.writer.estimate_size": lambda owner, tmp: (
         lambda **kw: owner(10, **kw)),
-    "gpurank.engine.sources.predict.predict": lambda owner, tmp: (
+    "gpurank.engine.sources.model.predict.predict": lambda owner, tmp: (
         lambda **kw: owner(kw.pop("table", pd.DataFrame()), **kw)),
     "gpurank.engine.distributed.cluster.start_dask": lambda owner, tmp: owner,
 }
@@ -89,7 +89,7 @@ def test_every_declared_constraint_refuses_with_one_message_in_both_spellings(tm
     assert checked >= 60  # the spec, the workload, the model, the sweep, predict, Dask
 
 
-SPEC, SWEEP = "gpurank.engine.spec.AnalysisSpec", "gpurank.engine.sources.simulate.simulate"
+SPEC, SWEEP = "gpurank.engine.spec.AnalysisSpec", "gpurank.engine.sources.sweep.simulate.simulate"
 STREAM = SWEEP + "_to_parquet"
 #: (argv, the owner of the constraint, parameter, the value the command line hands the API)
 CLI_CASES = [
@@ -179,7 +179,7 @@ def test_no_engine_module_writes_the_old_template():
 
 
 def test_validated_functions_keep_their_signature():
-    from gpurank.engine.sources.simulate import simulate
+    from gpurank.engine.sources.sweep.simulate import simulate
 
     params = inspect.signature(simulate).parameters
     assert list(params)[:2] == ["n", "seed"] and params["seed"].kind is params["seed"].KEYWORD_ONLY

@@ -9,13 +9,13 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from gpurank.engine.sources.catalog import accelerator_catalog
+from gpurank.engine.sources.facts.catalog import accelerator_catalog
 from gpurank.engine.cli import main
-from gpurank.engine.sources.calibrate import predict
-from gpurank.engine.sources.intervals import interval_table
-from gpurank.engine.sources.outcomes import predicted_outcomes
-from gpurank.engine.sources.simulate import simulate
-from gpurank.engine.sources.workloads import default_model, workload
+from gpurank.engine.sources.model.calibrate import predict
+from gpurank.engine.sources.model.intervals import interval_table
+from gpurank.engine.sources.model.outcomes import predicted_outcomes
+from gpurank.engine.sources.sweep.simulate import simulate
+from gpurank.engine.sources.model.workloads import default_model, workload
 
 ROW = dict(n_accelerators=8, n_nodes=1, accelerators_per_node=8, global_batch_size=64)
 
@@ -201,7 +201,7 @@ def test_precision_picks_the_narrow_peak():
 def test_nvl72_domain_speeds_up_the_allreduce():
     """GB200 trays of 4 GPUs in one 72-GPU NVLink domain all-reduce over NVLink; the same
     GPUs as HGX boards of 8 cross the network."""
-    from gpurank.engine.sources.perfmodel import DEFAULT_MODEL, evaluate, resnet50
+    from gpurank.engine.sources.model.perfmodel import DEFAULT_MODEL, evaluate, resnet50
 
     cfg = dict(peak_tflops=2500.0, compute_efficiency=0.3, mem_bw_tbps=8.0,
                n_accelerators=64.0, accelerators_per_node=4.0, n_nodes=16.0, local_batch=64.0,
@@ -255,7 +255,7 @@ def test_public_fact_workloads_are_predicted_from_first_principles(bench, n, gb)
 
 
 def test_a_borrowed_workload_saturates_at_the_same_work_per_pass():
-    from gpurank.engine.sources.workloads import model_for_workload
+    from gpurank.engine.sources.model.workloads import model_for_workload
 
     src = default_model("gpt3")
     for name in ("llama31_8b", "flux1", "llama31_405b"):
@@ -282,7 +282,7 @@ def test_a_row_of_a_later_round_says_the_model_does_not_know_its_software():
 
 
 def test_round_ordinals_count_the_rounds_between():
-    from gpurank.engine.sources.mlperf_rules import round_ordinal
+    from gpurank.engine.sources.facts.mlperf_rules import round_ordinal
 
     seq = ["v0.5", "v0.6", "v0.7", "v1.0", "v1.1", "v2.0", "v2.1", "v3.0", "v3.1", "v4.0",
            "v4.1", "v5.0", "v5.1", "v6.0"]
@@ -291,7 +291,7 @@ def test_round_ordinals_count_the_rounds_between():
 
 
 def test_later_rounds_widen_the_low_end_by_what_forward_rows_need():
-    from gpurank.engine.sources.intervals import fit_interval_table, interval_factors
+    from gpurank.engine.sources.model.intervals import fit_interval_table, interval_factors
 
     rng = np.random.default_rng(7)
     base = pd.DataFrame({"kind": "fitted", "log_error": rng.normal(0, 0.1, 400), "reach": 0.0,

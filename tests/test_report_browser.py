@@ -365,7 +365,7 @@ def stress_report(tmp_path_factory):
 def demo_report(tmp_path_factory):
     """The report of a small simulated sweep, as ``gpurank demo`` draws it."""
     from gpurank.engine import Engine
-    from gpurank.engine.sources.simulate import simulate
+    from gpurank.engine.sources.sweep.simulate import simulate
     from gpurank.engine.summary import build_summary
 
     result = Engine(backend="cpu").analyze(simulate(3000, seed=0), n_estimators=10,

@@ -9,10 +9,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from gpurank.engine.sources.catalog import accelerator_catalog, price_catalog
+from gpurank.engine.sources.facts.catalog import accelerator_catalog, price_catalog
 from gpurank.engine.errors import DataError, UsageError
-from gpurank.engine.sources.perfmodel import DEFAULT_MODEL, evaluate, resnet50
-from gpurank.engine.sources.simulate import (
+from gpurank.engine.sources.model.perfmodel import DEFAULT_MODEL, evaluate, resnet50
+from gpurank.engine.sources.sweep.simulate import (
     COLUMNS,
     LOGICAL_CHUNK,
     simulate,
@@ -211,7 +211,7 @@ def test_cli_seed_message_names_the_flag(tmp_path, capsys):
 
 # ---------------------------------------------------------------------------- size up front
 def test_in_memory_size_is_checked_before_allocating(monkeypatch):
-    import gpurank.engine.sources.simulate_writer as writer
+    import gpurank.engine.sources.sweep.writer as writer
 
     monkeypatch.setattr(writer, "_available_memory", lambda: 1_000_000)
     with pytest.raises(UsageError, match=r"^n=10,000 would need about 3.2 MB of memory \(320 bytes "
@@ -225,7 +225,7 @@ def test_in_memory_size_is_checked_before_allocating(monkeypatch):
 
 
 def test_parquet_size_is_checked_against_free_disk(tmp_path, monkeypatch):
-    import gpurank.engine.sources.simulate_writer as writer
+    import gpurank.engine.sources.sweep.writer as writer
 
     monkeypatch.setattr(writer, "_free_disk", lambda target: (50_000, tmp_path))
     with pytest.raises(UsageError, match=rf"^n=1,000 would need about 100.0 KB on disk for the parquet "
@@ -351,7 +351,7 @@ def test_catalog_keeps_shared_columns():
 
 
 def test_run_simulate_cli_parquet_and_csv(tmp_path):
-    from gpurank.engine.sources.perfmodel import CalibratedModel
+    from gpurank.engine.sources.model.perfmodel import CalibratedModel
     from gpurank.engine.commands import run_simulate_cli
 
     model = tmp_path / "m.json"

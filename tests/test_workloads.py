@@ -10,7 +10,7 @@ import pytest
 from generated import same_report
 from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.commands import run_calibrate_cli, run_predict_cli
-from gpurank.engine.sources.calibrate import (
+from gpurank.engine.sources.model.calibrate import (
     WORKLOADS_BEGIN,
     WORKLOADS_END,
     calibrate,
@@ -18,8 +18,8 @@ from gpurank.engine.sources.calibrate import (
     predict,
     workloads_report,
 )
-from gpurank.engine.sources.mlperf_rules import reference_convergence
-from gpurank.engine.sources.perfmodel import (
+from gpurank.engine.sources.facts.mlperf_rules import reference_convergence
+from gpurank.engine.sources.model.perfmodel import (
     DEFAULT_MODEL,
     CalibratedModel,
     Workload,
@@ -27,8 +27,8 @@ from gpurank.engine.sources.perfmodel import (
     resnet50,
 )
 from gpurank.engine.commands import run_simulate_cli
-from gpurank.engine.sources.simulate import simulate
-from gpurank.engine.sources.workloads import (
+from gpurank.engine.sources.sweep.simulate import simulate
+from gpurank.engine.sources.model.workloads import (
     default_model,
     nearest_calibrated,
     workload,
@@ -231,7 +231,7 @@ def test_a_feature_store_is_validated_and_its_unknown_memory_is_said():
         _graph_workload(gathered_bytes_per_sample=-1)
     with pytest.raises(UsageError, match=r"^feature_store_gb must be .*; got nan"):
         _graph_workload(feature_store_gb=float("nan"))
-    from gpurank.engine.sources.catalog import accelerator_catalog
+    from gpurank.engine.sources.facts.catalog import accelerator_catalog
 
     acc = accelerator_catalog().copy()
     acc.loc[acc["accelerator_id"] == "nvidia_h100_sxm5", "mem_gb"] = np.nan
@@ -288,7 +288,7 @@ def test_simulate_each_workload(name):
     assert (df["time_to_train_min"] > 0).all() and (df["throughput"] > 0).all()
     assert (df["global_batch_size"] <= w.max_global_batch).all()
     # throughput in the workload's unit; mfu from the samples rate
-    from gpurank.engine.sources.catalog import accelerator_catalog
+    from gpurank.engine.sources.facts.catalog import accelerator_catalog
 
     cat = accelerator_catalog().set_index("accelerator_id")
     peak = pd.to_numeric(cat["bf16_dense_tflops"], errors="coerce").fillna(
@@ -329,7 +329,7 @@ def test_simulate_cli_workload(tmp_path):
 
 @pytest.fixture(scope="module")
 def table():
-    from gpurank.engine.sources.mlperf import read_mlperf
+    from gpurank.engine.sources.mlperf.reader import read_mlperf
 
     return read_mlperf(TRAINING / "raw", benchmark="all",
                        published_scores=TRAINING / "summary.csv").table
@@ -400,7 +400,7 @@ def test_documented_validation_is_current_and_under_20_percent(table):
 
 @pytest.fixture(scope="module")
 def evidence(table):
-    from gpurank.engine.sources.evidence import interval_evidence
+    from gpurank.engine.sources.model.evidence import interval_evidence
 
     return interval_evidence(table)
 
@@ -411,9 +411,9 @@ def test_documented_evidence_and_shipped_intervals_are_current(table, evidence):
     what `calibrate --benchmark all --report --intervals` writes."""
     from pathlib import Path
 
-    from gpurank.engine.sources.evidence import evidence_report
-    from gpurank.engine.sources.intervals import fit_interval_table, interval_table
-    from gpurank.engine.sources.validation import EVIDENCE_BEGIN, EVIDENCE_END
+    from gpurank.engine.sources.model.evidence import evidence_report
+    from gpurank.engine.sources.model.intervals import fit_interval_table, interval_table
+    from gpurank.engine.sources.model.validation import EVIDENCE_BEGIN, EVIDENCE_END
 
     shipped = interval_table()
     fitted = fit_interval_table(evidence)
@@ -434,7 +434,7 @@ def test_documented_evidence_and_shipped_intervals_are_current(table, evidence):
 
 @real
 def test_intervals_hold_80_percent_of_held_out_rows_per_basis(evidence):
-    from gpurank.engine.sources.evidence import interval_coverage
+    from gpurank.engine.sources.model.evidence import interval_coverage
 
     cov = interval_coverage(evidence).set_index("basis")
     assert set(cov.index) == {"fitted", "borrowed", "first-principles", "forward in time"}

@@ -11,13 +11,13 @@ import pandas as pd
 from ..errors import DataError, UsageError
 from ..io import read_table, write_table, write_text
 from ..outputs import check_target, publish_file
-from ..sources.catalog import merge_accelerator_catalog
-from ..sources.evidence import evidence_report, interval_evidence
-from ..sources.fit import calibrate
-from ..sources.intervals import fit_interval_table
-from ..sources.perfmodel import CalibratedModel
-from ..sources.predict import predict
-from ..sources.validation import (
+from ..sources.facts.catalog import merge_accelerator_catalog
+from ..sources.model.evidence import evidence_report, interval_evidence
+from ..sources.model.fit import calibrate
+from ..sources.model.intervals import fit_interval_table
+from ..sources.model.perfmodel import CalibratedModel
+from ..sources.model.predict import predict
+from ..sources.model.validation import (
     EVIDENCE_BEGIN,
     EVIDENCE_END,
     REPORT_BEGIN,
@@ -29,7 +29,8 @@ from ..sources.validation import (
     validation_report,
     workloads_report,
 )
-from ..sources.workloads import workload, workload_for_benchmark
+from ..sources.facts.benchmarks import workload_for_benchmark
+from ..sources.model.workloads import workload
 
 __all__ = ["run_calibrate_cli", "run_predict_cli"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..io import write_table
 from ..outputs import check_target
-from ..sources.mlperf import MlperfReadResult, read_mlperf
+from ..sources.mlperf.reader import MlperfReadResult, read_mlperf
 
 __all__ = ["run_mlperf_cli"]
 

@@ -11,11 +11,11 @@ from pathlib import Path
 from ..errors import UsageError
 from ..outputs import publish_file
 from ..params import check_param
-from ..sources.catalog import merge_accelerator_catalog
-from ..sources.perfmodel import CalibratedModel
-from ..sources.simulate import SIMULATE_CONSTRAINTS, simulate, simulate_to_parquet
-from ..sources.simulate_writer import check_disk, check_memory
-from ..sources.workloads import workload as shipped_workload
+from ..sources.facts.catalog import merge_accelerator_catalog
+from ..sources.model.perfmodel import CalibratedModel
+from ..sources.sweep.simulate import SIMULATE_CONSTRAINTS, simulate, simulate_to_parquet
+from ..sources.sweep.writer import check_disk, check_memory
+from ..sources.model.workloads import workload as shipped_workload
 
 __all__ = ["run_simulate_cli", "sigterm_raises"]
 

@@ -10,7 +10,7 @@ reports three findings:
 (b) the largest systems reach the shortest time to train but are the least efficient;
 (c) speedup grows sub-linearly with the GPU count.
 
-:func:`run_study` reads MLPerf results (:func:`gpurank.engine.sources.mlperf.read_mlperf`),
+:func:`run_study` reads MLPerf results (:func:`gpurank.engine.sources.mlperf.reader.read_mlperf`),
 runs the three steps with :class:`gpurank.engine.Engine`, checks each finding against the data
 (every figure is computed, nothing is hard-coded) and writes a Markdown report atomically.
 The report holds no timings or absolute paths, so the same command on the same data writes the
@@ -30,8 +30,8 @@ from ..io import write_text
 from ..outputs import check_target
 from ..params import SEED_MAX, Interval, check_param
 from ..results import AnalysisResult
-from ..sources.mlperf import read_mlperf
-from ..sources.mlperf_discovery import check_benchmark
+from ..sources.mlperf.reader import read_mlperf
+from ..sources.mlperf.discovery import check_benchmark
 from .study_checks import (
     STUDY_CLUSTERS,
     STUDY_CRITERIA,
@@ -115,7 +115,7 @@ def run_study(paths, output_md, *, published_scores=None, seed: int = 0, backend
     Parameters
     ----------
     paths : path or list of paths
-        MLPerf Training results (see :func:`~gpurank.engine.sources.mlperf.read_mlperf`).
+        MLPerf Training results (see :func:`~gpurank.engine.sources.mlperf.reader.read_mlperf`).
     output_md : path
         Where the report goes (written atomically).
     published_scores : path, optional

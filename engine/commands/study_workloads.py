@@ -27,9 +27,9 @@ from ..formatting import integer as _i
 from ..formatting import number as _f
 from ..formatting import span as _span
 from ..io import write_text
-from ..sources.mlperf import MlperfReadResult, read_mlperf
-from ..sources.mlperf_rules import benchmark_info
-from ..sources.workloads import workload_for_benchmark
+from ..sources.mlperf.reader import MlperfReadResult, read_mlperf
+from ..sources.facts.mlperf_rules import benchmark_info
+from ..sources.facts.benchmarks import workload_for_benchmark
 from .study_checks import (
     STUDY_CLUSTERS,
     STUDY_CRITERIA,

@@ -2,7 +2,7 @@
 
 ``simulate(n, seed=...)`` draws ``n`` configurations (accelerator, count, nodes, host CPU,
 interconnect, network, framework, provider, batch) from the catalogs and evaluates the model
-of :mod:`gpurank.engine.sources.perfmodel` on them; ``simulate_to_parquet`` streams the same
+of :mod:`gpurank.engine.sources.model.perfmodel` on them; ``simulate_to_parquet`` streams the same
 rows to Parquet row groups (or a folder of part files) with bounded memory.
 
 Determinism: rows are generated in logical chunks of ``LOGICAL_CHUNK`` rows; chunk ``k`` draws
@@ -24,14 +24,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..outputs import publish_file, publish_folder
-from ..params import InstanceOf, Interval, Items, validate_params
-from ..schema import SIMULATED_COLUMNS
-from .accelerators import resolve_accelerators
-from .perfmodel import CalibratedModel, Workload
-from .simulate_plan import DEFAULT_NETWORKS, prepare, workload_meta
-from .simulate_rows import DEFAULT_COUNTS, LOGICAL_CHUNK, iter_chunks, no_rows_error
-from .simulate_writer import (
+from ...outputs import publish_file, publish_folder
+from ...params import InstanceOf, Interval, Items, validate_params
+from ...schema import SIMULATED_COLUMNS
+from ..facts.accelerators import resolve_accelerators
+from ..model.perfmodel import CalibratedModel, Workload
+from .plan import DEFAULT_NETWORKS, prepare, workload_meta
+from .rows import DEFAULT_COUNTS, LOGICAL_CHUNK, iter_chunks, no_rows_error
+from .writer import (
     CSV_BYTES_PER_ROW,
     MEMORY_BYTES_PER_ROW,
     PARQUET_BYTES_PER_ROW,

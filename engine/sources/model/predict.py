@@ -27,14 +27,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError
-from ..params import InstanceOf, check_param, validate_params
-from . import catalog as _cat
-from .configs import model_inputs, safe_div
+from ...errors import DataError
+from ...params import InstanceOf, check_param, validate_params
+from ..facts import catalog as _cat
+from .inputs import model_inputs, safe_div
 from .intervals import INTERVAL_LEVEL, interval_factors, interval_table
-from .mlperf_rules import round_ordinal
+from ..facts.mlperf_rules import round_ordinal
 from .perfmodel import CalibratedModel, Workload, evaluate, resnet50
-from .workloads import default_model, model_for_workload, workload, workload_for_benchmark
+from ..facts.benchmarks import workload_for_benchmark
+from .workloads import default_model, model_for_workload, workload
 
 __all__ = [
     "PREDICTED",
@@ -54,7 +55,7 @@ __all__ = [
 ]
 
 PREDICTED = ("time_to_train_min", "throughput", "utilization", "cost_usd", "energy_kwh")
-#: Bottleneck names by the codes of :func:`~gpurank.engine.sources.perfmodel.evaluate`.
+#: Bottleneck names by the codes of :func:`~gpurank.engine.sources.model.perfmodel.evaluate`.
 BOTTLENECKS = ("compute", "communication", "input", "memory")
 #: The interval columns ``predict`` adds (80%, :data:`.intervals.INTERVAL_LEVEL`).
 INTERVAL_COLUMNS = ("predicted_time_to_train_min_lo", "predicted_time_to_train_min_hi")
@@ -305,7 +306,7 @@ def predict(
 
     Without ``workload``, the table's ``benchmark`` (one per table) is used, else the
     model's workload, else ResNet-50; without ``model``, the workload's shipped model
-    (:func:`~gpurank.engine.sources.workloads.default_model`; a workload without one takes
+    (:func:`~gpurank.engine.sources.model.workloads.default_model`; a workload without one takes
     the nearest calibrated workload's). Hardware facts come from ``accelerator_table`` (the
     built-in catalog when omitted) under the table's own per-row columns
     (:mod:`.hardware`).

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import DataError
+from ...errors import DataError
 from .regular_files import UnreadableFile, excerpt, path_text, read_regular
 
 __all__ = [

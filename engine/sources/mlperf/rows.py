@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .accelerators import ResolvedAccelerator, resolve_accelerator
-from .catalog import accelerator_catalog
-from .mlperf_discovery import ReadWarnings, SystemRef, entry_exists, natural_key
-from .mlperf_logs import RunLog, parse_result_log
-from .mlperf_rules import (
+from ..facts.accelerators import ResolvedAccelerator, resolve_accelerator
+from ..facts.catalog import accelerator_catalog
+from .discovery import ReadWarnings, SystemRef, entry_exists, natural_key
+from .logs import RunLog, parse_result_log
+from ..facts.mlperf_rules import (
     BenchmarkInfo,
     benchmark_info,
     convert_count,
@@ -23,14 +23,14 @@ from .mlperf_rules import (
     mlperf_logging_version,
     scoring_rule,
 )
-from .mlperf_scoring import median_or_none, olympic_mean, score_runs
-from .mlperf_systems import parse_system_description
-from .regular_files import (
+from .scoring import median_or_none, olympic_mean, score_runs
+from .systems import parse_system_description
+from ..facts.regular_files import (
     UnreadableFile,
     excerpt,
     read_regular,
 )
-from .workloads import workload_for_benchmark
+from ..facts.benchmarks import workload_for_benchmark
 
 __all__ = ["MLPERF_COLUMNS", "system_row", "add_catalog", "build_table"]
 

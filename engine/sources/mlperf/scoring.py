@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError, UsageError
-from ..schema import closest_names
-from .mlperf_discovery import ALL_BENCHMARKS, SystemRef, entry_exists
-from .mlperf_rules import (
+from ...errors import DataError, UsageError
+from ...schema import closest_names
+from .discovery import ALL_BENCHMARKS, SystemRef, entry_exists
+from ..facts.mlperf_rules import (
     benchmark_info,
 )
-from .regular_files import (
+from ..facts.regular_files import (
     UnreadableFile,
     excerpt,
     path_text,

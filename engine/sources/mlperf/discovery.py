@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import DataError, UsageError
-from ..params import ParamError, shown
-from .regular_files import (
+from ...errors import DataError, UsageError
+from ...params import ParamError, shown
+from ..facts.regular_files import (
     excerpt,
     is_regular_dir,
     path_text,

@@ -18,15 +18,18 @@ import math
 import numpy as np
 import pandas as pd
 
-from .perfmodel import PRECISIONS
-
 __all__ = [
+    "PRECISIONS",
     "SPEC_COLUMNS",
     "ROW_ALIASES",
     "HardwareFacts",
     "hardware_facts",
     "peak_columns",
 ]
+
+#: Training number formats, narrowest last; a format an accelerator lacks falls back to the
+#: next wider one it has (bf16 always: fp16 where no bf16).
+PRECISIONS = ("bf16", "fp8", "fp4")
 
 #: Catalog columns a table may give per row to override the catalog (numbers, > 0).
 SPEC_COLUMNS = (

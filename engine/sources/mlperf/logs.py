@@ -39,7 +39,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     _loads = _json.loads
     _JSONError = (ValueError, RecursionError)
 
-from .regular_files import UnreadableFile, read_regular
+from ..facts.regular_files import UnreadableFile, read_regular
 
 __all__ = ["RunLog", "Evaluation", "parse_result_log", "parse_result_text",
            "IMAGENET_TRAIN_SAMPLES", "MAX_LOG_BYTES"]

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..params import (
+from ...params import (
     NON_NEGATIVE,
     POSITIVE,
     Interval,
@@ -21,16 +21,14 @@ from ..params import (
     check_fields,
     check_param,
 )
-from .catalog import epochs_curve
+from ..facts.catalog import epochs_curve
+from ..facts.hardware import PRECISIONS
 
-__all__ = ["IMAGENET_TRAIN_SAMPLES", "PRECISIONS", "Workload", "resnet50"]
+__all__ = ["IMAGENET_TRAIN_SAMPLES", "Workload", "resnet50"]
 
 
 #: ImageNet-1k training images (MLPerf ``train_samples``; summary.csv README).
 IMAGENET_TRAIN_SAMPLES = 1_281_167
-#: Training number formats, narrowest last; a format an accelerator lacks falls back to the
-#: next wider one it has (bf16 always: fp16 where no bf16).
-PRECISIONS = ("bf16", "fp8", "fp4")
 
 
 @dataclass(frozen=True)
@@ -38,7 +36,7 @@ class Workload:
     """What one training job costs, independent of the hardware.
 
     The shipped workloads (one per MLPerf Training benchmark, every number with its source)
-    are in ``engine/data/workloads.csv``; :func:`gpurank.engine.sources.workloads.workload`
+    are in ``engine/data/workloads.csv``; :func:`gpurank.engine.sources.model.workloads.workload`
     builds them. Describe another workload by these numbers (docs/simulator.md, "Workloads").
 
     Attributes
@@ -99,7 +97,7 @@ class Workload:
         graph network's node features, looked up for the sampled neighbourhood of every seed.
         The store sits in the accelerators' memory when it fits (sharded over the node or
         scale-up domain, else over all accelerators) and in host memory otherwise; the bytes
-        cross the link that reaches it (:func:`~gpurank.engine.sources.perfmodel.evaluate`).
+        cross the link that reaches it (:func:`~gpurank.engine.sources.model.perfmodel.evaluate`).
         0: no feature store.
     feature_store_gb : float
         Size of that store (features and the graph structure the sampler walks), in GB.
@@ -120,7 +118,7 @@ class Workload:
     architecture : str
         What kind of network it trains (``cnn``, ``transformer-encoder``,
         ``transformer-decoder``, ``diffusion``, ``rnn``, ``recommender``, ``gnn``, or ""):
-        the first thing :func:`~gpurank.engine.sources.workloads.nearest_calibrated`
+        the first thing :func:`~gpurank.engine.sources.model.workloads.nearest_calibrated`
         compares when a workload without calibration rows takes another's efficiencies.
     max_model_parallel : int or None
         The most accelerators one sample can be split over (tensor x context parallel: a
@@ -136,7 +134,7 @@ class Workload:
         The calibrated workload whose kernels this one's FLOPs run in (``"bert_large"``: dense
         projections and attention), whose efficiencies a first-principles prediction takes
         when it is fitted; "" (the default): the nearest by
-        :func:`~gpurank.engine.sources.workloads.workload_distance`.
+        :func:`~gpurank.engine.sources.model.workloads.workload_distance`.
     sources : tuple of (field, source) pairs
     """
 

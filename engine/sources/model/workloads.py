@@ -7,7 +7,7 @@ term, input bytes per sample, the data-set size and the simulator's batch grid, 
 source column (a paper, a datasheet, MLPerf's reference, or "estimate" with the method).
 Samples to converge against the global batch come from the MLPerf reference convergence
 points that mlperf-logging ships
-(:func:`~gpurank.engine.sources.mlperf_rules.reference_convergence`),
+(:func:`~gpurank.engine.sources.facts.mlperf_rules.reference_convergence`),
 converted to samples; ResNet-50 keeps its own table (``resnet50_epochs_vs_batch.csv``) so its
 behaviour is the one documented since the first release.
 
@@ -25,15 +25,13 @@ from importlib import resources
 
 import pandas as pd
 
-from ..errors import DataError, UsageError
-from .mlperf_rules import benchmark_info, reference_convergence
+from ...errors import DataError, UsageError
+from ..facts.mlperf_rules import benchmark_info, reference_convergence
+from ..facts.benchmarks import workload_for_benchmark, workload_names, workload_table
 from .perfmodel import DEFAULT_MODEL, CalibratedModel, Workload, resnet50
 
 __all__ = [
     "workload",
-    "workload_names",
-    "workload_table",
-    "workload_for_benchmark",
     "default_model",
     "round_samples_curve",
     "nearest_calibrated",
@@ -45,27 +43,6 @@ __all__ = [
 #: Folder (inside gpurank.engine.data) of the calibrated model of each workload.
 MODEL_FILES = "models"
 _RESNET = "resnet50"
-
-
-@lru_cache(maxsize=1)
-def workload_table() -> pd.DataFrame:
-    """``workloads.csv`` as shipped: one row per workload, every number with its source."""
-    with resources.files("gpurank.engine.data").joinpath("workloads.csv").open("rb") as fh:
-        return pd.read_csv(fh, dtype=str, keep_default_na=False)
-
-
-def workload_names() -> tuple[str, ...]:
-    """Names of the shipped workloads, in table order."""
-    return tuple(workload_table()["workload"])
-
-
-def workload_for_benchmark(benchmark: str) -> str | None:
-    """The workload name a benchmark (``bert``, ``ssd``, ``retinanet``, ...) stands for, or
-    None when no shipped workload does."""
-    for name, benches in zip(workload_table()["workload"], workload_table()["benchmarks"]):
-        if benchmark == name or benchmark in benches.split(";"):
-            return name
-    return None
 
 
 def _float(row, col):

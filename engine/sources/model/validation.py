@@ -13,15 +13,16 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError
-from ..params import InstanceOf, Options, check_param
-from ..schema import shown_names
-from . import catalog as _cat
-from .configs import model_inputs, safe_div, to_float
+from ...errors import DataError
+from ...params import InstanceOf, Options, check_param
+from ...schema import shown_names
+from ..facts import catalog as _cat
+from .inputs import model_inputs, safe_div, to_float
 from .fit import calibrate, modelled_times, usable_rows
 from .perfmodel import CalibratedModel, Workload
 from .predict import predict, workload_of
-from .workloads import workload, workload_for_benchmark
+from ..facts.benchmarks import workload_for_benchmark
+from .workloads import workload
 
 __all__ = [
     "cross_validate",

@@ -4,7 +4,7 @@
 rows out (:mod:`.validation`), :func:`predict` adds ``predicted_*`` columns, intervals, bases
 and notes to a table (:mod:`.predict`); ``gpurank calibrate`` and ``gpurank predict`` run
 them (:mod:`gpurank.engine.commands.calibrate`). The names below re-export that API, so
-``from gpurank.engine.sources.calibrate import calibrate, predict`` works.
+``from gpurank.engine.sources.model.calibrate import calibrate, predict`` works.
 
 Input tables use the canonical columns: ``accelerator, n_accelerators, n_nodes,
 accelerators_per_node, host_cpu, cpu_cores_per_accelerator, interconnect, network, framework,
@@ -16,7 +16,7 @@ global_batch_size, epochs, time_to_train_min, throughput`` (+ ``round`` to split
 
 from __future__ import annotations
 
-from .configs import REQUIRED_PREDICT_COLUMNS
+from .inputs import REQUIRED_PREDICT_COLUMNS
 from .fit import REQUIRED_CALIBRATE_COLUMNS, calibrate
 from .perfmodel import CalibratedModel
 from .predict import BOTTLENECKS, PREDICTED, fit_errors, predict, workload_of

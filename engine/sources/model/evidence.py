@@ -22,10 +22,10 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError
+from ...errors import DataError
 from .fit import calibrate
 from .intervals import BASIS_KINDS, INTERVAL_LEVEL, fit_interval_table, interval_factors
-from .mlperf_rules import round_ordinal
+from ..facts.mlperf_rules import round_ordinal
 from .predict import basis_kind, predict
 from .validation import (
     EVIDENCE_BEGIN,
@@ -35,7 +35,8 @@ from .validation import (
     held_out_frame,
     rows_of,
 )
-from .workloads import nearest_calibrated, workload, workload_for_benchmark
+from ..facts.benchmarks import workload_for_benchmark
+from .workloads import nearest_calibrated, workload
 
 __all__ = [
     "forward_in_time",

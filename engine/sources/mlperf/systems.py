@@ -20,7 +20,7 @@ import json
 import re
 from pathlib import Path
 
-from .regular_files import UnreadableFile, excerpt, read_regular
+from ..facts.regular_files import UnreadableFile, excerpt, read_regular
 
 __all__ = ["parse_system_description", "parse_system_text", "to_int", "COUNT_LIMITS",
            "MAX_DESCRIPTION_BYTES"]

@@ -14,9 +14,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..params import Options, ParamError, validate_params
-from .simulate_plan import Plan, workload_meta
-from .simulate_rows import LOGICAL_CHUNK
+from ...params import Options, ParamError, validate_params
+from .plan import Plan, workload_meta
+from .rows import LOGICAL_CHUNK
 
 __all__ = ["MEMORY_BYTES_PER_ROW", "PARQUET_BYTES_PER_ROW", "CSV_BYTES_PER_ROW", "estimate_size",
            "check_memory", "check_disk", "sweep_metadata", "RowGroupWriter"]

@@ -25,10 +25,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError
-from . import catalog as _cat
-from .accelerators import resolve_accelerator
-from .hardware import hardware_facts
+from ...errors import DataError
+from ..facts import catalog as _cat
+from ..facts.accelerators import resolve_accelerator
+from ..facts.hardware import hardware_facts
 from .perfmodel import HOST_COPY_EFFICIENCY, CalibratedModel, Workload
 from .workloads import round_samples_curve
 

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..errors import UsageError
-from ..schema import SIMULATED_COLUMNS
-from .perfmodel import Workload, evaluate
-from .predict import (
+from ...errors import UsageError
+from ...schema import SIMULATED_COLUMNS
+from ..model.perfmodel import Workload, evaluate
+from ..model.predict import (
     extrapolation,
 )
-from .simulate_plan import BATCH_OUT, CURVE_OUT, FW_DALI, FW_NVIDIA, FW_OTHER, SCALE_OUT, Plan
+from .plan import BATCH_OUT, CURVE_OUT, FW_DALI, FW_NVIDIA, FW_OTHER, SCALE_OUT, Plan
 
 __all__ = ["LOGICAL_CHUNK", "DEFAULT_COUNTS", "iter_chunks", "no_rows_error"]
 
@@ -200,7 +200,7 @@ def _draw_batch(plan: Plan, u, a, n, rows: int) -> _Batch:
 
 
 def _model_inputs(plan: Plan, d: _Draw) -> dict:
-    """The drawn rows as :func:`~gpurank.engine.sources.perfmodel.evaluate`'s ``cfg``."""
+    """The drawn rows as :func:`~gpurank.engine.sources.model.perfmodel.evaluate`'s ``cfg``."""
     A, a = plan.acc, d.a
     # memory per accelerator places a feature store; a sweep without one skips the gather
     store = {"mem_gb": A["mem"][a]} if plan.workload.gathered_bytes_per_sample > 0 else {}

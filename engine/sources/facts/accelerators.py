@@ -39,7 +39,7 @@ from importlib import resources
 
 import pandas as pd
 
-from ..errors import UsageError
+from ...errors import UsageError
 from .catalog import accelerator_catalog
 
 __all__ = [

@@ -18,9 +18,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..errors import DataError, UsageError
-from ..io import to_jsonable, write_text
-from ..params import (
+from ...errors import DataError, UsageError
+from ...io import to_jsonable, write_text
+from ...params import (
     FRACTION,
     FRACTION_OPEN,
     NON_NEGATIVE,
@@ -30,11 +30,10 @@ from ..params import (
     Options,
     check_fields,
 )
-from .workload import IMAGENET_TRAIN_SAMPLES, PRECISIONS, Workload, resnet50
+from .workload import IMAGENET_TRAIN_SAMPLES, Workload, resnet50
 
 __all__ = ["Workload", "CalibratedModel", "resnet50", "DEFAULT_MODEL", "evaluate",
-           "IMAGENET_TRAIN_SAMPLES", "MODEL_VERSION", "MEM_EFFICIENCY", "HOST_COPY_EFFICIENCY",
-           "PRECISIONS"]
+           "IMAGENET_TRAIN_SAMPLES", "MODEL_VERSION", "MEM_EFFICIENCY", "HOST_COPY_EFFICIENCY"]
 
 
 #: Achieved fraction of a host link's nominal bandwidth in host-to-device copies (PCIe DMA

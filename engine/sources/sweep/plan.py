@@ -9,20 +9,21 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..errors import UsageError
-from . import catalog as _cat
-from .accelerators import resolve_accelerators
-from .hardware import hardware_facts
-from .intervals import IntervalTable, interval_table
-from .perfmodel import HOST_COPY_EFFICIENCY, CalibratedModel, Workload, resnet50
-from .predict import (
+from ...errors import UsageError
+from ..facts import catalog as _cat
+from ..facts.accelerators import resolve_accelerators
+from ..facts.hardware import hardware_facts
+from ..model.intervals import IntervalTable, interval_table
+from ..model.perfmodel import HOST_COPY_EFFICIENCY, CalibratedModel, Workload, resnet50
+from ..model.predict import (
     basis_kind,
     basis_note,
     first_principles,
     first_principles_note,
 )
-from .workloads import default_model, model_for_workload, workload_for_benchmark
-from .workloads import workload as _workload
+from ..facts.benchmarks import workload_for_benchmark
+from ..model.workloads import default_model, model_for_workload
+from ..model.workloads import workload as _workload
 
 __all__ = ["DEFAULT_NETWORKS", "FW_NVIDIA", "FW_OTHER", "FW_DALI", "Plan", "prepare", "BATCH_OUT",
            "SCALE_OUT", "CURVE_OUT", "workload_meta"]

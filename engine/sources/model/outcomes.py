@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.dataset as ds
 
-from ..errors import DataError
+from ...errors import DataError
 from .predict import INTERVAL_COLUMNS, PREDICTED, basis_kind, predict
 
 __all__ = ["predicted_outcomes", "OUTCOME_INTERVAL_COLUMNS", "needs_prediction",

@@ -26,10 +26,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError
-from ..params import InstanceOf, check_param
-from .configs import REQUIRED_PREDICT_COLUMNS, model_inputs, safe_div, to_float
-from .mlperf_rules import round_ordinal
+from ...errors import DataError
+from ...params import InstanceOf, check_param
+from .inputs import REQUIRED_PREDICT_COLUMNS, model_inputs, safe_div, to_float
+from ..facts.mlperf_rules import round_ordinal
 from .perfmodel import CalibratedModel, Workload
 from .predict import fit_errors, model_outputs, predict, workload_of
 

@@ -12,7 +12,7 @@ convergence and throughput units, and every problem met on the way as a :class:`
 ``benchmark`` column holds the name the logs give (``submission_benchmark``).
 
 Scoring (``mlperf_logging.result_summarizer``; rules in
-:mod:`gpurank.engine.sources.mlperf_rules`): per run ``run_stop - run_start``; only runs with
+:mod:`gpurank.engine.sources.facts.mlperf_rules`): per run ``run_stop - run_start``; only runs with
 ``status: success`` (v0.5 and v0.6 Alibaba: final accuracy >= target) are valid; sort the valid
 times, drop the ``k`` fastest and the ``k`` slowest less one per failed run (``k`` = 4 for
 ``unet3d``, 1 otherwise); average the rest; multiply by ``scaling.json``'s factor; no score when
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .mlperf_discovery import (
+from .discovery import (
     ReadWarning,
     ReadWarnings,
     SystemRef,
@@ -36,11 +36,11 @@ from .mlperf_discovery import (
     check_benchmark,
     discover,
 )
-from .mlperf_rows import MLPERF_COLUMNS, add_catalog, build_table, system_row
-from .mlperf_rules import (
+from .rows import MLPERF_COLUMNS, add_catalog, build_table, system_row
+from ..facts.mlperf_rules import (
     mlperf_logging_version,
 )
-from .mlperf_scoring import (
+from .scoring import (
     check_published_benchmarks,
     fill_published,
     published_key,

@@ -1,0 +1,21 @@
+"""The performance model: workloads, the roofline equations, their fit and their predictions.
+
+It imports the facts floor and never the MLPerf reader: it fits any table with the
+calibration columns, whoever wrote it (``tests/test_import_graph.py``).
+
+===============  ============================================================================
+``workload``     :class:`Workload`: what a training job costs the model; ResNet-50's
+``workloads``    the shipped workloads, one per MLPerf benchmark, and their models
+``perfmodel``    :class:`CalibratedModel` and :func:`evaluate`, the roofline equations
+``inputs``       a table of configurations as the model's inputs
+``fit``          :func:`calibrate`: the model fitted to measured runs
+``validation``   :func:`cross_validate` and the calibration reports
+``evidence``     forward-in-time and leave-one-workload-out evidence, interval coverage
+``intervals``    80% prediction intervals from held-out errors
+``predict``      :func:`predict`: predicted outcomes, their bases and notes
+``outcomes``     :func:`predicted_outcomes`: a configuration table made analyzable
+``calibrate``    the model's API in one import (fit, cross-validation, prediction)
+===============  ============================================================================
+"""
+
+__all__ = []
