@@ -1,0 +1,495 @@
+"""A training job from its model card: a TOML file read into a :class:`Workload`.
+
+``--workload FILE.toml`` takes what a model card and a training plan say (docs/workloads.md):
+
+* ``[model]``: ``architecture`` (``dense-transformer``, ``moe-transformer``, ``cnn``,
+  ``diffusion``), ``parameters`` (MoE: ``active_parameters``, ``experts``,
+  ``experts_per_token``), ``layers``, ``hidden_size``, ``sequence_length``, ``vocabulary``;
+  a CNN or diffusion model gives ``forward_flops`` per sample instead of the transformer's
+  shape;
+* ``[training]``: how much to train, one of ``tokens``, ``samples`` or ``epochs`` of a
+  ``dataset`` (a named one or ``dataset_samples``); optionally ``precision`` (``bf16``,
+  ``fp8``, ``fp4``) and ``optimizer_bytes_per_parameter``;
+* ``[fine_tune]`` (optional): ``lora_rank`` and ``frozen_base``.
+
+The FLOPs, bytes and memory follow the formulas of the shipped workloads
+(``engine/data/workloads.csv``, docs/simulator.md): ``6 N s + 12 L h s^2`` per sequence for
+training ([Kaplan2020], [Narayanan2021]), ``4 N s + 12 L h s^2`` for LoRA on a frozen base
+(the forward and the backward through the activations; frozen weights get no gradients,
+[Hu2021]), ``3 x 34 s h L`` bytes moved and ``34 s h L`` bytes of activations
+([Korthikanti2022]). A mixture of experts spends the FLOPs of its *active* parameters and
+holds the state of *all* of them (:func:`moe_fields`, the one place that mapping lives).
+
+A card has no calibration runs: its predictions take the efficiencies of the nearest
+calibrated workload (``first-principles:<workload>``, :func:`card_model`), and their
+interval widens with how far the card is from it (:func:`distance_widening`).
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import median
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+
+from ...errors import DataError, UsageError
+from ...params import POSITIVE, Interval, Options, ParamError, check_fields, check_param
+from ..facts.benchmarks import workload_for_benchmark, workload_names
+from ..facts.hardware import PRECISIONS
+from ..facts.regular_files import UnreadableFile, read_regular
+from .intervals import interval_table
+from .predict import predict
+from .workload import IMAGENET_TRAIN_SAMPLES, Workload
+from .workloads import default_model, nearest_calibrated, workload, workload_distance
+
+__all__ = [
+    "ARCHITECTURES",
+    "DATASETS",
+    "CARD_FILE_LIMIT",
+    "Card",
+    "read_card",
+    "card_workload",
+    "moe_fields",
+    "is_card_path",
+    "workload_arg",
+    "card_model",
+    "distance_widening",
+    "predict_workload",
+]
+
+#: The architectures a card may name, and the kind :func:`workload_distance` compares.
+ARCHITECTURES = {
+    "dense-transformer": "transformer-decoder",
+    "moe-transformer": "transformer-decoder",
+    "cnn": "cnn",
+    "diffusion": "diffusion",
+}
+_TRANSFORMERS = ("dense-transformer", "moe-transformer")
+#: Training samples of the data sets a card may name by ``dataset`` (the shipped workloads'
+#: sizes, engine/data/workloads.csv).
+DATASETS = {
+    "imagenet-1k": IMAGENET_TRAIN_SAMPLES,
+    "coco-2017": 117_266,
+    "laion-400m-mlperf": 6_513_144,
+}
+#: A card is a few hundred bytes; anything over this is not one.
+CARD_FILE_LIMIT = 1 << 20
+#: Weights and gradients in bf16 (2 + 2 bytes) beside the optimizer's state.
+_WEIGHT_GRAD_BYTES = 4.0
+#: One shard's bf16 weights stay under this (GB): the tensor x pipeline split assumed for a
+#: large model, as the shipped 70B-405B workloads run (8-64 accelerators per copy).
+_SHARD_WEIGHT_GB = 20.0
+#: Samples per replica the simulator draws from, by architecture (the shipped workloads').
+_LOCAL_BATCHES = {"transformer": (1, 2, 4, 8), "cnn": (32, 64, 128, 256),
+                  "diffusion": (8, 16, 32, 64)}
+#: Activation memory per sample assumed for a CNN or diffusion card that gives none
+#: (ResNet-50's and Stable Diffusion v2's, engine/data/workloads.csv).
+_ACTIVATION_GB = {"cnn": 0.05, "diffusion": 0.6}
+
+_SECTIONS = {
+    "name": None,
+    "model": ("architecture", "parameters", "active_parameters", "experts",
+              "experts_per_token", "layers", "hidden_size", "sequence_length", "vocabulary",
+              "forward_flops", "activation_gb_per_sample"),
+    "training": ("tokens", "samples", "epochs", "dataset", "dataset_samples", "precision",
+                 "optimizer_bytes_per_parameter"),
+    "fine_tune": ("lora_rank", "frozen_base"),
+}
+
+_POS_INT = Interval(int, 1, None)
+#: The top of a card's flat convergence curve: above any global batch a plan reaches.
+_ANY_BATCH = float(2 ** 40)
+
+
+@dataclass(frozen=True)
+class Card:
+    """What a model card and a training plan say about one training job.
+
+    Attributes
+    ----------
+    name : str
+    architecture : str
+        One of :data:`ARCHITECTURES`.
+    parameters : float
+        All parameters (an MoE: of every expert).
+    active_parameters, experts, experts_per_token : float, int, int or None
+        A mixture of experts: the parameters one token runs through, the experts per layer
+        and how many of them each token is routed to.
+    layers, hidden_size, sequence_length, vocabulary : int or None
+        A transformer's shape (required for one).
+    forward_flops : float or None
+        FLOPs of one sample's forward pass (a CNN or diffusion model; required for one).
+    activation_gb_per_sample : float or None
+    tokens, samples, epochs : float or None
+        How much to train: exactly one of them (``epochs`` with a data set).
+    dataset : str or None
+        A data set of :data:`DATASETS`; or ``dataset_samples`` for another one.
+    dataset_samples : int or None
+    precision : str
+    optimizer_bytes_per_parameter : float
+        Optimizer state per trained parameter (12: fp32 master, Adam's m and v).
+    lora_rank : int or None
+    frozen_base : bool
+    source : str
+        The file it was read from.
+    """
+
+    name: str
+    architecture: str
+    parameters: float
+    active_parameters: float | None = None
+    experts: int | None = None
+    experts_per_token: int | None = None
+    layers: int | None = None
+    hidden_size: int | None = None
+    sequence_length: int | None = None
+    vocabulary: int | None = None
+    forward_flops: float | None = None
+    activation_gb_per_sample: float | None = None
+    tokens: float | None = None
+    samples: float | None = None
+    epochs: float | None = None
+    dataset: str | None = None
+    dataset_samples: int | None = None
+    precision: str = "bf16"
+    optimizer_bytes_per_parameter: float = 12.0
+    lora_rank: int | None = None
+    frozen_base: bool = False
+    source: str = field(default="", compare=False)
+
+    parameter_constraints: ClassVar[dict] = {
+        "architecture": (Options(tuple(ARCHITECTURES)),),
+        "parameters": (POSITIVE,),
+        "active_parameters": (None, POSITIVE),
+        "experts": (None, Interval(int, 2, None)),
+        "experts_per_token": (None, _POS_INT),
+        "layers": (None, _POS_INT),
+        "hidden_size": (None, _POS_INT),
+        "sequence_length": (None, _POS_INT),
+        "vocabulary": (None, _POS_INT),
+        "forward_flops": (None, POSITIVE),
+        "activation_gb_per_sample": (None, POSITIVE),
+        "tokens": (None, POSITIVE),
+        "samples": (None, POSITIVE),
+        "epochs": (None, POSITIVE),
+        "dataset": (None, Options(tuple(DATASETS))),
+        "dataset_samples": (None, _POS_INT),
+        "precision": (Options(PRECISIONS),),
+        "optimizer_bytes_per_parameter": (Interval(float, 0, 64),),
+        "lora_rank": (None, _POS_INT),
+        "frozen_base": (Options((True, False)),),
+    }
+
+    def __post_init__(self):
+        check_fields(self, self.parameter_constraints)
+        self._check_shape()
+        self._check_length()
+
+    def _need(self, names, why):
+        for n in names:
+            if getattr(self, n) is None:
+                raise ParamError(n, f"is required {why}")
+
+    def _check_shape(self):
+        arch = self.architecture
+        if arch in _TRANSFORMERS:
+            self._need(("layers", "hidden_size", "sequence_length", "vocabulary"),
+                       f"for a {arch}")
+            # the embedding alone holds vocabulary x hidden parameters
+            check_param("parameters", self.parameters,
+                        Interval(float, float(self.vocabulary) * self.hidden_size, None))
+        else:
+            self._need(("forward_flops",), f"for a {arch} (FLOPs of one sample's forward pass)")
+        if arch == "moe-transformer":
+            self._need(("active_parameters", "experts", "experts_per_token"),
+                       "for a moe-transformer")
+            check_param("active_parameters", self.active_parameters,
+                        Interval(float, 0, self.parameters, closed="right"))
+            check_param("experts_per_token", self.experts_per_token,
+                        Interval(int, 1, self.experts))
+        else:
+            for n in ("active_parameters", "experts", "experts_per_token"):
+                if getattr(self, n) is not None:
+                    raise ParamError(n, f"applies to a moe-transformer, not a {arch}")
+        if self.lora_rank is not None:
+            if arch not in _TRANSFORMERS:
+                raise ParamError("lora_rank", f"applies to a transformer, not a {arch}")
+            if not self.frozen_base:
+                raise ParamError("frozen_base", "must be true with lora_rank (LoRA trains "
+                                                "adapters beside a frozen base)")
+
+    def _check_length(self):
+        given = [n for n in ("tokens", "samples", "epochs") if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise ParamError("tokens", "(or samples, or epochs of a dataset) is required once; "
+                             + (f"got {', '.join(given)}" if given else "got none"))
+        if self.tokens is not None and self.architecture not in _TRANSFORMERS:
+            raise ParamError("tokens", f"applies to a transformer; a {self.architecture} "
+                                       "trains on samples or epochs")
+        if self.epochs is not None and self.dataset is None and self.dataset_samples is None:
+            raise ParamError("dataset", "(or dataset_samples) is required with epochs")
+
+    @property
+    def training_samples(self) -> float:
+        """Samples (sequences for a transformer) the job trains on."""
+        if self.tokens is not None:
+            return float(self.tokens) / float(self.sequence_length)
+        if self.samples is not None:
+            return float(self.samples)
+        size = self.dataset_samples if self.dataset_samples is not None else \
+            DATASETS[self.dataset]
+        return float(self.epochs) * float(size)
+
+
+def moe_fields(card: Card) -> dict:
+    """The parameters that drive each term of the model for ``card``: ``flops_params`` (the
+    compute: an MoE's active parameters) and ``params`` (the state held and read each step:
+    every expert's). The one place an MoE maps onto :class:`Workload`'s fields; the
+    expert-parallel all-to-all is not modelled (the prediction's note says so)."""
+    if card.architecture == "moe-transformer":
+        return {"flops_params": float(card.active_parameters), "params": float(card.parameters),
+                "note": f"{card.experts} experts, {card.experts_per_token} per token: FLOPs of "
+                        f"the {card.active_parameters:.3g} active parameters, memory of all "
+                        f"{card.parameters:.3g}; the experts' all-to-all is not modelled"}
+    return {"flops_params": float(card.parameters), "params": float(card.parameters),
+            "note": ""}
+
+
+def _pow2_at_least(x: float) -> int:
+    return 1 if x <= 1 else int(2 ** math.ceil(math.log2(x)))
+
+
+def _transformer_fields(card: Card) -> dict:
+    """FLOPs, bytes and memory per sequence of a transformer card (the formulas of
+    ``workloads.csv``'s llama31_8b and llama2_70b_lora rows)."""
+    s, h, L = float(card.sequence_length), float(card.hidden_size), float(card.layers)
+    moe = moe_fields(card)
+    attention = 12.0 * L * h * s * s
+    lora = card.lora_rank is not None
+    activations = 34.0 * s * h * L
+    if lora:
+        flops = 4.0 * moe["flops_params"] * s + attention
+        bytes_ = 2.0 * activations
+        act_gb = s * h * L * 2.0 / 1e9  # full activation checkpointing: layer inputs only
+        adapters = 2.0 * card.lora_rank * h * 4.0 * L  # r (d_in + d_out) on q, k, v, o
+        state, synced = 2.0, adapters
+    else:
+        flops = 6.0 * moe["flops_params"] * s + attention
+        bytes_ = 3.0 * activations
+        act_gb = activations / 1e9
+        state, synced = _WEIGHT_GRAD_BYTES + card.optimizer_bytes_per_parameter, None
+    mp = _pow2_at_least(moe["params"] * 2.0 / 1e9 / _SHARD_WEIGHT_GB)
+    kind = "LoRA rank %d on a frozen base" % card.lora_rank if lora else "training"
+    formula = ("4 N s + 12 L h s^2" if lora else "6 N s + 12 L h s^2")
+    return dict(
+        flops_per_sample=flops, params=moe["params"], bytes_per_sample=bytes_,
+        activation_gb_per_sample=card.activation_gb_per_sample or act_gb,
+        state_bytes_per_param=state, allreduce_params=synced, model_parallel=mp,
+        max_model_parallel=max(64, mp * 8), state_sharded=True,
+        throughput_unit="tokens/s", tokens_per_sample=int(card.sequence_length),
+        input_bytes_per_sample=8.0 * s, decode_cost=0.0,
+        local_batches=_LOCAL_BATCHES["transformer"],
+        sources=(("flops", f"{formula} ({kind}) with N = {moe['flops_params']:.4g}, "
+                           f"s = {s:g}, L = {L:g}, h = {h:g}"),
+                 ("model_parallel", f"{mp}: one shard's bf16 weights under "
+                                    f"{_SHARD_WEIGHT_GB:g} GB (estimate)"),
+                 ("moe", moe["note"])),
+    )
+
+
+def _other_fields(card: Card) -> dict:
+    kind = card.architecture
+    act = card.activation_gb_per_sample or _ACTIVATION_GB[kind]
+    return dict(
+        flops_per_sample=3.0 * float(card.forward_flops), params=float(card.parameters),
+        bytes_per_sample=None, activation_gb_per_sample=act,
+        state_bytes_per_param=_WEIGHT_GRAD_BYTES + card.optimizer_bytes_per_parameter,
+        allreduce_params=None, model_parallel=1, max_model_parallel=None,
+        state_sharded=False, throughput_unit="samples/s", tokens_per_sample=None,
+        input_bytes_per_sample=0.0, decode_cost=1.0 if kind == "cnn" else 0.0,
+        local_batches=_LOCAL_BATCHES[kind],
+        sources=(("flops", "3 x forward_flops (backward ~ 2 x forward)"),
+                 ("activation_gb_per_sample",
+                  "card" if card.activation_gb_per_sample else
+                  f"assumed {act:g} GB (the shipped {kind} workload's)")),
+    )
+
+
+def card_workload(card: Card) -> Workload:
+    """The :class:`Workload` of a card: FLOPs, bytes and memory by the shipped formulas, and
+    the samples to train as a flat convergence curve (the card says how much; it does not
+    depend on the batch)."""
+    f = _transformer_fields(card) if card.architecture in _TRANSFORMERS else _other_fields(card)
+    sources = tuple((k, v) for k, v in f.pop("sources") if v)
+    samples = card.training_samples
+    return Workload(
+        name=card.name,
+        dataset_size=card.dataset_samples or (DATASETS[card.dataset] if card.dataset else None),
+        epochs_curve=(),
+        # flat at every batch: the card says how much to train, whatever the batch
+        samples_curve=((1.0, samples), (_ANY_BATCH, samples)),
+        grad_bytes_per_param=2.0,
+        precision=card.precision,
+        architecture=ARCHITECTURES[card.architecture],
+        max_global_batch=None,
+        sources=sources + (("card", card.source),),
+        **f,
+    )
+
+
+def _value(table: dict, key: str, section: str):
+    v = table.get(key)
+    if isinstance(v, (dict, list)):
+        where = f"[{section}] " if section else ""
+        raise ParamError(key, f"in {where}must be a single value; got a "
+                              f"{'table' if isinstance(v, dict) else 'list'}")
+    if isinstance(v, int) and not isinstance(v, bool) and key not in (
+            "experts", "experts_per_token", "layers", "hidden_size", "sequence_length",
+            "vocabulary", "dataset_samples", "lora_rank"):
+        return float(v)
+    if isinstance(v, float) and v.is_integer() and key in (
+            "experts", "experts_per_token", "layers", "hidden_size", "sequence_length",
+            "vocabulary", "dataset_samples", "lora_rank"):
+        return int(v)
+    return v
+
+
+def _fields(doc: dict) -> dict:
+    unknown = [k for k in doc if k not in _SECTIONS]
+    if unknown:
+        raise ParamError(unknown[0], f"is not a card field; a card has name and the tables "
+                                     f"[model], [training], [fine_tune]")
+    out = {"name": doc.get("name")}
+    for section, keys in _SECTIONS.items():
+        if keys is None:
+            continue
+        table = doc.get(section, {})
+        if not isinstance(table, dict):
+            raise ParamError(section, "must be a table ([" + section + "])")
+        extra = [k for k in table if k not in keys]
+        if extra:
+            raise ParamError(extra[0], f"is not a field of [{section}]; its fields are: "
+                                       f"{', '.join(keys)}")
+        for k in keys:
+            if k in table:
+                out[k] = _value(table, k, section)
+    if "fine_tune" in doc:
+        out.setdefault("frozen_base", True)
+    for req in ("architecture", "parameters"):
+        if out.get(req) is None:
+            raise ParamError(req, "is required in [model]")
+    return out
+
+
+def read_card(path) -> Card:
+    """Read and check a card file (TOML, at most :data:`CARD_FILE_LIMIT` bytes).
+
+    Raises
+    ------
+    DataError
+        The file is unreadable, not TOML, or a field is missing or impossible: one line
+        naming the file and the field.
+    """
+    p = Path(path)
+    try:
+        raw = read_regular(p, limit=CARD_FILE_LIMIT)
+    except FileNotFoundError:
+        raise DataError(f"workload file '{p}' does not exist") from None
+    except UnreadableFile as exc:
+        raise DataError(f"workload file '{p}' {exc}") from None
+    try:
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise DataError(f"workload file '{p}' is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise DataError(f"workload file '{p}' is not TOML: {exc}") from None
+    try:
+        fields = _fields(doc)
+        name = _check_name(fields.pop("name") or p.stem)
+        if workload_for_benchmark(str(name)) is not None or name in workload_names():
+            raise ParamError("name", f"must not be a shipped workload's name; got {name!r} "
+                                     "(rename the card)")
+        return Card(name=str(name), source=str(p), **fields)
+    except ParamError as exc:
+        raise DataError(f"workload file '{p}': {exc}") from None
+    except TypeError as exc:  # a value of the wrong kind (a string for a number)
+        raise DataError(f"workload file '{p}': {exc}") from None
+
+
+def _check_name(name) -> str:
+    if not isinstance(name, str) or not (0 < len(name) <= 80) or not name.isprintable():
+        raise ParamError("name", f"must be a name of 1-80 printable characters; got {name!r}")
+    return name
+
+
+def is_card_path(text) -> bool:
+    """Whether a ``--workload`` value names a file (ends in ``.toml``) rather than a shipped
+    workload."""
+    return isinstance(text, (str, Path)) and str(text).lower().endswith(".toml")
+
+
+def workload_arg(text) -> Workload:
+    """The workload a ``--workload`` value names: a card file (``*.toml``) or a shipped
+    workload or MLPerf benchmark."""
+    if is_card_path(text):
+        return card_workload(read_card(text))
+    return workload(text)
+
+
+def _typical_distance() -> float:
+    """The median distance from a calibrated workload to its nearest other calibrated one:
+    how far the held-out workloads behind the first-principles interval were."""
+    names = [n for n in workload_names()]
+    dists = []
+    for n in names:
+        try:
+            other = nearest_calibrated(workload(n))
+        except DataError:
+            continue
+        dists.append(workload_distance(workload(n), workload(other)))
+    return float(median(dists)) if dists else 0.0
+
+
+def card_model(wl: Workload):
+    """The calibrated model a workload is predicted with: its shipped one, or for a card the
+    nearest calibrated workload's, with the distance to it."""
+    if workload_for_benchmark(wl.name) is not None:
+        return default_model(wl.name), "", 0.0
+    near = nearest_calibrated(wl)
+    return default_model(near), near, workload_distance(wl, workload(near))
+
+
+def distance_widening(distance: float) -> float:
+    """The factor a card's interval widens by (both ends, in log space): ``per_doubling``
+    of the interval table per unit of :func:`workload_distance` beyond the typical distance
+    of the held-out workloads the first-principles interval was measured on."""
+    beyond = max(float(distance) - _typical_distance(), 0.0)
+    return float(math.exp(interval_table().per_doubling * beyond))
+
+
+def predict_workload(table: pd.DataFrame, wl: Workload, **kw) -> pd.DataFrame:
+    """:func:`predict` for a shipped workload or a card: a card's rows say which calibrated
+    workload they borrow from and how far it is, and their interval widens with that
+    distance (:func:`distance_widening`)."""
+    model, near, dist = card_model(wl)
+    out = predict(table, model, workload=wl, **kw)
+    if not near or not len(out):
+        return out
+    widen = distance_widening(dist)
+    lo = out["predicted_time_to_train_min_lo"].to_numpy(float)
+    hi = out["predicted_time_to_train_min_hi"].to_numpy(float)
+    out["predicted_time_to_train_min_lo"] = lo / widen
+    out["predicted_time_to_train_min_hi"] = hi * widen
+    note = (f"card {wl.name}: nearest calibrated workload {near} at distance {dist:.2f}"
+            + (f"; interval widened x{widen:.2f} for the distance" if widen > 1.0 else ""))
+    moe = dict(wl.sources).get("moe", "")
+    ok = out["prediction_basis"].astype(str).to_numpy() != ""
+    old = out["prediction_note"].astype(str).to_numpy()
+    extra = note + (f"; {moe}" if moe else "")
+    out["prediction_note"] = np.where(ok, np.where(old == "", extra, old + "; " + extra), old)
+    return out
