@@ -8,6 +8,8 @@ the flags and prints. Library modules never print or parse flags.
 ``mlperf``            ``gpurank mlperf``: MLPerf Training results to one Parquet table
 ``calibrate``         ``gpurank calibrate`` and ``gpurank predict``: a model fitted and
                       written with its validation report; a table's outcomes predicted
+``plan``              ``gpurank plan``: every offer of the price catalogs at 1, 2, 4, ...
+                      instances, predicted, priced and ranked
 ``study``             ``gpurank study``: the ResNet-50 study (:func:`run_study`), its
                       result and its command
 ``study_workloads``   the study on every MLPerf Training benchmark, one section each, with
@@ -22,10 +24,11 @@ the flags and prints. Library modules never print or parse flags.
 
 from .calibrate import run_calibrate_cli, run_predict_cli
 from .mlperf import run_mlperf_cli
+from .plan import run_plan_cli, top_offers
 from .simulate import run_simulate_cli
 from .study import StudyResult, run_study, run_study_cli
 from .study_workloads import WorkloadsStudyResult, run_workloads_study
 
-__all__ = ["run_simulate_cli", "run_mlperf_cli", "run_calibrate_cli", "run_predict_cli",
+__all__ = ["run_plan_cli", "top_offers", "run_simulate_cli", "run_mlperf_cli", "run_calibrate_cli", "run_predict_cli",
            "run_study_cli", "run_study", "run_workloads_study", "StudyResult",
            "WorkloadsStudyResult"]

@@ -27,7 +27,7 @@ from ..sources.model.workload import Workload
 from ..spec import AnalysisSpec, parse_criteria
 
 __all__ = ["PLAN_COLUMNS", "PLAN_CONSTRAINTS", "Plan", "plan_offers", "plan_spec",
-           "run_plan_cli", "DEFAULT_PLAN_CRITERIA"]
+           "run_plan_cli", "DEFAULT_PLAN_CRITERIA", "top_offers"]
 
 #: The columns of a plan's rows, in order (the analysis adds its ranks and scores).
 PLAN_COLUMNS = ("provider", "instance", "regions", "n_regions", "instances", "accelerator",
@@ -188,3 +188,31 @@ def run_plan_cli(workload, offers_path, out_dir, *, max_accelerators=256, budget
     result = engine.analyze(plan.table, spec)
     summary = engine.write(result, out_dir, report=report, overwrite=overwrite)
     return summary, result
+
+
+def top_offers(table: pd.DataFrame, top: int = 10) -> pd.DataFrame:
+    """The ``top`` ranked rows as a renter reads them: provider, instance, instances, time
+    with its interval (hours), the cost of that size on demand and on spot (the cheapest
+    ranked row of each kind for the same instance and size; NaN where the catalog has no such
+    price) and ``p_top1`` when the ranking was robust."""
+    ranked = table[table["rank"].notna()].sort_values("rank", kind="stable")
+    best = ranked.head(int(top))
+    key = ["provider", "instance", "instances"]
+    cheapest = ranked.groupby(key + ["spot"], sort=False)["cost_usd"].min()
+    out = pd.DataFrame({
+        "rank": best["rank"].to_numpy(),
+        "provider": best["provider"].to_numpy(object),
+        "instance": best["instance"].to_numpy(object),
+        "instances": best["instances"].to_numpy(),
+        "n_accelerators": best["n_accelerators"].to_numpy(),
+        "spot": best["spot"].to_numpy(bool),
+        "time_h": best["time_to_train_min"].to_numpy(float) / 60,
+        "time_h_lo": best["time_to_train_min_lo"].to_numpy(float) / 60,
+        "time_h_hi": best["time_to_train_min_hi"].to_numpy(float) / 60,
+    })
+    for kind, col in ((False, "cost_on_demand_usd"), (True, "cost_spot_usd")):
+        out[col] = [float(cheapest.get((p, i, n, kind), np.nan))
+                    for p, i, n in zip(out["provider"], out["instance"], out["instances"])]
+    if "p_top1" in best.columns:
+        out["p_top1"] = best["p_top1"].to_numpy(float)
+    return out

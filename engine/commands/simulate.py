@@ -15,7 +15,7 @@ from ..sources.facts.catalog import merge_accelerator_catalog
 from ..sources.model.perfmodel import CalibratedModel
 from ..sources.sweep.simulate import SIMULATE_CONSTRAINTS, simulate, simulate_to_parquet
 from ..sources.sweep.writer import check_disk, check_memory
-from ..sources.model.workloads import workload as shipped_workload
+from ..sources.model.card import card_model, workload_arg
 
 __all__ = ["run_simulate_cli", "sigterm_raises"]
 
@@ -49,7 +49,8 @@ def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, c
     """``gpurank simulate --n N --seed S [--workload NAME] [--model model.json]
     -o sweep.parquet``.
 
-    ``workload`` names a shipped workload or MLPerf benchmark (``bert``, ``gpt3_175b``, ...);
+    ``workload`` names a shipped workload or MLPerf benchmark (``bert``, ``gpt3_175b``, ...)
+    or a model card file (``*.toml``, :mod:`~gpurank.engine.sources.model.card`);
     without ``model_path`` its shipped model is used; a model fitted on another workload
     predicts it from that workload's efficiencies (``first-principles:<workload>``).
     ``catalog`` is a CSV of accelerators merged over the built-in catalog (its rows are
@@ -65,7 +66,9 @@ def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, c
     check_param("n", n, *SIMULATE_CONSTRAINTS["n"])
     check_param("seed", seed, *SIMULATE_CONSTRAINTS["seed"])
     model = CalibratedModel.from_json(model_path) if model_path is not None else None
-    wl = shipped_workload(workload) if workload is not None else None
+    wl = workload_arg(workload) if workload is not None else None
+    if wl is not None and model is None:
+        model = card_model(wl)[0]  # a card borrows the nearest calibrated workload's model
     acc = merge_accelerator_catalog(catalog) if catalog is not None else None
     output = Path(output)
     kw = dict(seed=seed, model=model, accelerators=accelerators, counts=counts, nodes=nodes,
