@@ -29,6 +29,7 @@ from mlperf_data import shared_data
 # fmt: off
 ALIASES = [
     ('V100-SXM2-16GB', 'nvidia_v100_sxm2_16gb', 'exact', 'gpu', 'NVIDIA', 'Volta', 1, 2017, True),
+    ('V100-SXM-16GB', 'nvidia_v100_sxm2_16gb', 'exact', 'gpu', 'NVIDIA', 'Volta', 1, 2017, True),
     ('V100-SXM2-32GB', 'nvidia_v100_sxm2_32gb', 'exact', 'gpu', 'NVIDIA', 'Volta', 1, 2018, True),
     ('V100-SXM3-32GB', 'nvidia_v100_sxm2_32gb', 'stand-in',
      'gpu', 'NVIDIA', 'Volta', 1, 2018, True),

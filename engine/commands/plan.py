@@ -116,6 +116,9 @@ def plan_offers(workload: Workload, offers: Offers, *, max_accelerators: int = 2
     ``budget_usd`` and ``deadline_h`` are not applied here (the ranking's constraints apply
     them, and count what they leave out); they are checked with the other options."""
     base = offers.table
+    if base.empty:
+        raise DataError("no offer has an accelerator the catalog models: "
+                        + "; ".join(offers.notes()[1:2] or offers.notes()))
     oi, inst = _sizes(base["accelerators_per_instance"].to_numpy(np.int64), max_accelerators)
     notes = list(offers.notes())
     rows = base.iloc[oi].reset_index(drop=True)

@@ -68,6 +68,10 @@ _FORM = (("pcie", "PCIe"), ("sxm", "SXM"), ("nvl", "NVL"))
 #: SkyPilot's spellings that name a board the plain name does not: GCP's A3 Mega is the
 #: H100 SXM 80 GB with more network (cloud.google.com/compute/docs/gpus).
 _SKYPILOT_NAMES = {"H100-MEGA": ("H100", "SXM")}
+#: The memory SkyPilot's plain names mean when ``GpuInfo`` states none: it spells other
+#: sizes out (``A100-80GB``, ``V100-32GB``).
+_SKYPILOT_MEMORY = {"H100": "80GB", "H100-MEGA": "80GB", "A100": "40GB", "V100": "16GB",
+                    "GH200": "96GB", "H200": "141GB"}
 #: Boards sold only as 8-way HGX/SXM baseboards at 8 per instance (an 8-GPU H100, H200 or
 #: A100 instance with no form factor in its name is an HGX server).
 _HGX_8 = frozenset({"H100", "H200", "A100", "A100-80GB"})
@@ -247,10 +251,11 @@ def _resolution(name: str, instance: str, memory: str, count: int) -> tuple[str,
         if word in low:
             form = ff
             break
-    if not form and base in _HGX_8 and count == 8:
+    if not form and base in _HGX_8 | {"V100"} and count == 8:
         form = "SXM"
         note = f"{name} x8 instance without a form factor in its name: an HGX (SXM) board assumed"
-    mem = f"{round(int(memory) / 1024)}GB" if memory.isdigit() else ""
+    mem = f"{round(int(memory) / 1024)}GB" if memory.isdigit() else \
+        _SKYPILOT_MEMORY.get(name, "")
     r = resolve_accelerator(f"{base} {form}".strip(), memory=mem)
     if not r.accelerator_id:
         r2 = resolve_accelerator(name, memory=mem)

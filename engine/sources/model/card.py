@@ -396,10 +396,10 @@ def read_card(path) -> Card:
         naming the file and the field.
     """
     p = Path(path)
+    if not p.exists() and not p.is_symlink():
+        raise DataError(f"workload file '{p}' does not exist")
     try:
         raw = read_regular(p, limit=CARD_FILE_LIMIT)
-    except FileNotFoundError:
-        raise DataError(f"workload file '{p}' does not exist") from None
     except UnreadableFile as exc:
         raise DataError(f"workload file '{p}' {exc}") from None
     try:

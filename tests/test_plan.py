@@ -1,0 +1,326 @@
+"""gpurank plan: model cards, price catalogs (a real SkyPilot excerpt and hostile ones), and
+the ranked offers."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpurank.engine.cli import main
+from gpurank.engine.commands.plan import plan_offers
+from gpurank.engine.errors import DataError
+from gpurank.engine.sources.facts.offers import read_offers
+from gpurank.engine.sources.model.card import (
+    card_workload,
+    predict_workload,
+    read_card,
+    workload_arg,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SKY = ROOT / "tests" / "data" / "skypilot"
+LAMBDA = SKY / "lambda" / "vms.csv"
+RUNPOD = SKY / "runpod" / "vms.csv"
+EXAMPLES = ROOT / "docs" / "examples"
+CARDS = ["dense_13b_pretrain.toml", "lora_70b_finetune.toml", "moe_47b_pretrain.toml"]
+HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice\n"
+
+
+def _plan(tmp_path, *args, out="plan"):
+    return main(["plan", "--backend", "cpu", "--no-report", "--out", str(tmp_path / out),
+                 *map(str, args)])
+
+
+def _ranking(tmp_path, out="plan"):
+    return pd.read_parquet(tmp_path / out / "ranking.parquet")
+
+
+def _one_error_line(capsys):
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith("gpurank: error:")]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+# -- the command as the README writes it ------------------------------------------------------
+
+def test_plan_shipped_workload_on_the_lambda_catalog(tmp_path, capsys):
+    assert main(["plan", "--workload", "llama31_8b", "--offers", str(LAMBDA), "--backend",
+                 "cpu", "--out", str(tmp_path / "plan")]) == 0
+    cap = capsys.readouterr()
+    assert "gpu_" in cap.out and "on demand" in cap.out
+    # the unresolved names are counted and listed, never dropped silently
+    assert "2 accelerator name(s) in 68 rows not resolved" in cap.err
+    assert "'A6000' (51)" in cap.err
+    t = _ranking(tmp_path)
+    for c in ("provider", "instance", "regions", "instances", "accelerator", "n_accelerators",
+              "spot", "usd_per_hour", "time_to_train_min", "time_to_train_min_lo",
+              "time_to_train_min_hi", "cost_usd", "energy_kwh", "prediction_basis",
+              "prediction_note", "pareto_rank", "topsis_score", "rank"):
+        assert c in t.columns, c
+    assert (t["provider"] == "lambda").all()
+    assert set(t["prediction_basis"].str.split(":").str[0]) <= {"fitted", "first-principles",
+                                                                 "borrowed"}
+    assert (t["time_to_train_min_lo"] <= t["time_to_train_min"]).all()
+    assert (t["time_to_train_min"] <= t["time_to_train_min_hi"]).all()
+    assert (tmp_path / "plan" / "report.html").exists()
+    # every region at one price is one row: Lambda lists each instance in 17 regions
+    assert (t["regions"].str.count(";") == 16).all()
+    assert not t.duplicated(["instance", "instances", "spot", "usd_per_hour"]).any()
+
+
+def test_cost_is_price_times_instances_times_hours_on_every_row(tmp_path):
+    assert _plan(tmp_path, "--workload", "bert", "--offers", SKY) == 0
+    t = _ranking(tmp_path)
+    assert len(t) > 10
+    expected = t["usd_per_hour"] * t["instances"] * t["time_to_train_min"] / 60.0
+    np.testing.assert_allclose(t["cost_usd"], expected, rtol=1e-12)
+    np.testing.assert_array_equal(t["n_accelerators"],
+                                  t["instances"] * t["accelerators_per_instance"])
+
+
+def test_spot_and_on_demand_both_appear_where_the_catalog_has_both(tmp_path):
+    assert _plan(tmp_path, "--workload", "resnet", "--offers", RUNPOD) == 0
+    t = _ranking(tmp_path)
+    pcie = t[t["instance"] == "1x_A100-80GB_SECURE"]
+    assert set(pcie["spot"]) == {True, False}
+    assert set(pcie.loc[pcie["spot"], "usd_per_hour"]) == {1.19}
+    assert set(pcie.loc[~pcie["spot"], "usd_per_hour"]) == {1.64}
+    # the SXM boards have no spot price in the catalog: on demand only
+    sxm = t[t["instance"].str.contains("SXM")]
+    assert len(sxm) and not sxm["spot"].any()
+    # one instance at one price and size is one row, whatever its regions and zones
+    assert not t.duplicated(["instance", "instances", "spot"]).any()
+    row = pcie[(pcie["instances"] == 1) & ~pcie["spot"]].iloc[0]
+    assert row["regions"].split(";") == sorted({"CA", "CZ", "IS", "NL", "NO", "RO", "SE", "US"})
+
+
+@pytest.mark.parametrize("card", CARDS)
+def test_each_worked_card_plans(tmp_path, capsys, card):
+    assert _plan(tmp_path, "--workload", EXAMPLES / card, "--offers", SKY) == 0
+    t = _ranking(tmp_path)
+    assert len(t) and t["rank"].min() == 1
+    near = t["prediction_basis"].iloc[0]
+    assert near.startswith("first-principles:")
+    assert "nearest calibrated workload" in t["prediction_note"].iloc[0]
+    expected = t["usd_per_hour"] * t["instances"] * t["time_to_train_min"] / 60.0
+    np.testing.assert_allclose(t["cost_usd"], expected, rtol=1e-12)
+
+
+def test_robust_plan_prints_p_top1(tmp_path, capsys):
+    assert _plan(tmp_path, "--workload", "llama31_8b", "--offers", LAMBDA, "--robust",
+                 "--samples", "500", "--top", "3") == 0
+    out = capsys.readouterr().out
+    assert "p_top1" in out
+    assert len([ln for ln in out.splitlines() if ln.strip()[:1].isdigit()]) == 3
+
+
+def test_budget_and_deadline_are_constraints(tmp_path):
+    assert _plan(tmp_path, "--workload", "llama31_8b", "--offers", LAMBDA,
+                 "--budget-usd", "150", "--deadline-h", "3") == 0
+    t = _ranking(tmp_path)
+    ranked = t[t["rank"].notna()]
+    assert len(ranked) and (ranked["cost_usd"] <= 150).all()
+    assert (ranked["time_to_train_min"] <= 180).all()
+
+
+# -- the model card ----------------------------------------------------------------------------
+
+def test_card_formulas_follow_the_shipped_workloads():
+    dense = read_card(EXAMPLES / "dense_13b_pretrain.toml")
+    wl = card_workload(dense)
+    s, h, L = 4096.0, 5120.0, 40.0
+    assert wl.flops_per_sample == pytest.approx(6 * 13e9 * s + 12 * L * h * s * s)
+    assert wl.samples(np.array([64.0]))[0] == pytest.approx(300e9 / s)
+    assert wl.samples(np.array([4096.0]))[0] == pytest.approx(300e9 / s)
+    assert wl.activation_gb_per_sample == pytest.approx(34 * s * h * L / 1e9)
+    lora = card_workload(read_card(EXAMPLES / "lora_70b_finetune.toml"))
+    s, h, L = 8192.0, 8192.0, 80.0
+    assert lora.flops_per_sample == pytest.approx(4 * 69e9 * s + 12 * L * h * s * s)
+    assert lora.synced_params == pytest.approx(2 * 16 * h * 4 * L)
+    assert lora.state_bytes_per_param == 2.0
+    moe = card_workload(read_card(EXAMPLES / "moe_47b_pretrain.toml"))
+    s, h, L = 4096.0, 4096.0, 32.0
+    # FLOPs of the active parameters, memory of all of them
+    assert moe.flops_per_sample == pytest.approx(6 * 12.9e9 * s + 12 * L * h * s * s)
+    assert moe.params == pytest.approx(46.7e9)
+
+
+def test_a_card_predicts_from_the_nearest_calibrated_workload():
+    wl = workload_arg(str(EXAMPLES / "lora_70b_finetune.toml"))
+    t = pd.DataFrame({"accelerator": ["H100-SXM5-80GB"] * 2, "n_accelerators": [8, 64],
+                      "n_nodes": [1, 8], "accelerators_per_node": [8, 8]})
+    p = predict_workload(t, wl)
+    assert (p["prediction_basis"] == "first-principles:llama2_70b_lora").all()
+    assert p["predicted_time_to_train_min"].iloc[1] < p["predicted_time_to_train_min"].iloc[0]
+
+
+def test_simulate_takes_a_card(tmp_path, capsys):
+    out = tmp_path / "s.parquet"
+    assert main(["simulate", "--n", "50", "--workload",
+                 str(EXAMPLES / "dense_13b_pretrain.toml"), "-o", str(out)]) == 0
+    assert len(pd.read_parquet(out)) > 0
+
+
+CARD_OK = """name = "x"
+[model]
+architecture = "dense-transformer"
+parameters = 1e9
+layers = 16
+hidden_size = 2048
+sequence_length = 2048
+vocabulary = 32000
+[training]
+tokens = 1e9
+"""
+
+
+@pytest.mark.parametrize("text, word", [
+    (CARD_OK.replace("layers = 16\n", ""), "layers is required"),
+    (CARD_OK.replace("parameters = 1e9", "parameters = -5"), "parameters must be"),
+    (CARD_OK.replace("parameters = 1e9", "parameters = 1e3"), "parameters must be"),
+    (CARD_OK.replace("tokens = 1e9", "tokens = 1e9\nsamples = 5"), "tokens"),
+    (CARD_OK.replace("tokens = 1e9", ""), "tokens"),
+    (CARD_OK.replace("dense-transformer", "rnn"), "architecture must be"),
+    (CARD_OK.replace("dense-transformer", "moe-transformer"), "active_parameters is required"),
+    (CARD_OK.replace("dense-transformer", "moe-transformer").replace(
+        "vocabulary", "active_parameters = 2e9\nexperts = 8\nexperts_per_token = 2\nvocabulary"),
+     "active_parameters must be"),
+    (CARD_OK.replace("layers = 16", "layers = 'sixteen'"), "layers"),
+    (CARD_OK.replace("layers = 16", "layerz = 16"), "layerz is not a field"),
+    (CARD_OK + "[training.extra]\nx = 1\n", "extra"),
+    (CARD_OK.replace('name = "x"', 'name = "llama31_8b"'), "shipped workload"),
+    (CARD_OK + "precision = 'fp2'\n", "precision must be"),
+    ("this is [not toml", "is not TOML"),
+    ("\udcff", "is not"),
+])
+def test_a_bad_card_is_one_line_and_exit_3(tmp_path, capsys, text, word):
+    card = tmp_path / "card.toml"
+    card.write_bytes(text.encode("utf-8", errors="surrogateescape"))
+    assert _plan(tmp_path, "--workload", card, "--offers", LAMBDA) == 3
+    line = _one_error_line(capsys)
+    assert word in line and "card.toml" in line
+    assert not (tmp_path / "plan").exists()
+
+
+def test_a_missing_or_special_card_file_is_one_line(tmp_path, capsys):
+    assert _plan(tmp_path, "--workload", tmp_path / "nope.toml", "--offers", LAMBDA) == 3
+    assert "does not exist" in _one_error_line(capsys)
+    (tmp_path / "dir.toml").mkdir()
+    assert _plan(tmp_path, "--workload", tmp_path / "dir.toml", "--offers", LAMBDA) == 3
+    _one_error_line(capsys)
+
+
+# -- hostile catalogs -------------------------------------------------------------------------
+
+def _catalog(tmp_path, rows, header=HEADER, name="vms.csv"):
+    d = tmp_path / "cat" / "acme"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / name).write_text(header + "".join(r + "\n" for r in rows))
+    return d / name
+
+
+H100 = "gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,{p},us-east-1,,{s}"
+
+
+def test_missing_column_is_one_line_naming_it(tmp_path, capsys):
+    path = _catalog(tmp_path, ["gpu_1,H100,1.0,1,1,us-east-1"],
+                    header="InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Region\n")
+    assert _plan(tmp_path, "--workload", "bert", "--offers", path) == 3
+    line = _one_error_line(capsys)
+    assert "no column 'Price'" in line and "vms.csv" in line
+
+
+def test_bad_prices_are_skipped_and_counted(tmp_path, capsys):
+    rows = [H100.format(p="-1", s=""), H100.format(p="0", s=""), H100.format(p="nan", s=""),
+            H100.format(p="abc", s="-3"), H100.format(p="23.92", s="7.5"),
+            H100.format(p="inf", s="")]
+    path = _catalog(tmp_path, rows)
+    assert _plan(tmp_path, "--workload", "bert", "--offers", path) == 0
+    err = capsys.readouterr().err
+    assert "5 catalog rows skipped: on-demand price not a positive number" in err
+    assert "1 catalog rows skipped: spot price" in err
+    t = _ranking(tmp_path)
+    assert set(t["usd_per_hour"]) == {23.92, 7.5}
+
+
+def test_only_bad_prices_is_one_line_and_exit_3(tmp_path, capsys):
+    path = _catalog(tmp_path, [H100.format(p="-1", s=""), H100.format(p="0", s="0")])
+    assert _plan(tmp_path, "--workload", "bert", "--offers", path) == 3
+    assert "no GPU offer with a usable price" in _one_error_line(capsys)
+
+
+def test_unknown_accelerators_only_is_one_line(tmp_path, capsys):
+    path = _catalog(tmp_path, ["x1,Quantum9000,8.0,1,1,2.0,us-east-1,,",
+                               "cpu1,,,4.0,16.0,0.2,us-east-1,,"])
+    with pytest.raises(DataError):
+        plan_offers(workload_arg("bert"), read_offers(path))
+    assert _plan(tmp_path, "--workload", "bert", "--offers", path) == 3
+    line = _one_error_line(capsys)
+    assert "Quantum9000" in line or "no offer" in line
+
+
+def test_formula_like_text_is_skipped_and_counted(tmp_path, capsys):
+    rows = ["=cmd|' /C calc'!A0,H100,8.0,1,1,2.0,us-east-1,,",
+            "gpu_8x,H100,8.0,1,1,23.0,@SUM(A1),,",
+            H100.format(p="23.92", s="")]
+    path = _catalog(tmp_path, rows)
+    o = read_offers(path)
+    assert len(o.table) == 1
+    assert any("formula-like text in instance" in s for s in o.skipped)
+    assert any("formula-like text in region" in s for s in o.skipped)
+    assert _plan(tmp_path, "--workload", "bert", "--offers", path) == 0
+    assert not _ranking(tmp_path)["instance"].str.startswith("=").any()
+
+
+def test_not_a_csv_and_a_fifo_are_one_line(tmp_path, capsys):
+    path = _catalog(tmp_path, ['"unterminated,H100'], header='a,"b\n')
+    assert _plan(tmp_path, "--workload", "bert", "--offers", path) == 3
+    _one_error_line(capsys)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert _plan(tmp_path, "--workload", "bert", "--offers", empty) == 3
+    assert "no vms.csv" in _one_error_line(capsys)
+
+
+def test_a_million_row_catalog(tmp_path, capsys):
+    n = 1_000_000
+    rng = np.random.default_rng(0)
+    inst = np.array(["gpu_8x_h100_sxm5", "gpu_1x_a10", "cpu_4x", "gpu_4x_weird"])
+    acc = np.array(["H100", "A10", "", "Weird9"])
+    cnt = np.array(["8.0", "1.0", "", "4.0"])
+    k = rng.integers(0, 4, n)
+    region = np.char.add("r", rng.integers(0, 50, n).astype(str))
+    price = np.where(rng.random(n) < 0.001, "-1", np.array(["23.92", "0.75", "0.2", "3.0"])[k])
+    df = pd.DataFrame({"InstanceType": inst[k], "AcceleratorName": acc[k],
+                       "AcceleratorCount": cnt[k], "vCPUs": "8.0", "MemoryGiB": "32.0",
+                       "Price": price, "Region": region, "GpuInfo": "", "SpotPrice": ""})
+    path = tmp_path / "cat" / "big" / "vms.csv"
+    path.parent.mkdir(parents=True)
+    df.to_csv(path, index=False)
+    assert _plan(tmp_path, "--workload", "bert", "--offers", path) == 0
+    err = capsys.readouterr().err
+    assert f"read {n:,} catalog rows" in err
+    assert "'Weird9'" in err and "on-demand price not a positive number" in err
+    t = _ranking(tmp_path)
+    assert set(t["instance"]) == {"gpu_8x_h100_sxm5", "gpu_1x_a10"}
+    assert (t["regions"].str.count(";") == 49).all()
+
+
+def test_own_offers_csv(tmp_path):
+    path = tmp_path / "offers.csv"
+    pd.DataFrame({
+        "provider": ["Acme", "Acme", "Beta"], "instance": ["h8", "h8", "m8"],
+        "accelerator": ["H100-SXM5-80GB", "H100-SXM5-80GB", "MI300X"],
+        "accelerators_per_instance": [8, 8, 8], "usd_per_hour": [24.0, 24.0, 20.0],
+        "spot_usd_per_hour": [8.0, None, None], "region": ["eu", "us", "us"],
+        "interconnect": ["nvlink4", "nvlink4", ""], "network": ["ib_ndr_400g", "", ""],
+        "date": ["2026-11-30", "2026-11-30", ""]}).to_csv(path, index=False)
+    o = read_offers(path)
+    assert len(o.table) == 4  # h8 on demand in eu and us (one network each), h8 spot, m8
+    assert set(o.table["catalog_date"]) == {"2026-11-30", ""}
+    assert _plan(tmp_path, "--workload", "bert", "--offers", path) == 0
+    t = _ranking(tmp_path)
+    assert set(t["provider"]) == {"Acme", "Beta"} and t["spot"].any()
