@@ -49,6 +49,11 @@ def _owners():
     return found
 
 
+#: A valid model card's fields (gpurank.engine.sources.model.card.Card).
+CARD = dict(name="c", architecture="dense-transformer", parameters=1e9, layers=16,
+            hidden_size=2048, sequence_length=2048, vocabulary=32000, tokens=1e9)
+
+
 def _replace(obj):
     return lambda **kw: dataclasses.replace(obj, **kw)
 
@@ -67,6 +72,10 @@ CALLS = {
     "gpurank.engine.sources.model.predict.predict": lambda owner, tmp: (
         lambda **kw: owner(kw.pop("table", pd.DataFrame()), **kw)),
     "gpurank.engine.distributed.cluster.start_dask": lambda owner, tmp: owner,
+    "gpurank.engine.sources.model.card.Card": lambda owner, tmp: (
+        lambda **kw: owner(**{**CARD, **kw})),
+    "gpurank.engine.commands.plan.plan_offers": lambda owner, tmp: (
+        lambda **kw: owner(resnet50(), None, **kw)),
 }
 
 

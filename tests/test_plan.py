@@ -1,7 +1,6 @@
 """gpurank plan: model cards, price catalogs (a real SkyPilot excerpt and hostile ones), and
 the ranked offers."""
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -324,3 +323,10 @@ def test_own_offers_csv(tmp_path):
     assert _plan(tmp_path, "--workload", "bert", "--offers", path) == 0
     t = _ranking(tmp_path)
     assert set(t["provider"]) == {"Acme", "Beta"} and t["spot"].any()
+
+
+def test_the_report_has_the_offers_view(tmp_path):
+    assert main(["plan", "--workload", "resnet", "--offers", str(RUNPOD), "--backend", "cpu",
+                 "--out", str(tmp_path / "plan")]) == 0
+    page = (tmp_path / "plan" / "report.html").read_text()
+    assert 'id="offers"' in page and 'data-figure="offers"' in page

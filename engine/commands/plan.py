@@ -13,7 +13,6 @@ usual output set.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 import pandas as pd

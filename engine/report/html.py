@@ -28,6 +28,7 @@ from ..outputs import MANIFEST_NAME, check_target, read_manifest
 from ..summary_schema import check_summary
 from . import plots
 from .cells import esc
+from .offers import is_plan, offers_section
 from .sections import (
     clusters_section,
     drawn_rows_caption,
@@ -50,6 +51,7 @@ SECTIONS = (
     ("clusters", "Groups of configurations"),
     ("scaling", "Scaling"),
     ("tradeoffs", "Trade-offs"),
+    ("offers", "Offers: cost against time"),
     ("ranking", "The ranking"),
     ("settings", "Settings, backend and notes"),
 )
@@ -123,10 +125,13 @@ def build_report(table: pd.DataFrame, summary: dict, *, max_points: int = 20_000
         "tradeoffs": lambda: tradeoffs_section(table, summary, sample, caption, seed),
         "ranking": lambda: ranking_section(summary) + robust_section(summary),
         "settings": lambda: settings_section(summary),
+        "offers": lambda: offers_section(table),
     }
+    # the offers view is a plan's (gpurank plan); an analysis page has no such section
+    shown = [(sid, t) for sid, t in SECTIONS if sid != "offers" or is_plan(table)]
     sections = [f'<section id="{sid}"><h2>{esc(title)}</h2>{bodies[sid]()}</section>'
-                for sid, title in SECTIONS]
-    nav = "".join(f'<a href="#{sid}">{esc(title)}</a>' for sid, title in SECTIONS)
+                for sid, title in shown]
+    nav = "".join(f'<a href="#{sid}">{esc(title)}</a>' for sid, title in shown)
     crit = ", ".join(f"{c['column']} {c['sense']}" for c in summary.get("criteria") or [])
     subtitle = (f"{value(summary.get('rows', len(table)))} configurations ranked on the "
                 f"{summary.get('backend', '?')} backend; criteria: {crit or '-'}")

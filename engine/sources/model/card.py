@@ -37,7 +37,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from ...errors import DataError, UsageError
+from ...errors import DataError
 from ...params import POSITIVE, Interval, Options, ParamError, check_fields, check_param
 from ..facts.benchmarks import workload_for_benchmark, workload_names
 from ..facts.hardware import PRECISIONS
@@ -396,14 +396,12 @@ def read_card(path) -> Card:
         naming the file and the field.
     """
     p = Path(path)
-    if not p.exists() and not p.is_symlink():
-        raise DataError(f"workload file '{p}' does not exist")
     try:
-        raw = read_regular(p, limit=CARD_FILE_LIMIT)
+        doc = tomllib.loads(read_regular(p, limit=CARD_FILE_LIMIT).decode("utf-8"))
     except UnreadableFile as exc:
-        raise DataError(f"workload file '{p}' {exc}") from None
-    try:
-        doc = tomllib.loads(raw.decode("utf-8"))
+        gone = not (p.exists() or p.is_symlink())
+        raise DataError(f"workload file '{p}' "
+                        + ("does not exist" if gone else str(exc))) from None
     except UnicodeDecodeError:
         raise DataError(f"workload file '{p}' is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
