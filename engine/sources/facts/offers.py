@@ -264,6 +264,24 @@ def _resolution(name: str, instance: str, memory: str, count: int) -> tuple[str,
     return r.accelerator_id, r.name, note if r.accelerator_id else ""
 
 
+def _by_price(long: pd.DataFrame) -> pd.DataFrame:
+    """One row per offer at one price, its regions sorted and joined with ``;``."""
+    keys = _KEYS + ["spot", "usd_per_hour"]
+    long = long.astype({k: object for k in _KEYS + ["region"]})
+    group = long.groupby(keys, sort=True, dropna=False).ngroup().to_numpy()
+    pairs = pd.DataFrame({"g": group, "region": long["region"].to_numpy(object)})
+    pairs = pairs.drop_duplicates().sort_values(["g", "region"], kind="stable")
+    g = pairs["g"].to_numpy()
+    cuts = np.flatnonzero(np.diff(g)) + 1
+    regions = [";".join(r) for r in np.split(pairs["region"].to_numpy(object), cuts)]
+    first = long.iloc[np.unique(group, return_index=True)[1]][keys]
+    order = np.argsort(group[np.unique(group, return_index=True)[1]], kind="stable")
+    table = first.iloc[order].reset_index(drop=True)
+    table["regions"] = regions
+    table["n_regions"] = np.diff(np.append(np.append(0, cuts), len(g)))
+    return table
+
+
 def read_offers(path) -> Offers:
     """Read a price catalog (file or folder; see the module docstring).
 
@@ -289,10 +307,7 @@ def read_offers(path) -> Offers:
                         f"read, {cpu_rows:,} without an accelerator)"
                         + (f"; {skips.lines()[0]}" if skips.lines() else ""))
     # regions of one offer at one price are planned once
-    keys = _KEYS + ["spot", "usd_per_hour"]
-    grouped = long.groupby(keys, sort=True, dropna=False)["region"]
-    table = grouped.agg(lambda r: ";".join(sorted(set(r)))).reset_index(name="regions")
-    table["n_regions"] = grouped.nunique().to_numpy()
+    table = _by_price(long)
     rows_per = long.groupby(["accelerator", "instance", "memory", "count"], sort=False).size()
     ids, names, notes = {}, {}, {}
     for (a, inst, mem, cnt) in rows_per.index:
@@ -311,6 +326,9 @@ def read_offers(path) -> Offers:
     table = table[table["accelerator_id"] != ""].rename(
         columns={"count": "accelerators_per_instance", "date": "catalog_date"})
     table = table.drop(columns=["memory"]).reset_index(drop=True)
+    text = [c for c in OFFERS_TABLE_COLUMNS if table[c].dtype == object or
+            pd.api.types.is_string_dtype(table[c])]
+    table = table.astype({c: object for c in text})
     return Offers(table=table[list(OFFERS_TABLE_COLUMNS)], rows=rows, cpu_rows=cpu_rows,
                   unresolved=unresolved, skipped=skips.lines(),
                   files=tuple(str(f) for f in files))
