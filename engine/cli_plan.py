@@ -41,7 +41,7 @@ def add_plan_parser(sub, *, integer, overwrite) -> None:
                     help="comma-separated column:min|max[:weight] (default: "
                          "time_to_train_min:min,cost_usd:min)")
     pl.add_argument("--require", default=None, metavar="LIMITS",
-                    help="limits an offer must meet, e.g. 'spot == False,provider in {aws, gcp}'")
+                    help="limits an offer must meet, e.g. 'spot == 0,provider in {aws, gcp}' (spot: 1 or 0)")
     pl.add_argument("--robust", action="store_true",
                     help="robust ranking: SMAA over the weights and the prediction intervals "
                          "(p_top1: how sure the winner is)")

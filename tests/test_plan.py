@@ -330,3 +330,10 @@ def test_the_report_has_the_offers_view(tmp_path):
                  "--out", str(tmp_path / "plan")]) == 0
     page = (tmp_path / "plan" / "report.html").read_text()
     assert 'id="offers"' in page and 'data-figure="offers"' in page
+
+
+def test_require_on_demand_only(tmp_path):
+    assert _plan(tmp_path, "--workload", "resnet", "--offers", RUNPOD,
+                 "--require", "spot == 0") == 0
+    t = _ranking(tmp_path)
+    assert len(t) and not t["spot"].any()
