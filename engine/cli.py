@@ -38,6 +38,7 @@ from .params import ParamError
 from .progress import SILENT, TerminalProgress
 from .report import rebuild_report, report_path
 from .sources.facts.catalog import merge_accelerator_catalog
+from .sources.model.card import workload_arg
 from .sources.model.outcomes import needs_prediction, predicted_outcomes, table_columns
 from .sources.model.perfmodel import CalibratedModel
 from .sources.sweep.simulate import simulate
@@ -179,6 +180,7 @@ def _add_analyze(sub) -> None:
                     help="with predicted outcomes: calibrated model JSON (default: each "
                          "benchmark's shipped model)")
     _catalog(an)
+    _workload_flag(an)
     _common(an, out_default="gpurank-out")
 
 
@@ -250,6 +252,12 @@ def _catalog(p) -> None:
                         "columns, merged over the built-in catalog (docs/simulator.md)")
 
 
+def _workload_flag(p) -> None:
+    p.add_argument("--workload", default=None, metavar="NAME|FILE.toml",
+                   help="predict every row as this workload: a shipped one or MLPerf benchmark, "
+                        "or a model card file (docs/workloads.md)")
+
+
 def _add_calibrate(sub) -> None:
     """The ``calibrate`` command and its options."""
     cal = sub.add_parser("calibrate", help="fit the performance model to an MLPerf table")
@@ -282,6 +290,7 @@ def _add_predict(sub) -> None:
                       help="ignore measured epochs and samples in the table: predict from the "
                            "configuration columns alone, as before training")
     _catalog(pred)
+    _workload_flag(pred)
     pred.add_argument("--json", action="store_true", help="print the outcome as JSON")
     _overwrite(pred)
 
@@ -379,7 +388,8 @@ def _print_result(args, summary, wrote) -> int:
 def _with_predicted_outcomes(args, data, spec):
     """The table to analyze: as given, or, for configurations without outcomes (or with
     ``--predict``), the configurations with their predicted outcomes and the notes on them."""
-    asked = [f for f, v in (("--catalog", args.catalog), ("--model", args.model)) if v]
+    asked = [f for f, v in (("--catalog", args.catalog), ("--model", args.model),
+                            ("--workload", getattr(args, "workload", None))) if v]
     if not (args.predict or asked or needs_prediction(table_columns(data))):
         return data, spec
 
@@ -390,7 +400,9 @@ def _with_predicted_outcomes(args, data, spec):
                          "instead")
     acc = merge_accelerator_catalog(args.catalog) if args.catalog else None
     model = CalibratedModel.from_json(args.model) if args.model else None
-    table, notes = predicted_outcomes(table, model=model, accelerator_table=acc)
+    wl = args.workload if getattr(args, "workload", None) else None
+    table, notes = predicted_outcomes(table, model=model, accelerator_table=acc,
+                                      workload=workload_arg(wl) if wl else None)
     return table, replace(spec, notes=tuple(spec.notes) + tuple(notes))
 
 
@@ -412,8 +424,9 @@ def _cmd_analyze(args) -> int:
 
 
 def _run_distributed(args) -> int:
-    if args.predict or args.catalog or args.model:
-        raise UsageError("--predict, --catalog and --model predict outcomes in memory; run "
+    if args.predict or args.catalog or args.model or args.workload:
+        raise UsageError("--predict, --catalog, --model and --workload predict outcomes in "
+                         "memory; run "
                          "gpurank predict first and analyze its output with --dask")
 
     spec = AnalysisSpec(**_spec_options(args))
@@ -526,7 +539,7 @@ def _cmd_calibrate(args) -> int:
 def _cmd_predict(args) -> int:
     res = run_predict_cli(args.table, args.model, args.output, overwrite=args.overwrite,
                           benchmark=args.benchmark, use_table_epochs=not args.config_only,
-                          catalog=args.catalog)
+                          catalog=args.catalog, workload=args.workload)
     _emit(args, {"output": args.output, "rows": len(res)},
           f"wrote {args.output}: {len(res):,} configurations with predicted_ columns")
     return 0

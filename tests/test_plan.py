@@ -337,3 +337,28 @@ def test_require_on_demand_only(tmp_path):
                  "--require", "spot == 0") == 0
     t = _ranking(tmp_path)
     assert len(t) and not t["spot"].any()
+
+
+def _configs(path):
+    pd.DataFrame({"accelerator": ["H100-SXM5-80GB", "A100-SXM4-80GB", "MI300X", "H100-SXM5-80GB"],
+                  "n_accelerators": [8, 16, 8, 64], "n_nodes": [1, 2, 1, 8],
+                  "accelerators_per_node": [8, 8, 8, 8],
+                  "price_per_accelerator_hour": [3.0, 2.0, 2.5, 3.0]}).to_csv(path, index=False)
+    return path
+
+
+def test_predict_and_analyze_take_a_card(tmp_path, capsys):
+    table = _configs(tmp_path / "configs.csv")
+    card = EXAMPLES / "lora_70b_finetune.toml"
+    assert main(["predict", str(table), "--workload", str(card), "-o",
+                 str(tmp_path / "p.parquet")]) == 0
+    p = pd.read_parquet(tmp_path / "p.parquet")
+    assert (p["prediction_basis"] == "first-principles:llama2_70b_lora").all()
+    assert p["prediction_note"].str.contains("card lora-70b-50mt").all()
+    assert main(["analyze", str(table), "--predict", "--workload", str(card), "--backend",
+                 "cpu", "--no-report", "--out", str(tmp_path / "a")]) == 0
+    a = pd.read_parquet(tmp_path / "a" / "ranking.parquet")
+    assert a["prediction_basis"].str.startswith("first-principles:").all()
+    # the shipped name works the same way
+    assert main(["predict", str(table), "--workload", "bert", "-o",
+                 str(tmp_path / "b.parquet")]) == 0

@@ -12,6 +12,7 @@ from ..errors import DataError, UsageError
 from ..io import read_table, write_table, write_text
 from ..outputs import check_target, publish_file
 from ..sources.facts.catalog import merge_accelerator_catalog
+from ..sources.model.card import predict_workload, workload_arg
 from ..sources.model.evidence import evidence_report, interval_evidence
 from ..sources.model.fit import calibrate
 from ..sources.model.intervals import fit_interval_table
@@ -167,19 +168,28 @@ def run_calibrate_cli(
 
 def run_predict_cli(
     table_path, model_path, output, *, use_table_epochs=True, overwrite=False, benchmark=None,
-    catalog=None,
+    catalog=None, workload=None,
 ) -> pd.DataFrame:
-    """``gpurank predict TABLE [--model model.json] [--benchmark NAME] -o out``.
+    """``gpurank predict TABLE [--model model.json] [--benchmark NAME] [--workload
+    NAME|FILE.toml] -o out``.
 
     Without ``--model`` every benchmark of the table is predicted with its workload's shipped
     model (:func:`predict`); ``benchmark`` keeps the rows of one benchmark first; ``catalog``
-    is a CSV of accelerators merged over the built-in catalog."""
+    is a CSV of accelerators merged over the built-in catalog. ``workload`` predicts every
+    row as that workload: a shipped one or a model card
+    (:func:`~gpurank.engine.sources.model.card.predict_workload`)."""
     check_target(output, name="--output", overwrite=overwrite)
     model = CalibratedModel.from_json(model_path) if model_path is not None else None
     table = read_table(table_path)
     if benchmark is not None:
         table = rows_of(table, benchmark)
     acc = merge_accelerator_catalog(catalog) if catalog is not None else None
-    res = predict(table, model, use_table_epochs=use_table_epochs, accelerator_table=acc)
+    if workload is not None and model is None:
+        res = predict_workload(table, workload_arg(workload), use_table_epochs=use_table_epochs,
+                               accelerator_table=acc)
+    else:
+        wl = workload_arg(workload) if workload is not None else None
+        res = predict(table, model, workload=wl, use_table_epochs=use_table_epochs,
+                      accelerator_table=acc)
     _write_table(res, output, overwrite=overwrite)
     return res

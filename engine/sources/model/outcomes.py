@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow.dataset as ds
 
 from ...errors import DataError
+from .card import predict_workload
 from .predict import INTERVAL_COLUMNS, PREDICTED, basis_kind, predict
 
 __all__ = ["predicted_outcomes", "OUTCOME_INTERVAL_COLUMNS", "needs_prediction",
@@ -48,8 +49,8 @@ def needs_prediction(columns) -> bool:
     return "time_to_train_min" not in cols and {"accelerator", "n_accelerators"} <= cols
 
 
-def predicted_outcomes(table: pd.DataFrame, *, model=None, accelerator_table=None
-                       ) -> tuple[pd.DataFrame, list[str]]:
+def predicted_outcomes(table: pd.DataFrame, *, model=None, accelerator_table=None,
+                       workload=None) -> tuple[pd.DataFrame, list[str]]:
     """``table`` with its outcome columns predicted, and the notes an analysis reports.
 
     Parameters
@@ -61,6 +62,10 @@ def predicted_outcomes(table: pd.DataFrame, *, model=None, accelerator_table=Non
         The shipped model of each row's workload when omitted.
     accelerator_table : DataFrame or path, optional
         The accelerator catalog (a user catalog merged over the built-in one).
+    workload : Workload, optional
+        Every row's workload (a shipped one or a model card's,
+        :mod:`~gpurank.engine.sources.model.card`); without ``model``, a card takes the
+        nearest calibrated workload's.
     """
     missing = [c for c in ("accelerator", "n_accelerators") if c not in table.columns]
     if missing:
@@ -71,7 +76,12 @@ def predicted_outcomes(table: pd.DataFrame, *, model=None, accelerator_table=Non
     for c in ("n_nodes", "accelerators_per_node"):
         if c not in t.columns:
             t[c] = np.nan
-    pred = predict(t, model, use_table_epochs=False, accelerator_table=accelerator_table)
+    if workload is not None and model is None:
+        pred = predict_workload(t, workload, use_table_epochs=False,
+                                accelerator_table=accelerator_table)
+    else:
+        pred = predict(t, model, workload=workload, use_table_epochs=False,
+                       accelerator_table=accelerator_table)
     out = table.copy()
     for c in PREDICTED:
         if c in out.columns:
