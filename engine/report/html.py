@@ -42,7 +42,7 @@ from .sections import (
 )
 
 __all__ = ["build_report", "write_report", "rebuild_report", "report_path", "SECTIONS",
-           "CHARTJS_VERSION"]
+           "PLAN_SECTION", "CHARTJS_VERSION"]
 
 #: (id, heading) of every section, in order.
 SECTIONS = (
@@ -51,10 +51,12 @@ SECTIONS = (
     ("clusters", "Groups of configurations"),
     ("scaling", "Scaling"),
     ("tradeoffs", "Trade-offs"),
-    ("offers", "Offers: cost against time"),
     ("ranking", "The ranking"),
     ("settings", "Settings, backend and notes"),
 )
+
+#: The section a plan's page adds before the ranking (``gpurank plan``, :mod:`.offers`).
+PLAN_SECTION = ("offers", "Offers: cost against time")
 
 #: The vendored Chart.js (engine/report/assets/README.md says where it comes from).
 CHARTJS_VERSION = "4.6.1"
@@ -128,7 +130,9 @@ def build_report(table: pd.DataFrame, summary: dict, *, max_points: int = 20_000
         "offers": lambda: offers_section(table),
     }
     # the offers view is a plan's (gpurank plan); an analysis page has no such section
-    shown = [(sid, t) for sid, t in SECTIONS if sid != "offers" or is_plan(table)]
+    shown = list(SECTIONS)
+    if is_plan(table):
+        shown.insert([sid for sid, _ in shown].index("ranking"), PLAN_SECTION)
     sections = [f'<section id="{sid}"><h2>{esc(title)}</h2>{bodies[sid]()}</section>'
                 for sid, title in shown]
     nav = "".join(f'<a href="#{sid}">{esc(title)}</a>' for sid, title in shown)

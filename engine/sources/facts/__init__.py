@@ -13,6 +13,8 @@ they all import it (``tests/test_import_graph.py`` holds the rule).
                    ``round_ordinal``, ``benchmark_info``
 ``benchmarks``     the benchmark-to-workload table (``workloads.csv``'s names)
 ``regular_files``  reading files of a tree someone else made (size limits, no links)
+``offers``         offers from price catalogs (SkyPilot vms.csv, gpurank's offers CSV): one
+                   row per instance and price with its regions; what was left out, counted
 =================  ==========================================================================
 """
 

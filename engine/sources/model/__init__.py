@@ -6,6 +6,8 @@ calibration columns, whoever wrote it (``tests/test_import_graph.py``).
 ===============  ============================================================================
 ``workload``     :class:`Workload`: what a training job costs the model; ResNet-50's
 ``workloads``    the shipped workloads, one per MLPerf benchmark, and their models
+``card``         a training job from its model card (TOML): fields checked, the shipped
+                 formulas, the nearest calibrated workload and the interval's widening
 ``perfmodel``    :class:`CalibratedModel` and :func:`evaluate`, the roofline equations
 ``inputs``       a table of configurations as the model's inputs
 ``fit``          :func:`calibrate`: the model fitted to measured runs
