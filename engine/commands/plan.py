@@ -169,8 +169,10 @@ def plan_spec(*, criteria=None, require=None, budget_usd=None, deadline_h=None, 
     return AnalysisSpec(
         criteria=parse_criteria(criteria or DEFAULT_PLAN_CRITERIA),
         constraints=",".join(cons) if cons else (), robust=robust, top=top, seed=seed,
-        samples=samples, target="time_to_train_min", n_estimators=20, sample_rows=5_000,
-        notes=tuple(notes))
+        samples=samples, target="time_to_train_min", notes=tuple(notes),
+        # the groups and drivers of a plan are a side view: a small forest and a short
+        # silhouette scan keep them to a fraction of a second of the planning
+        n_estimators=20, sample_rows=5_000, clusters=4, k_range=(2, 4))
 
 
 def run_plan_cli(workload, offers_path, out_dir, *, max_accelerators=256, budget_usd=None,
