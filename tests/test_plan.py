@@ -362,3 +362,29 @@ def test_predict_and_analyze_take_a_card(tmp_path, capsys):
     # the shipped name works the same way
     assert main(["predict", str(table), "--workload", "bert", "-o",
                  str(tmp_path / "b.parquet")]) == 0
+
+
+def _plan_options():
+    from gpurank.engine.cli import build_parser
+    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    for action in sub.choices["plan"]._actions:
+        if action.option_strings and action.nargs != 0 and action.dest not in ("help", "out"):
+            yield action.option_strings[-1]
+
+
+@pytest.mark.parametrize("option", list(_plan_options()))
+@pytest.mark.parametrize("value", ["", "-1", "0", "nan", "1e400", "\x1b]0;x\x07", "{"])
+def test_every_plan_option_refuses_hostile_values_in_one_line(tmp_path, capsys, monkeypatch,
+                                                              option, value):
+    monkeypatch.chdir(tmp_path)
+    argv = {"--workload": "resnet", "--offers": str(RUNPOD), option: value}
+    args = [x for kv in argv.items() for x in kv]
+    code = main(["plan", "--backend", "cpu", "--no-report", "--quiet", "--samples", "200",
+                 "--out", str(tmp_path / "out"), *args])
+    err = capsys.readouterr().err
+    assert code in (0, 2, 3, 4), (code, err)
+    assert "Traceback" not in err and "\x1b" not in err
+    if code != 0:
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert len(lines) == 1 and lines[0].startswith("gpurank: error: "), err
+        assert not (tmp_path / "out").exists()
