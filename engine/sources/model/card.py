@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import tomllib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from statistics import median
 from typing import ClassVar
@@ -439,12 +440,12 @@ def workload_arg(text) -> Workload:
     return workload(text)
 
 
+@lru_cache(maxsize=1)
 def _typical_distance() -> float:
     """The median distance from a calibrated workload to its nearest other calibrated one:
     how far the held-out workloads behind the first-principles interval were."""
-    names = [n for n in workload_names()]
     dists = []
-    for n in names:
+    for n in workload_names():
         try:
             other = nearest_calibrated(workload(n))
         except DataError:
