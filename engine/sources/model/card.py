@@ -103,6 +103,9 @@ _SECTIONS = {
 }
 
 _POS_INT = Interval(int, 1, None)
+#: The fields that are whole numbers.
+_INT_FIELDS = frozenset({"experts", "experts_per_token", "layers", "hidden_size",
+                         "sequence_length", "vocabulary", "dataset_samples", "lora_rank"})
 #: The top of a card's flat convergence curve: above any global batch a plan reaches.
 _ANY_BATCH = float(2 ** 40)
 
@@ -349,13 +352,10 @@ def _value(table: dict, key: str, section: str):
         where = f"[{section}] " if section else ""
         raise ParamError(key, f"in {where}must be a single value; got a "
                               f"{'table' if isinstance(v, dict) else 'list'}")
-    if isinstance(v, int) and not isinstance(v, bool) and key not in (
-            "experts", "experts_per_token", "layers", "hidden_size", "sequence_length",
-            "vocabulary", "dataset_samples", "lora_rank"):
+    # TOML writes 13e9 as a float and 8 as an integer: each field gets the kind it declares
+    if isinstance(v, int) and not isinstance(v, bool) and key not in _INT_FIELDS:
         return float(v)
-    if isinstance(v, float) and v.is_integer() and key in (
-            "experts", "experts_per_token", "layers", "hidden_size", "sequence_length",
-            "vocabulary", "dataset_samples", "lora_rank"):
+    if isinstance(v, float) and v.is_integer() and key in _INT_FIELDS:
         return int(v)
     return v
 
