@@ -388,3 +388,14 @@ def test_every_plan_option_refuses_hostile_values_in_one_line(tmp_path, capsys, 
         lines = [ln for ln in err.splitlines() if ln.strip()]
         assert len(lines) == 1 and lines[0].startswith("gpurank: error: "), err
         assert not (tmp_path / "out").exists()
+
+
+def test_sizes_double_up_to_the_limit(tmp_path):
+    assert _plan(tmp_path, "--workload", "resnet", "--offers", LAMBDA,
+                 "--max-accelerators", "8") == 0
+    t = _ranking(tmp_path)
+    assert t["n_accelerators"].max() <= 8
+    assert set(t["instances"]) <= {1, 2, 4, 8}
+    one = t[t["instance"] == "gpu_1x_a10"]
+    assert sorted(one["instances"]) == [1, 2, 4, 8]
+    assert set(t.loc[t["instance"] == "gpu_8x_h100_sxm5", "instances"]) == {1}
