@@ -261,6 +261,8 @@ def _resolution(name: str, instance: str, memory: str, count: int) -> tuple[str,
         r2 = resolve_accelerator(name, memory=mem)
         if r2.accelerator_id:
             r, note = r2, ""
+    if r.accelerator_id and r.match == "stand-in" and r.note:
+        note = "; ".join(x for x in (note, f"{name} taken as {r.accelerator_id}: {r.note}") if x)
     return r.accelerator_id, r.name, note if r.accelerator_id else ""
 
 
