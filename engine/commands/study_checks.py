@@ -12,9 +12,9 @@ import pandas as pd
 
 from ..formatting import count as _c
 from ..formatting import integer as _i
+from ..formatting import markdown_table
 from ..formatting import number as _f
 from ..formatting import percent as _pct
-from .study_text import md_table
 
 __all__ = ["STUDY_CRITERIA", "STUDY_FEATURES", "STUDY_CLUSTERS", "STUDY_TOP", "FindingCheck",
            "check_a", "check_b", "check_c"]
@@ -273,8 +273,8 @@ def check_c(t: pd.DataFrame) -> FindingCheck:
     ]
     if len(per):
         lines.append("")
-        lines += md_table(["model", "rows", "GPU counts", "b"],
-                           [[r.group, r.rows, f"{r.n_min:,}-{r.n_max:,}", _f(r.slope)] for r in per.itertuples()])  # fmt: skip
+        lines += markdown_table(["model", "rows", "GPU counts", "b"],
+                                 [[r.group, r.rows, f"{r.n_min:,}-{r.n_max:,}", _f(r.slope)] for r in per.itertuples()])  # fmt: skip
     figures = {"pooled_slope": pooled, "groups": groups, "rows": used, "pooled_slope_same_round": pooled2,
                "per_model": per.to_dict("records"), "models_sublinear": n_sub, "models": int(len(per)),
                "share_efficiency_below_1": share_below}  # fmt: skip

@@ -1,7 +1,7 @@
-"""The study's reading of MLPerf free text and its Markdown pieces: framework, interconnect and
+"""The study's reading of MLPerf free text and its helpers: framework, interconnect and
 availability classes from the system descriptions, the filtering of the systems read, the
-cluster profiles with their dominant generation, and the table and checksum helpers of the
-reports.
+cluster profiles with their dominant generation, and the checksum and round-order helpers of
+the reports.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import shlex
 import numpy as np
 import pandas as pd
 
-__all__ = ["availability_category", "framework_family", "interconnect_class", "md_table",
-           "sha256_of", "round_key", "study_rows", "profiles_with_generation", "filtering_table",
+__all__ = ["availability_category", "framework_family", "interconnect_class", "sha256_of",
+           "round_key", "study_rows", "profiles_with_generation", "filtering_table",
            "command_line"]
 
 
@@ -61,15 +61,6 @@ def interconnect_class(text: str) -> str:
     if "pcie" in low:
         return "PCIe"
     return "unstated"
-
-
-def md_table(headers, rows) -> list[str]:
-    def cell(v):
-        return str(v).replace("|", "\\|").replace("\n", " ")
-
-    out = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " for _ in headers) + "|"]
-    out += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]
-    return out
 
 
 def sha256_of(path) -> str:

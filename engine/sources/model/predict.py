@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import DataError
+from ...formatting import number
 from ...params import InstanceOf, check_param, validate_params
 from ..facts import catalog as _cat
 from .inputs import model_inputs, safe_div
@@ -113,9 +114,8 @@ def basis_kind(basis) -> str:
 
 
 def _fmt(v) -> str:
-    if not np.isfinite(v):
-        return "nan"
-    return f"{v:,.0f}" if abs(v - round(v)) < 1e-9 else f"{v:,.4g}"
+    """A batch or a scale as people write it (no trailing zeros)."""
+    return number(v, 4, trim=True)
 
 
 @dataclass(frozen=True)
