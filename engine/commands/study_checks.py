@@ -136,6 +136,9 @@ def _yes(b) -> str:
 
 
 def check_a(t: pd.DataFrame, prof: pd.DataFrame, unit: str = "img/s") -> FindingCheck:
+    """Finding (a), that the most efficient cluster uses 4 to 16 newest-generation GPUs
+    with more host CPU cores: checked on the most efficient cluster by scaling efficiency and
+    by per-GPU throughput (``unit``), three conditions each."""
     claim = ("The most efficient cluster uses a moderate number (generally 4 to 16) of "
              "latest-generation GPUs with powerful host CPUs.")
     newest_rank = int(t["generation_rank"].max())
@@ -200,6 +203,9 @@ def check_a(t: pd.DataFrame, prof: pd.DataFrame, unit: str = "img/s") -> Finding
 
 
 def check_b(t: pd.DataFrame, unit: str = "img/s") -> FindingCheck:
+    """Finding (b), that the largest systems train fastest but least efficiently: the top
+    decile by GPU count against the rest (time to train, scaling efficiency, per-GPU
+    throughput in ``unit``)."""
     claim = ("The largest systems (thousands of GPUs) reach the shortest time to train but are "
              "much less efficient.")
     n = t["n_accelerators"].to_numpy(float)
@@ -248,6 +254,8 @@ def check_b(t: pd.DataFrame, unit: str = "img/s") -> FindingCheck:
 
 
 def check_c(t: pd.DataFrame) -> FindingCheck:
+    """Finding (c), that speedup grows sub-linearly with the GPU count: the exponent ``b``
+    of speedup ~ N^b fitted within each accelerator model, pooled and per model."""
     claim = "Speedup grows sub-linearly with the GPU count: each added GPU brings less."
     pooled, groups, used = _within_slope(t, "accelerator")
     t2 = t.assign(_g=t["accelerator"].astype(str) + " @ " + t["round"].astype(str))

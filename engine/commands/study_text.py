@@ -64,6 +64,7 @@ def interconnect_class(text: str) -> str:
 
 
 def sha256_of(path) -> str:
+    """The SHA-256 of the file at ``path`` (hex), read in chunks of 1 MiB."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
@@ -72,6 +73,8 @@ def sha256_of(path) -> str:
 
 
 def round_key(r: str):
+    """A sort key of an MLPerf round name (``"v4.1"`` -> ``(4, 1)``); a name without
+    ``vX.Y`` sorts last."""
     m = re.search(r"v(\d+)\.(\d+)", r)
     return (int(m.group(1)), int(m.group(2))) if m else (10**6, 0)
 

@@ -268,6 +268,8 @@ def _basis_notes(inputs, model: CalibratedModel, workload: Workload) -> np.ndarr
 
 
 def first_principles_note(model: CalibratedModel, workload: Workload) -> str:
+    """The basis note of a workload that has no calibration rows: the fitted efficiencies of
+    ``model``'s workload with ``workload``'s own FLOPs, bytes and convergence."""
     return (f"workload {workload.name} has no calibration rows: the efficiencies of "
             f"{model.workload} with {workload.name}'s FLOPs, bytes and convergence")
 
