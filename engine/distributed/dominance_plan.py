@@ -64,6 +64,7 @@ class DominancePlan:
     tasks: int
 
     def line(self) -> str:
+        """The plan in one line, announced before the work."""
         return (f"exact Pareto ranks and domination counts: {_count(self.rows, 'row')} in "
                 f"{_count(self.partitions, 'partition')} -> {_count(self.groups, 'group')}, "
                 f"{_count(self.blocks, 'key block')} of <= ~{_per(self.rows, self.blocks):,} "
