@@ -4,9 +4,9 @@ Markdown table writer and one terminal filter.
 The console, the HTML report, the MLPerf study and the prediction notes all format numbers
 here, so a value reads the same everywhere: thousands separated, a fixed number of significant
 digits, missing or non-finite values as ``"-"``. :func:`byte_size` writes file and memory
-sizes, :func:`markdown_table` every Markdown table gpurank writes. :func:`printable` is the
-filter every terminal printer passes data text through, so a value from a table can never
-drive the terminal.
+sizes, :func:`markdown_table` the Markdown tables of the reports and the benchmarks.
+:func:`printable` is the filter every terminal printer passes data text through, so a value
+from a table can never drive the terminal.
 
 >>> number(1234.5678), number(0.012345), number(2.0), number(float("nan"))
 ('1,235', '0.0123', '2.00', '-')
@@ -81,6 +81,7 @@ def number(x, digits=3, *, unit=None, trim=False) -> str:
     trim : bool, keyword-only
         Drop the trailing zeros of the decimals, and the point when none is left, as a count
         or a size is written in a sentence (``8``, ``1.5``; not ``8.00``, ``1.50``).
+        Scientific notation keeps its digits.
 
     Returns
     -------
