@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 
+from gpurank.engine.formatting import markdown_table
 from gpurank.kernels import cpu
 from gpurank.kernels.datagen import SHAPES, make_costs, make_topsis
 
@@ -295,19 +296,16 @@ def run(kernels, sizes, ms, shapes, peer_limit, repeats, budget, log=sys.stderr,
 
 
 def markdown(rows):
-    lines = [
-        "| kernel | n | m | shape | ours (s) | best peer | peer (s) | speed-up | agree | notes |",
-        "|---|---:|---:|---|---:|---|---:|---:|:-:|---|",
-    ]
+    cells = []
     for r in rows:
         ratio = (r["peer_t"] / r["ours"]
                  if r["ours"] > 0 and r["peer_t"] == r["peer_t"] else None)
-        lines.append(
-            f"| {r['kernel']} | {r['n']:.0e} | {r['m']} | {r['shape']} | {r['ours']:.4f} | "
-            f"{r['peer']} | {r['peer_t']:.4f} | {'%.2fx' % ratio if ratio else '-'} | "
-            f"{'yes' if r['agree'] else 'NO'} | {r['notes']} |"
-        )
-    return "\n".join(lines)
+        cells.append([r["kernel"], f"{r['n']:.0e}", r["m"], r["shape"], f"{r['ours']:.4f}",
+                      r["peer"], f"{r['peer_t']:.4f}", f"{ratio:.2f}x" if ratio else "-",
+                      "yes" if r["agree"] else "NO", r["notes"]])
+    return "\n".join(markdown_table(
+        ["kernel", "n", "m", "shape", "ours (s)", "best peer", "peer (s)", "speed-up", "agree",
+         "notes"], cells, align="lrrlrlrrcl"))
 
 
 def peers_markdown(rows):
@@ -315,17 +313,17 @@ def peers_markdown(rows):
     names = [n for n in MODES if any(n in r.get("peers", {}) for r in rows)]
     if not names:
         return ""
-    lines = ["| kernel | n | m | shape | ours (s) | "
-             + " | ".join(f"{n} (s) | speed-up" for n in names) + " |",
-             "|---|---:|---:|---|---:|" + "---:|---:|" * len(names)]
+    cells = []
     for r in rows:
-        cells = []
+        row = [r["kernel"], f"{r['n']:.0e}", r["m"], r["shape"], f"{r['ours']:.4f}"]
         for n in names:
             t = r.get("peers", {}).get(n)
-            cells += (["-", "-"] if t is None else
-                      [f"{t:.4f}", f"{t / r['ours']:.1f}x" if r["ours"] > 0 else "-"])
-        lines.append(f"| {r['kernel']} | {r['n']:.0e} | {r['m']} | {r['shape']} | "
-                     f"{r['ours']:.4f} | " + " | ".join(cells) + " |")
+            row += (["-", "-"] if t is None else
+                    [f"{t:.4f}", f"{t / r['ours']:.1f}x" if r["ours"] > 0 else "-"])
+        cells.append(row)
+    lines = markdown_table(["kernel", "n", "m", "shape", "ours (s)"]
+                           + [h for n in names for h in (f"{n} (s)", "speed-up")],
+                           cells, align="lrrlr" + "rr" * len(names))
     modes = "\n".join(f"- {n}: {MODES[n]}" for n in names)
     return "\n".join(lines) + "\n\nModes:\n" + modes
 

@@ -24,6 +24,7 @@ import tarfile
 import time
 
 import numpy as np
+from gpurank.engine.formatting import markdown_table
 from gpurank.kernels import cpu
 from gpurank.kernels.datagen import make_costs, make_topsis
 
@@ -99,11 +100,11 @@ def main(argv=None):
     a = p.parse_args(argv)
     base, sha = load_base(a.base)
     rows = run(base, a.kernels, a.n, a.ms, a.shapes, a.repeats)
-    print(f"| kernel (n={a.n:.0e}) | m | shape | {sha} (s) | this (s) | this / base | identical |")
-    print("|---|---|---|---|---|---|---|")
-    for r in rows:
-        print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.4f} | {r[4]:.4f} | {r[5]:.2f} | "
-              f"{'yes' if r[6] else 'NO'} |")
+    print("\n".join(markdown_table(
+        [f"kernel (n={a.n:.0e})", "m", "shape", f"{sha} (s)", "this (s)", "this / base",
+         "identical"],
+        [[r[0], r[1], r[2], f"{r[3]:.4f}", f"{r[4]:.4f}", f"{r[5]:.2f}", "yes" if r[6] else "NO"]
+         for r in rows], align="lrlrrrc")))
 
 
 if __name__ == "__main__":

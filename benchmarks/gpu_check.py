@@ -138,14 +138,13 @@ class Table:
         return any(r["parity"] in ("FAIL", "ERROR") for r in self.rows)
 
     def markdown(self):
-        head = "| step | rows | CPU time | GPU time | speed-up | parity | note |"
-        lines = [head, "|---|---:|---:|---:|---:|---|---|"]
-        for r in self.rows:
-            lines.append("| " + " | ".join([
-                r["step"], "" if r["rows"] is None else f"{r['rows']:,}", _seconds(r["cpu_s"]),
-                _seconds(r["gpu_s"]), "" if r["speedup"] is None else f"{r['speedup']:g}x",
-                r["parity"], r["note"]]) + " |")
-        return "\n".join(lines)
+        from gpurank.engine.formatting import markdown_table  # after use_checkout()
+
+        return "\n".join(markdown_table(
+            ["step", "rows", "CPU time", "GPU time", "speed-up", "parity", "note"],
+            [[r["step"], "" if r["rows"] is None else f"{r['rows']:,}", _seconds(r["cpu_s"]),
+              _seconds(r["gpu_s"]), "" if r["speedup"] is None else f"{r['speedup']:g}x",
+              r["parity"], r["note"]] for r in self.rows], align="lrrrrll"))
 
 
 def _round(t):

@@ -37,6 +37,8 @@ import math
 import sys
 import time
 
+from gpurank.engine.formatting import markdown_row, markdown_table
+
 
 def _measure(kernels, shapes, sizes, ms, seed, rank_max):
     from gpurank.kernels import datagen
@@ -49,8 +51,9 @@ def _measure(kernels, shapes, sizes, ms, seed, rank_max):
                 x = datagen.make_costs(n, m, shape, seed=seed)
                 for kernel in kernels:
                     if kernel == "pareto_rank" and n > rank_max:
-                        print(f"| {kernel} | {shape} | {m} | {n:.0e} | tiles | not counted "
-                              f"(n > --rank-max) | | | | | |", flush=True)
+                        print(markdown_row([kernel, shape, m, f"{n:.0e}", "tiles",
+                                            "not counted (n > --rank-max)", "", "", "", "", ""]),
+                              flush=True)
                         continue
                     t0 = time.perf_counter()
                     w = schedule.count_work(x, kernel)
@@ -83,10 +86,10 @@ def _print_row(row, rows):
     share = row["pair_tests"] / max(1, n * (n - 1) // 2)
     e = _exponent(row, rows)
     steps = row["search_steps"]
-    print(f"| {row['kernel']} | {row['shape']} | {row['m']} | {n:.0e} | {row['scheme']} | "
-          f"{row['pair_tests']:.3g} | {row['pairs_decided_by_corners']:.3g} | "
-          f"{share:.2%} | {'' if e is None else f'{e:.2f}'} | "
-          f"{f'{steps:.3g}' if steps else ''} | {row['seconds']:.1f} |", flush=True)
+    print(markdown_row([row["kernel"], row["shape"], row["m"], f"{n:.0e}", row["scheme"],
+                        f"{row['pair_tests']:.3g}", f"{row['pairs_decided_by_corners']:.3g}",
+                        f"{share:.2%}", "" if e is None else f"{e:.2f}",
+                        f"{steps:.3g}" if steps else "", f"{row['seconds']:.1f}"]), flush=True)
 
 
 def main(argv=None):
@@ -107,9 +110,10 @@ def main(argv=None):
     for s in args.shapes:
         if s not in SHAPES:
             ap.error(f"--shapes: {s!r} is not one of {SHAPES}")
-    print("| kernel | shape | m | n | scheme | pair tests | decided by corners "
-          "| tests / all pairs | exponent | search steps | seconds |")
-    print("|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+    print("\n".join(markdown_table(
+        ["kernel", "shape", "m", "n", "scheme", "pair tests", "decided by corners",
+         "tests / all pairs", "exponent", "search steps", "seconds"], [],
+        align="llrrlrrrrrr")))
     rows = _measure(args.kernels, args.shapes, sorted(args.sizes), args.m, args.seed,
                     args.rank_max)
     if args.json:

@@ -1,9 +1,14 @@
 """The Python API: an :class:`Engine` bound to one backend runs the three steps.
 
 >>> from gpurank.engine import Engine
+>>> from gpurank.engine.sources.sweep.simulate import simulate
+>>> table = simulate(200, seed=0)  # or a Parquet or CSV path
 >>> eng = Engine(backend="cpu")
->>> result = eng.analyze("configs.parquet", criteria="time_to_train_min:min,cost_usd:min")
->>> result.top(5)
+>>> result = eng.analyze(table, criteria="time_to_train_min:min,cost_usd:min",
+...                      n_estimators=10, k_range=(2, 3))
+>>> best = result.top(5)  # the five best rows, best first
+>>> best["rank"].tolist(), len(result.table)
+([1, 2, 3, 4, 5], 200)
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
-"""How gpurank writes values for people: one number formatter and one terminal filter.
+"""How gpurank writes values for people: one number formatter, one byte formatter, one
+Markdown table writer and one terminal filter.
 
-The console, the HTML report and the MLPerf study all format numbers here, so a value reads the
-same everywhere: thousands separated, a fixed number of significant digits, missing or
-non-finite values as ``"-"``. :func:`printable` is the filter every terminal printer passes
-data text through, so a value from a table can never drive the terminal.
+The console, the HTML report, the MLPerf study and the prediction notes all format numbers
+here, so a value reads the same everywhere: thousands separated, a fixed number of significant
+digits, missing or non-finite values as ``"-"``. :func:`byte_size` writes file and memory
+sizes, :func:`markdown_table` the Markdown tables of the reports and the benchmarks.
+:func:`printable` is the filter every terminal printer passes data text through, so a value
+from a table can never drive the terminal.
 
 >>> number(1234.5678), number(0.012345), number(2.0), number(float("nan"))
 ('1,235', '0.0123', '2.00', '-')
@@ -31,6 +34,9 @@ __all__ = [
     "percent",
     "span",
     "value",
+    "byte_size",
+    "markdown_table",
+    "markdown_row",
     "printable",
     "unit_of",
     "column_label",
@@ -59,7 +65,7 @@ def _with_unit(text, unit):
     return f"{text} {unit}" if unit and text != MISSING else text
 
 
-def number(x, digits=3, *, unit=None) -> str:
+def number(x, digits=3, *, unit=None, trim=False) -> str:
     """``x`` rounded to ``digits`` significant digits, thousands separated.
 
     Digits of the integer part are never dropped (``12,346`` for 12345.6 at 3 digits);
@@ -72,6 +78,10 @@ def number(x, digits=3, *, unit=None) -> str:
         Significant digits, at least 1.
     unit : str, optional, keyword-only
         Appended after a space (not to a missing value).
+    trim : bool, keyword-only
+        Drop the trailing zeros of the decimals, and the point when none is left, as a count
+        or a size is written in a sentence (``8``, ``1.5``; not ``8.00``, ``1.50``).
+        Scientific notation keeps its digits.
 
     Returns
     -------
@@ -82,6 +92,8 @@ def number(x, digits=3, *, unit=None) -> str:
     --------
     >>> number(9.996), number(-0.5), number(12345.6), number(3e-7), number(42, unit="min")
     ('10.0', '-0.500', '12,346', '3.00e-07', '42.0 min')
+    >>> number(8.0, trim=True), number(1.5, trim=True), number(1536, 4, trim=True)
+    ('8', '1.5', '1,536')
     """
     v = _as_float(x)
     if v is None:
@@ -95,7 +107,10 @@ def number(x, digits=3, *, unit=None) -> str:
     if mag < _SCI_BELOW or mag >= _SCI_FROM:
         return _with_unit(f"{v:.{digits - 1}e}", unit)
     dec = max(digits - 1 - mag, 0)
-    return _with_unit(f"{v:,.{dec}f}", unit)
+    text = f"{v:,.{dec}f}"
+    if trim and dec:
+        text = text.rstrip("0").rstrip(".")
+    return _with_unit(text, unit)
 
 
 def fixed(x, decimals, *, unit=None) -> str:
@@ -190,6 +205,77 @@ def _is_missing_scalar(v) -> bool:
         return v is pd.NA or v is pd.NaT or bool(np.ndim(v) == 0 and pd.isna(v))
     except (TypeError, ValueError):
         return False
+
+
+#: Decimal units of a byte count (what disk tools and people say: 1 MB = 1,000,000 B).
+_BYTE_UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
+
+
+def byte_size(nbytes) -> str:
+    """A byte count in decimal units, one decimal (whole bytes below 1 KB).
+
+    >>> byte_size(512), byte_size(1_234_567), byte_size(3.2e12), byte_size(None)
+    ('512 B', '1.2 MB', '3.2 TB', '-')
+    """
+    v = _as_float(nbytes)
+    if v is None:
+        return MISSING
+    for unit in _BYTE_UNITS:
+        if abs(v) < 1000 or unit == _BYTE_UNITS[-1]:
+            break
+        v /= 1000
+    return f"{v:,.0f} {unit}" if unit == "B" else f"{v:,.1f} {unit}"
+
+
+# -- Markdown -----------------------------------------------------------------------------------
+#: The separator cell of each column alignment a table may ask for.
+_ALIGN = {"l": ":--", "r": "--:", "c": ":-:"}
+
+
+def markdown_row(cells) -> str:
+    """One row of a Markdown table: each cell as text, ``|`` escaped, line breaks as spaces.
+
+    >>> markdown_row(["a|b", 2, "two\\nlines"])
+    '| a\\\\|b | 2 | two lines |'
+    """
+    return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ")
+                             for c in cells) + " |"
+
+
+def markdown_table(headers, rows, *, align=None) -> list[str]:
+    """A Markdown table as its lines: the header, the separator, one line per row.
+
+    Parameters
+    ----------
+    headers : sequence of str
+    rows : iterable of sequences
+        The cells, already formatted (any object is written with ``str``).
+    align : str, optional, keyword-only
+        One letter per column, ``l``, ``r`` or ``c``; without it every column is left to
+        the renderer (``| --- |``).
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> print("\\n".join(markdown_table(["name", "n"], [["H100", 8]])))
+    | name | n |
+    | --- | --- |
+    | H100 | 8 |
+    >>> markdown_table(["name", "n"], [], align="lr")
+    ['| name | n |', '|:--|--:|']
+    """
+    headers = list(headers)
+    if align is None:
+        rule = "|" + "|".join(" --- " for _ in headers) + "|"
+    elif len(align) != len(headers) or set(align) - set(_ALIGN):
+        raise ValueError(f"align must have one of 'l', 'r', 'c' per column ({len(headers)}); "
+                         f"got {align!r}")
+    else:
+        rule = "|" + "|".join(_ALIGN[a] for a in align) + "|"
+    return [markdown_row(headers), rule] + [markdown_row(r) for r in rows]
 
 
 # -- terminal safety ----------------------------------------------------------------------------

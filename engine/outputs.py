@@ -44,6 +44,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from .errors import UsageError
+from .formatting import byte_size
 from .jsonable import to_jsonable
 from .manifest import MANIFEST_NAME, protected_reason, read_manifest
 from .schema import SIMULATED_COLUMNS
@@ -329,14 +330,6 @@ def _remove(path: Path) -> None:
     path.rmdir()
 
 
-def _human(nbytes: int) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if nbytes < 1000 or unit == "TB":
-            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
-        nbytes /= 1000
-    return f"{nbytes} B"  # pragma: no cover
-
-
 def clean_leftovers(target) -> list[str]:
     """Remove what interrupted runs left beside ``target``; put back a set left aside.
 
@@ -382,7 +375,7 @@ def clean_leftovers(target) -> list[str]:
         except OSError as exc:
             notes.append(f"could not remove '{path}', left by an interrupted run: {exc}")
             continue
-        notes.append(f"removed '{path.name}' ({_human(size)}), left by an interrupted run")
+        notes.append(f"removed '{path.name}' ({byte_size(size)}), left by an interrupted run")
     for path in olds:
         # Only a two-step swap (no atomic exchange) can leave the old set aside; with no
         # complete set at the target, the old one goes back.
@@ -397,7 +390,7 @@ def clean_leftovers(target) -> list[str]:
         size = _size(path)
         try:
             _remove(path)
-            notes.append(f"removed '{path.name}' ({_human(size)}), an older output an "
+            notes.append(f"removed '{path.name}' ({byte_size(size)}), an older output an "
                          "interrupted run had replaced")
         except OSError as exc:
             notes.append(f"could not remove '{path}', left by an interrupted run: {exc}")

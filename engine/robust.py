@@ -32,7 +32,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from gpurank.kernels.reference import MAX_EXPONENT, RowFactors
+from gpurank.kernels import MAX_EXPONENT, RowFactors
 
 from .errors import DataError, UsageError
 from .ranking import topsis_input

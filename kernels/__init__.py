@@ -9,13 +9,16 @@
 ``datagen``         synthetic inputs for the tests and benchmarks
 ``_validate``       every input check, one message shape
 ``_shared``         scalar helpers compiled by both ``njit`` and ``cuda.jit``
-``_smaa``           the host-side SMAA preparation shared by every implementation
+``_smaa``           the host-side SMAA preparation shared by every implementation, and
+                    :class:`RowFactors`, the rows' intervals of the drawn SMAA
 ``_topsis_stats``   :class:`TopsisStats`, the mergeable column statistics of TOPSIS
 ==================  =====================================================================
 
 Every implementation exports the names in :data:`CONTRACTS` plus ``MAX_CRITERIA`` (the
-largest number of criteria it takes, ``None`` for no limit). Submodules are imported on
-first use, so ``import gpurank.kernels`` never imports numba.cuda.
+largest number of criteria it takes, ``None`` for no limit). The inputs they share are
+exported here: :class:`TopsisStats`, :class:`RowFactors` and ``MAX_EXPONENT`` (the largest
+exponent of a row's factor). Submodules are imported on first use, so ``import
+gpurank.kernels`` never imports numba.cuda.
 """
 
 from __future__ import annotations
@@ -37,9 +40,10 @@ CONTRACTS = (
     "smaa_interval_candidates",
 )
 
-__all__ = ["reference", "cpu", "cuda", "CONTRACTS", "TopsisStats"]
+__all__ = ["reference", "cpu", "cuda", "CONTRACTS", "TopsisStats", "RowFactors", "MAX_EXPONENT"]
 
 _SUBMODULES = ("reference", "cpu", "cuda", "datagen")
+_SHARED = ("TopsisStats", "RowFactors", "MAX_EXPONENT")
 
 
 def __getattr__(name):
@@ -49,8 +53,12 @@ def __getattr__(name):
         from ._topsis_stats import TopsisStats
 
         return TopsisStats
+    if name in ("RowFactors", "MAX_EXPONENT"):
+        from . import _smaa
+
+        return getattr(_smaa, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_SUBMODULES) | {"TopsisStats"})
+    return sorted(set(globals()) | set(_SUBMODULES) | set(_SHARED))

@@ -14,8 +14,7 @@ one. Equal rows do not dominate each other. Inputs are never mutated; NaN and in
 rejected naming the first bad cell.
 
 The SMAA section also holds the drawn SMAA (values drawn in their intervals), whose rows'
-intervals are a :class:`RowFactors` (defined in :mod:`gpurank.kernels._smaa`, shared by
-every implementation, and re-exported here with ``MAX_EXPONENT``).
+intervals are a :class:`gpurank.kernels.RowFactors` (shared by every implementation).
 
 The last sections hold the oracles of the cross-partition kernels of
 :mod:`gpurank.kernels.cpu.blocks` (how the rows of one block are dominated by another) and
@@ -28,8 +27,6 @@ import numpy as np
 
 from . import _topsis_stats
 from ._smaa import (
-    MAX_EXPONENT,
-    RowFactors,
     check_factors,
     corners,
     draw_moves,
@@ -58,8 +55,6 @@ from ._validate import (
 
 __all__ = [
     "MAX_CRITERIA",
-    "MAX_EXPONENT",
-    "RowFactors",
     "dominance_matrix",
     "pareto_front",
     "pareto_rank",

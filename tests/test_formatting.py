@@ -8,10 +8,12 @@ import pandas as pd
 import pytest
 from gpurank.engine import formatting
 from gpurank.engine.formatting import (
+    byte_size,
     column_label,
     count,
     fixed,
     integer,
+    markdown_table,
     number,
     percent,
     printable,
@@ -69,6 +71,34 @@ def test_other_formats():
     assert percent(0.06) == "6%" and percent(0.9961, 1) == "99.6%"
     assert span(4, 16) == "4-16" and span(8.0, 8.0) == "8" and span(1024, 2048) == "1,024-2,048"
     assert number(42.0, unit="min") == "42.0 min" and integer(7, unit="GPUs") == "7 GPUs"
+
+
+def test_trimmed_numbers_read_as_counts_and_sizes_in_a_sentence():
+    # whole values keep every integer digit and no point; others lose their trailing zeros
+    assert number(8.0, trim=True) == "8" and number(1_000_000_000_000, 4, trim=True) == \
+        "1,000,000,000,000"
+    assert number(1.5, trim=True) == "1.5" and number(0.125, trim=True) == "0.125"
+    assert number(2.0004, 3, trim=True) == "2" and number(1234.6, 3, trim=True) == "1,235"
+    assert number(100.0, 3, trim=True) == "100" and number(3e-7, trim=True) == "3.00e-07"
+    assert number(float("nan"), trim=True) == "-" and number(8.0) == "8.00"
+
+
+@pytest.mark.parametrize("nbytes, expected", [
+    (0, "0 B"), (999, "999 B"), (1000, "1.0 KB"), (1_234_567, "1.2 MB"), (5.5e9, "5.5 GB"),
+    (3.2e12, "3.2 TB"), (7e15, "7.0 PB"), (2.5e18, "2,500.0 PB"), (None, "-"),
+    (float("inf"), "-")])
+def test_byte_size(nbytes, expected):
+    assert byte_size(nbytes) == expected
+
+
+def test_markdown_table():
+    lines = markdown_table(["a", "b|c"], [[1, "x|y"], ["two\nlines", None]])
+    assert lines == ["| a | b\\|c |", "| --- | --- |", "| 1 | x\\|y |", "| two lines | None |"]
+    assert markdown_table(["a", "b", "c"], [], align="lrc") == ["| a | b | c |",
+                                                               "|:--|--:|:-:|"]
+    for bad in ("lr", "lrx"):
+        with pytest.raises(ValueError, match="align must have one of"):
+            markdown_table(["a", "b", "c"], [], align=bad)
 
 
 def test_value_of_any_cell():

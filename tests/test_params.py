@@ -192,3 +192,15 @@ def test_validated_functions_keep_their_signature():
 
     params = inspect.signature(simulate).parameters
     assert list(params)[:2] == ["n", "seed"] and params["seed"].kind is params["seed"].KEYWORD_ONLY
+
+
+def test_an_unknown_backend_is_refused_in_the_template_naming_the_parameter():
+    from gpurank.engine import Engine
+    from gpurank.engine.backend import resolve_backend
+
+    message = "backend must be one of 'auto', 'cpu', 'gpu'; got 'tpu'"
+    for call in (lambda: resolve_backend("tpu"), lambda: Engine(backend="tpu")):
+        with pytest.raises(ParamError, match=f"^{message}$") as e:
+            call()
+        assert e.value.exit_code == 2 and e.value.param == "backend"
+        assert e.value.for_flag(cli._flag) == "--" + message

@@ -22,7 +22,8 @@ each inside the function that needs it.
 
 from __future__ import annotations
 
-from ..errors import BackendUnavailableError, UsageError
+from ..errors import BackendUnavailableError
+from ..params import Options, check_param
 from ._cpu import cpu_backend
 from ._gpu import gpu_backend
 from ._strict import strict_device_backend
@@ -47,15 +48,22 @@ def resolve_backend(name: str = "auto") -> Backend:
 
     Parameters
     ----------
-    name : {"auto", "cpu", "gpu"}
-        ``"cpu"`` always means the CPU. ``"gpu"`` means the GPU or a
-        :class:`BackendUnavailableError` that says how to fix it. ``"auto"`` uses the GPU when
-        one is usable and the CPU otherwise, recording the reason.
+    name : {"auto", "cpu", "gpu"} or Backend
+        The API's ``backend`` parameter (``--backend`` on the command line); a
+        :class:`Backend` is returned as it is. ``"cpu"`` always means the CPU. ``"gpu"``
+        means the GPU or a :class:`BackendUnavailableError` that says how to fix it.
+        ``"auto"`` uses the GPU when one is usable and the CPU otherwise, recording the
+        reason.
+
+    Raises
+    ------
+    ParamError
+        ``backend must be one of 'auto', 'cpu', 'gpu'; got ...`` for any other name (the
+        command line shows it with ``--backend``).
     """
     if isinstance(name, Backend):
         return name
-    if name not in BACKEND_NAMES:
-        raise UsageError(f"--backend must be one of {', '.join(BACKEND_NAMES)}; got {name!r}")
+    check_param("backend", name, Options(BACKEND_NAMES))
     if name == "cpu":
         return cpu_backend("cpu")
     reason = gpu_unavailable_reason()
@@ -63,6 +71,7 @@ def resolve_backend(name: str = "auto") -> Backend:
         return gpu_backend(name)
     if name == "gpu":
         raise BackendUnavailableError(
-            f"backend='gpu' was asked for but {reason}; use --backend auto to fall back to the CPU"
+            f"backend='gpu' was asked for but {reason}; use backend='auto' (--backend auto) to "
+            "fall back to the CPU"
         )
     return cpu_backend("auto", reason=f"GPU not used: {reason}")

@@ -12,9 +12,9 @@ import pandas as pd
 
 from ..formatting import count as _c
 from ..formatting import integer as _i
+from ..formatting import markdown_table
 from ..formatting import number as _f
 from ..formatting import percent as _pct
-from .study_text import md_table
 
 __all__ = ["STUDY_CRITERIA", "STUDY_FEATURES", "STUDY_CLUSTERS", "STUDY_TOP", "FindingCheck",
            "check_a", "check_b", "check_c"]
@@ -136,6 +136,9 @@ def _yes(b) -> str:
 
 
 def check_a(t: pd.DataFrame, prof: pd.DataFrame, unit: str = "img/s") -> FindingCheck:
+    """Finding (a), that the most efficient cluster uses 4 to 16 newest-generation GPUs
+    with more host CPU cores: checked on the most efficient cluster by scaling efficiency and
+    by per-GPU throughput (``unit``), three conditions each."""
     claim = ("The most efficient cluster uses a moderate number (generally 4 to 16) of "
              "latest-generation GPUs with powerful host CPUs.")
     newest_rank = int(t["generation_rank"].max())
@@ -200,6 +203,9 @@ def check_a(t: pd.DataFrame, prof: pd.DataFrame, unit: str = "img/s") -> Finding
 
 
 def check_b(t: pd.DataFrame, unit: str = "img/s") -> FindingCheck:
+    """Finding (b), that the largest systems train fastest but least efficiently: the top
+    decile by GPU count against the rest (time to train, scaling efficiency, per-GPU
+    throughput in ``unit``)."""
     claim = ("The largest systems (thousands of GPUs) reach the shortest time to train but are "
              "much less efficient.")
     n = t["n_accelerators"].to_numpy(float)
@@ -248,6 +254,8 @@ def check_b(t: pd.DataFrame, unit: str = "img/s") -> FindingCheck:
 
 
 def check_c(t: pd.DataFrame) -> FindingCheck:
+    """Finding (c), that speedup grows sub-linearly with the GPU count: the exponent ``b``
+    of speedup ~ N^b fitted within each accelerator model, pooled and per model."""
     claim = "Speedup grows sub-linearly with the GPU count: each added GPU brings less."
     pooled, groups, used = _within_slope(t, "accelerator")
     t2 = t.assign(_g=t["accelerator"].astype(str) + " @ " + t["round"].astype(str))
@@ -273,8 +281,8 @@ def check_c(t: pd.DataFrame) -> FindingCheck:
     ]
     if len(per):
         lines.append("")
-        lines += md_table(["model", "rows", "GPU counts", "b"],
-                           [[r.group, r.rows, f"{r.n_min:,}-{r.n_max:,}", _f(r.slope)] for r in per.itertuples()])  # fmt: skip
+        lines += markdown_table(["model", "rows", "GPU counts", "b"],
+                                 [[r.group, r.rows, f"{r.n_min:,}-{r.n_max:,}", _f(r.slope)] for r in per.itertuples()])  # fmt: skip
     figures = {"pooled_slope": pooled, "groups": groups, "rows": used, "pooled_slope_same_round": pooled2,
                "per_model": per.to_dict("records"), "models_sublinear": n_sub, "models": int(len(per)),
                "share_efficiency_below_1": share_below}  # fmt: skip

@@ -10,10 +10,11 @@ import numpy as np
 
 from ..formatting import count as _c
 from ..formatting import integer as _i
+from ..formatting import markdown_table
 from ..formatting import number as _f
 from ..formatting import span as _span
 from .study_checks import STUDY_CRITERIA, STUDY_FEATURES
-from .study_text import md_table, round_key, sha256_of
+from .study_text import round_key, sha256_of
 
 __all__ = ["study_markdown", "FEATURE_NOTES"]
 
@@ -78,8 +79,8 @@ def _md_filtering(filtering, analysis) -> list[str]:
     """The filtering steps, and the engine's notes."""
     L: list[str] = []
     L += ["", "### Filtering", ""]
-    L += md_table(["step", "rows left out", "rows remaining"],
-                   [[r.step, r.left_out, r.remaining] for r in filtering.itertuples()])
+    L += markdown_table(["step", "rows left out", "rows remaining"],
+                         [[r.step, r.left_out, r.remaining] for r in filtering.itertuples()])
     notes = [n for n in analysis.notes if "accelerator_type" not in n]
     if notes:
         L += ["", "Engine notes: " + "; ".join(notes) + "."]
@@ -96,8 +97,8 @@ def _md_rows_per_round(data, t) -> list[str]:
         per_round.append([r, len(d), int(d["time_to_train_min"].notna().sum()),
                           int((d["study_status"] == "analysed").sum())])
     L += ["", "### Rows per round", ""]
-    L += md_table(["round", "systems (deduplicated)", "with a score", "analysed"],
-                   per_round + [["all", len(data), int(data["time_to_train_min"].notna().sum()), len(t)]])
+    L += markdown_table(["round", "systems (deduplicated)", "with a score", "analysed"],
+                         per_round + [["all", len(data), int(data["time_to_train_min"].notna().sum()), len(t)]])
     return L
 
 
@@ -109,9 +110,9 @@ def _md_accelerators(data, t) -> list[str]:
            .agg(rows=("accelerator", "size"), n_min=("n_accelerators", "min"), n_max=("n_accelerators", "max"),
                 ttt=("time_to_train_min", "median"), pg=("throughput_per_accelerator", "median"))
            .reset_index().sort_values(["generation_rank", "rows", "accelerator"], ascending=[True, False, True]))
-    L += md_table(["generation", "accelerator", "rows", "GPU counts", "median time (min)", "median img/s per GPU"],
-                   [[r.generation, r.accelerator, r.rows, _span(r.n_min, r.n_max), _f(r.ttt), _f(r.pg)]
-                    for r in acc.itertuples()])  # fmt: skip
+    L += markdown_table(["generation", "accelerator", "rows", "GPU counts", "median time (min)", "median img/s per GPU"],
+                         [[r.generation, r.accelerator, r.rows, _span(r.n_min, r.n_max), _f(r.ttt), _f(r.pg)]
+                          for r in acc.itertuples()])  # fmt: skip
     non_gpu = data[data["study_status"].str.startswith("not a GPU") & data["time_to_train_min"].notna()]
     if len(non_gpu):
         parts = [f"{name or 'CPU only'} ({k})" for name, k in
@@ -138,7 +139,7 @@ def _md_reference(t) -> list[str]:
         r = g[g["n_accelerators"] == nmin].sort_values("time_to_train_min").iloc[0]
         refs.append([name, _i(nmin), _f(r["time_to_train_min"]), f"{r['round']} {r['submitter']}/{r['system']}",
                      len(g)])
-    L += md_table(["accelerator", "reference GPUs", "reference time (min)", "reference system", "rows"], refs)
+    L += markdown_table(["accelerator", "reference GPUs", "reference time (min)", "reference system", "rows"], refs)
     return L
 
 
@@ -173,7 +174,7 @@ def _md_clusters(analysis, prof) -> list[str]:
           f"{min(sil)}..{max(sil)}: k = {best_k} ({_f(sil[best_k], 2)}). Labels are generated from the "
           "GPU-count IQR, the model (else family, else generation) that is more than half of the cluster, "
           "else \"mixed accelerators\", and the median efficiency (high >= 0.85, medium >= 0.6).", ""]
-    L += md_table(
+    L += markdown_table(
         ["cluster", "label", "rows", "GPUs (median, IQR)", "median nodes", "CPU cores/GPU", "median time (min)",
          "img/s per GPU", "scaling eff.", "generation", "accelerators"],
         [[int(r.cluster), r.label, int(r.size), f"{_c(r.median_n_accelerators)} ({r.n_accelerators_range})",
@@ -190,7 +191,7 @@ def _md_ranking(analysis, top) -> list[str]:
     L += ["", "## Step 3: top configurations", "",
           f"Criteria `{STUDY_CRITERIA}` with equal weights; Pareto front of {rk.front_size} rows; ranked by "
           "TOPSIS closeness (vector normalization).", ""]
-    L += md_table(
+    L += markdown_table(
         ["rank", "round", "submitter", "system", "accelerator", "GPUs", "nodes", "time (min)", "img/s per GPU",
          "scaling eff.", "cluster", "Pareto rank", "TOPSIS"],
         [[int(r["rank"]), r["round"], r["submitter"], r["system"], r["accelerator"], _i(r["n_accelerators"]),
@@ -204,7 +205,7 @@ def _md_findings(checks) -> list[str]:
     """The study's findings with their verdicts and evidence."""
     L: list[str] = []
     L += ["", "## The study's findings, checked", ""]
-    L += md_table(["finding", "verdict"], [[f"({c.key}) {c.finding}", f"**{c.verdict}**"] for c in checks])
+    L += markdown_table(["finding", "verdict"], [[f"({c.key}) {c.finding}", f"**{c.verdict}**"] for c in checks])
     for c in checks:
         L += ["", f"### ({c.key}) {c.verdict}", "", f"*{c.finding}*", ""]
         L += list(c.lines)
@@ -236,6 +237,6 @@ def _n_trees(analysis) -> int:
 
 
 def _imp_table(table) -> list[str]:
-    return md_table(["feature", "permutation (mean)", "permutation (std)", "impurity"],
-                     [[f"`{r.feature}`", _f(r.permutation, 2), _f(r.permutation_std, 2), _f(r.impurity, 2)]
-                      for r in table.itertuples()])  # fmt: skip
+    return markdown_table(["feature", "permutation (mean)", "permutation (std)", "impurity"],
+                           [[f"`{r.feature}`", _f(r.permutation, 2), _f(r.permutation_std, 2), _f(r.impurity, 2)]
+                            for r in table.itertuples()])  # fmt: skip

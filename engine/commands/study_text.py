@@ -1,7 +1,7 @@
-"""The study's reading of MLPerf free text and its Markdown pieces: framework, interconnect and
+"""The study's reading of MLPerf free text and its helpers: framework, interconnect and
 availability classes from the system descriptions, the filtering of the systems read, the
-cluster profiles with their dominant generation, and the table and checksum helpers of the
-reports.
+cluster profiles with their dominant generation, and the checksum and round-order helpers of
+the reports.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import shlex
 import numpy as np
 import pandas as pd
 
-__all__ = ["availability_category", "framework_family", "interconnect_class", "md_table",
-           "sha256_of", "round_key", "study_rows", "profiles_with_generation", "filtering_table",
+__all__ = ["availability_category", "framework_family", "interconnect_class", "sha256_of",
+           "round_key", "study_rows", "profiles_with_generation", "filtering_table",
            "command_line"]
 
 
@@ -63,16 +63,8 @@ def interconnect_class(text: str) -> str:
     return "unstated"
 
 
-def md_table(headers, rows) -> list[str]:
-    def cell(v):
-        return str(v).replace("|", "\\|").replace("\n", " ")
-
-    out = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " for _ in headers) + "|"]
-    out += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]
-    return out
-
-
 def sha256_of(path) -> str:
+    """The SHA-256 of the file at ``path`` (hex), read in chunks of 1 MiB."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
@@ -81,6 +73,8 @@ def sha256_of(path) -> str:
 
 
 def round_key(r: str):
+    """A sort key of an MLPerf round name (``"v4.1"`` -> ``(4, 1)``); a name without
+    ``vX.Y`` sorts last."""
     m = re.search(r"v(\d+)\.(\d+)", r)
     return (int(m.group(1)), int(m.group(2))) if m else (10**6, 0)
 

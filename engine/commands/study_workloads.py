@@ -24,6 +24,7 @@ from ..api import Engine
 from ..errors import DataError
 from ..formatting import count as _c
 from ..formatting import integer as _i
+from ..formatting import markdown_table
 from ..formatting import number as _f
 from ..formatting import span as _span
 from ..io import write_text
@@ -42,7 +43,6 @@ from .study_checks import (
 from .study_text import (
     command_line,
     filtering_table,
-    md_table,
     profiles_with_generation,
     round_key,
     sha256_of,
@@ -193,10 +193,10 @@ def _md_accelerators(t: pd.DataFrame, per: str) -> list[str]:
            .reset_index().sort_values(["generation_rank", "rows", "accelerator"],
                                       ascending=[True, False, True]))
     L += ["", "Accelerators analysed:", ""]
-    L += md_table(["generation", "accelerator", "rows", "GPU counts", "median time (min)",
-                    f"median {per}"],
-                   [[r.generation, r.accelerator, r.rows, _span(r.n_min, r.n_max), _f(r.ttt),
-                     _f(r.pg)] for r in acc.itertuples()])
+    L += markdown_table(["generation", "accelerator", "rows", "GPU counts", "median time (min)",
+                          f"median {per}"],
+                         [[r.generation, r.accelerator, r.rows, _span(r.n_min, r.n_max), _f(r.ttt),
+                           _f(r.pg)] for r in acc.itertuples()])
     return L
 
 
@@ -206,9 +206,9 @@ def _md_importance(imp, per: str) -> list[str]:
     L += ["", f"**Step 1, importance** for `throughput_per_accelerator` ({per}; {imp.n_rows} "
               f"rows, held-out R^2 {_f(imp.holdout_r2, 2)}; permutation importance, then "
               "impurity):", ""]
-    L += md_table(["feature", "permutation (mean)", "permutation (std)", "impurity"],
-                   [[f"`{r.feature}`", _imp(r.permutation), _imp(r.permutation_std),
-                     _imp(r.impurity)] for r in imp.table.itertuples()])
+    L += markdown_table(["feature", "permutation (mean)", "permutation (std)", "impurity"],
+                         [[f"`{r.feature}`", _imp(r.permutation), _imp(r.permutation_std),
+                           _imp(r.impurity)] for r in imp.table.itertuples()])
     return L
 
 
@@ -217,13 +217,13 @@ def _md_clusters(cl, prof: pd.DataFrame, per: str) -> list[str]:
     L: list[str] = []
     L += ["", f"**Step 2, {cl.k} clusters** (KMeans on {', '.join(f'`{f}`' for f in cl.features)}; "
               f"silhouette {_f(cl.silhouette.get(cl.k, float('nan')), 2)}):", ""]
-    L += md_table(["cluster", "label", "rows", "GPUs (median, IQR)", "median time (min)", per,
-                    "scaling eff.", "generation"],
-                   [[int(r.cluster), r.label, int(r.size),
-                     f"{_c(r.median_n_accelerators)} ({r.n_accelerators_range})",
-                     _f(r.median_time_to_train_min), _f(r.median_throughput_per_accelerator),
-                     _f(r.median_scaling_efficiency), r.dominant_generation]
-                    for r in prof.itertuples()])
+    L += markdown_table(["cluster", "label", "rows", "GPUs (median, IQR)", "median time (min)", per,
+                          "scaling eff.", "generation"],
+                         [[int(r.cluster), r.label, int(r.size),
+                           f"{_c(r.median_n_accelerators)} ({r.n_accelerators_range})",
+                           _f(r.median_time_to_train_min), _f(r.median_throughput_per_accelerator),
+                           _f(r.median_scaling_efficiency), r.dominant_generation]
+                          for r in prof.itertuples()])
     return L
 
 
@@ -233,12 +233,13 @@ def _md_top(analysis, per: str) -> list[str]:
     top = analysis.top()
     L += ["", f"**Step 3, top {len(top)}** (criteria `{STUDY_CRITERIA}`, equal weights; Pareto "
               f"front of {analysis.ranking.front_size} rows; TOPSIS):", ""]
-    L += md_table(["rank", "round", "submitter", "system", "accelerator", "GPUs", "time (min)",
-                    per, "scaling eff.", "TOPSIS"],
-                   [[int(r["rank"]), r["round"], r["submitter"], r["system"], r["accelerator"],
-                     _i(r["n_accelerators"]), _f(r["time_to_train_min"]),
-                     _f(r["throughput_per_accelerator"]), _f(r["scaling_efficiency"]),
-                     _f(r["topsis_score"])] for _, r in top.iterrows()])
+    L += markdown_table(
+        ["rank", "round", "submitter", "system", "accelerator", "GPUs", "time (min)", per,
+         "scaling eff.", "TOPSIS"],
+        [[int(r["rank"]), r["round"], r["submitter"], r["system"], r["accelerator"],
+          _i(r["n_accelerators"]), _f(r["time_to_train_min"]),
+          _f(r["throughput_per_accelerator"]), _f(r["scaling_efficiency"]),
+          _f(r["topsis_score"])] for _, r in top.iterrows()])
     return L
 
 
@@ -246,8 +247,8 @@ def _md_findings(checks) -> list[str]:
     """The ResNet-50 study's findings checked on this workload, with their evidence."""
     L: list[str] = []
     L += ["", "**The ResNet-50 study's findings, checked on this workload:**", ""]
-    L += md_table(["finding", "verdict"], [[f"({c.key}) {c.finding}", f"**{c.verdict}**"]
-                                            for c in checks])
+    L += markdown_table(["finding", "verdict"], [[f"({c.key}) {c.finding}", f"**{c.verdict}**"]
+                                                  for c in checks])
     for c in checks:
         L += ["", f"({c.key}) **{c.verdict}**:", ""]
         L += list(c.lines)
@@ -261,15 +262,15 @@ def _md_break_even(be: pd.DataFrame) -> list[str]:
               f"scaling efficiency stays at or above {BREAK_EVEN_EFFICIENCY:.2f} (against the "
               "model's fewest-GPU configuration), beside that reference and the fastest "
               "configuration:", ""]
-    L += md_table(["accelerator", "rows", "GPU counts", "reference time (min)",
-                    "break-even GPUs", "its time (min)", "its efficiency", "its system",
-                    "fastest: GPUs", "time (min)", "efficiency", "larger and below"],
-                   [[r.accelerator, r.rows, _span(r.n_min, r.n_max), _f(r.ref_time),
-                     _i(r.break_even_n) if np.isfinite(r.break_even_n) else "one count"
-                     if r.n_min == r.n_max else "none", _f(r.break_even_time),
-                     _f(r.break_even_efficiency), r.break_even_system or "n/a",
-                     _i(r.fastest_n), _f(r.fastest_time), _f(r.fastest_efficiency), r.beyond]
-                    for r in be.itertuples()])
+    L += markdown_table(["accelerator", "rows", "GPU counts", "reference time (min)",
+                          "break-even GPUs", "its time (min)", "its efficiency", "its system",
+                          "fastest: GPUs", "time (min)", "efficiency", "larger and below"],
+                         [[r.accelerator, r.rows, _span(r.n_min, r.n_max), _f(r.ref_time),
+                           _i(r.break_even_n) if np.isfinite(r.break_even_n) else "one count"
+                           if r.n_min == r.n_max else "none", _f(r.break_even_time),
+                           _f(r.break_even_efficiency), r.break_even_system or "n/a",
+                           _i(r.fastest_n), _f(r.fastest_time), _f(r.fastest_efficiency), r.beyond]
+                          for r in be.itertuples()])
     return L
 
 
@@ -397,9 +398,10 @@ def _report(res, sections, *, command, published_scores, division, availability)
             point = "n/a"
         rows.append([s.benchmark, s.unit, 0 if s.table is None else len(s.table),
                      v.get("a", "n/a"), v.get("b", "n/a"), v.get("c", "n/a"), point])
-    L += md_table(["benchmark", "throughput", "GPU rows", "(a) efficient cluster 4-16 newest GPUs",
-                    "(b) largest fastest, least efficient", "(c) sub-linear speedup",
-                    f"largest break-even point (efficiency >= {BREAK_EVEN_EFFICIENCY:.2f})"], rows)
+    L += markdown_table(
+        ["benchmark", "throughput", "GPU rows", "(a) efficient cluster 4-16 newest GPUs",
+         "(b) largest fastest, least efficient", "(c) sub-linear speedup",
+         f"largest break-even point (efficiency >= {BREAK_EVEN_EFFICIENCY:.2f})"], rows)
     L += ["", "Verdicts: SUPPORTED when every listed condition holds, NOT SUPPORTED when none "
               "does, PARTLY otherwise; n/a where a benchmark has too few GPU rows.", ""]
     for s in sections:

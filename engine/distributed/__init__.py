@@ -9,6 +9,8 @@ Entry points (see ``docs/distributed.md``)::
 - :mod:`.cluster`: starting or reaching a cluster (every wait bounded);
 - :mod:`.tasks`: what a worker does with one partition (the pipeline's own steps);
 - :mod:`.cross`: the work that crosses partitions (front, ranks, counts, final rank);
+- :mod:`.dominance`: exact ranks and counts by a divide and conquer over key ranges, its
+  cuts and cost planned in :mod:`.dominance_plan`;
 - :mod:`.driver`: the stages, in order.
 
 Nothing here imports dask at import time: ``check_dask_available`` says what to install.

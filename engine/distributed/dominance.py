@@ -14,13 +14,14 @@ of ``[lo, mid)`` lie below it and their largest rank, in tasks over slabs of at 
 ``block_rows`` rows (counts and ranks from the same tasks; a block is ranked once every node
 adding to it is done); and **back**, every block's results cut into the partitions' rows.
 
-Tasks are module-level functions (pickled by reference); everything is submitted as one
-graph, so Dask schedules it and recomputes what a lost worker held.
+The cuts and their cost, said before the work, are planned in :mod:`.dominance_plan`.
+:func:`exact_dominance` submits the steps phase by phase, one function each. Tasks are
+module-level functions (pickled by reference); everything is submitted as one graph, so Dask
+schedules it and recomputes what a lost worker held.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +37,8 @@ from gpurank.kernels.cpu.ranges import (
 )
 from numba import get_num_threads, set_num_threads
 
+from .dominance_plan import DominancePlan, groups, kinds_for, plan, supported
+
 __all__ = ["BLOCK_ROWS", "SAMPLE_ROWS", "DominancePlan", "plan", "supported", "exact_dominance"]
 
 #: The most rows one task holds: rows per group, block and slab, and per merge-step task.
@@ -45,92 +48,6 @@ BLOCK_ROWS = 2_500_000
 SAMPLE_ROWS = 200_000
 #: Task priority of the rank chain (the critical path); the count leaves run at 0.
 CHAIN = 10
-
-
-def supported(m: int) -> bool:
-    """Whether the divide and conquer handles ``m`` criteria (the merge steps compare at
-    most three coordinates): 2 <= m <= 4."""
-    return 2 <= m <= 4
-
-
-@dataclass(frozen=True)
-class Kind:
-    """How the rows are cut along one criterion for the merge steps.
-
-    Attributes
-    ----------
-    columns : tuple of int
-        The lexicographic order the slabs are ranges of (a single column for the last
-        criterion, whose slabs are ranges of values).
-    exact : tuple of int
-        Columns compared exactly inside a slab, ranked there; the first orders the slab.
-    cells : tuple of int
-        Earlier kinds whose slab numbers are compared strictly (the row's cells).
-    sweep : bool
-        The last criterion: slabs of values, swept in order with the cells in a Fenwick tree.
-    """
-
-    columns: tuple
-    exact: tuple
-    cells: tuple
-    sweep: bool
-
-
-def kinds_for(m: int) -> tuple:
-    """The kinds of slabs for ``m`` criteria (criterion 0 orders the blocks)."""
-    lex = tuple(Kind(columns=tuple(range(k, m)) + tuple(range(k)), exact=tuple(range(k, m)),
-                     cells=tuple(range(k - 1)), sweep=False) for k in range(1, m - 1))
-    return (*lex, Kind(columns=(m - 1,), exact=(m - 1,), cells=tuple(range(m - 2)),
-                       sweep=True))
-
-
-@dataclass(frozen=True)
-class DominancePlan:
-    """What an exact run costs, said before it starts: rows, partitions, groups, blocks,
-    ``slabs`` per criterion after the first, ``levels`` of the merge tree (ceil(log2
-    blocks)) and ``tasks``, a bound on the Dask tasks submitted."""
-
-    rows: int
-    partitions: int
-    groups: int
-    blocks: int
-    slabs: int
-    levels: int
-    tasks: int
-
-    def line(self) -> str:
-        return (f"exact Pareto ranks and domination counts: {_count(self.rows, 'row')} in "
-                f"{_count(self.partitions, 'partition')} -> {_count(self.groups, 'group')}, "
-                f"{_count(self.blocks, 'key block')} of <= ~{_per(self.rows, self.blocks):,} "
-                f"rows, {_count(self.slabs, 'slab')} per criterion, "
-                f"{_count(self.levels, 'merge level')}, about {_count(self.tasks, 'task')}")
-
-
-def _per(n, k):
-    return -(-n // max(k, 1))
-
-
-def _count(n, what):
-    return f"{n:,} {what}{'' if n == 1 else 's'}"
-
-
-def plan(n_each, m: int, *, block_rows: int | None = None) -> DominancePlan:
-    """The shape of an exact run over partitions of ``n_each`` rows, and a bound on its
-    tasks (the run's own count is in its notes)."""
-    b = int(block_rows or BLOCK_ROWS)
-    n = int(sum(n_each))
-    k = max(1, -(-n // b))
-    g = len(_groups(n_each, b))
-    nk = m - 1
-    levels = math.ceil(math.log2(k)) if k > 1 else 0
-    tasks = (4 * g + g * k + k  # groups, sample, block index and sizes; blocks
-             + 2 * k + 3 * nk * k * k + nk * k  # slab index; pieces in and out of slabs
-             + nk * k * k  # the left rows' ranks per piece
-             + (nk + 1) * k * levels  # merge tasks over slabs, cell totals
-             + nk * k * k + k * levels  # merge outputs per right block; one fold per node
-             + 4 * k + g * (k + 1) + 2 * len(n_each))  # leaves, totals; results back
-    return DominancePlan(rows=n, partitions=len(n_each), groups=g, blocks=k,
-                         slabs=k if k > 1 else 1, levels=levels, tasks=int(tasks))
 
 
 # -- worker tasks ---------------------------------------------------------------------------
@@ -429,18 +346,6 @@ def _rows(results, which, lo, hi):
 # -- driver side ----------------------------------------------------------------------------
 
 
-def _groups(n_each, rows):
-    """Consecutive partitions stacked while they fit in ``rows`` (a larger one alone)."""
-    out, start, size = [], 0, 0
-    for i, n in enumerate(n_each):
-        if i > start and size + n > rows:
-            out.append((start, i))
-            start, size = i, 0
-        size += int(n)
-    out.append((start, len(n_each)))
-    return out
-
-
 def _lex_splitters(sample, columns, k):
     """``k - 1`` rows of ``sample`` at its lexicographic quantiles in the order ``columns``
     (fewer when rows repeat), as a (s, len(columns)) array."""
@@ -472,24 +377,37 @@ def _slab_groups(sizes, rows):
 
 @dataclass
 class _Graph:
-    """What the driver builds the merge tree from (futures and sizes)."""
+    """What the driver builds, phase by phase, and the merge tree is built from (futures and
+    sizes); ``tasks`` counts every task submitted."""
 
     client: object
     kinds: tuple
-    blocks: list
-    pieces: list  # pieces[k][s][b]: future or None
-    psize: list  # psize[k]: (slabs, blocks) rows
     rows: int
+    want_ranks: bool = True
+    blocks: list = None  # blocks[b]: future of the block's criteria matrix
+    block_rows: list = None  # block_rows[b]: its rows
+    pieces: list = None  # pieces[k][s][b]: future or None
+    psize: list = None  # psize[k]: (slabs, blocks) rows
     values: list = None  # values[k][s][b]: future of the left rows' ranks
     acc: list = None  # acc[b]: future of the block's (counts, largest ranks) so far
-    block_rows: list = None
     ranks: list = None
     tasks: int = 0
-    want_ranks: bool = True
 
     def submit(self, fn, *args, priority=CHAIN):
         self.tasks += 1
         return self.client.submit(fn, *args, priority=priority, pure=False)
+
+
+@dataclass(frozen=True)
+class _KeyRanges:
+    """Where the rows go (phase 2): per group, its rows' block (``index``, futures); the rows
+    of each group in each block (``sizes``, (groups, blocks)) and where they start there
+    (``offsets``); per kind, the splitters of its slabs (``splits``)."""
+
+    index: list
+    sizes: np.ndarray
+    offsets: np.ndarray
+    splits: list
 
 
 def exact_dominance(client, costs, n_each, m, *, counts=True, ranks=True, block_rows=None,
@@ -521,38 +439,50 @@ def exact_dominance(client, costs, n_each, m, *, counts=True, ranks=True, block_
     """
     if not supported(m):
         raise ValueError(f"m must be 2, 3 or 4 for the divide and conquer; got {m}")
-    from distributed import wait
-
     rows = int(block_rows or BLOCK_ROWS)
     n_each = [int(n) for n in n_each]
-    n = sum(n_each)
     pl = plan(n_each, m, block_rows=rows)
     if announce is not None:
         announce(pl.line())
-    kinds = kinds_for(m)
-    K = max(1, -(-n // rows))
+    gr = _Graph(client=client, kinds=kinds_for(m), rows=rows, want_ranks=bool(ranks))
+    spans, gcosts = _stack_groups(gr, costs, n_each, m)
+    keys = _key_ranges(gr, gcosts, m, sum(n_each))
+    _cut_blocks(gr, gcosts, keys, m)
+    del gcosts  # each phase waits, so that what it leaves behind is freed before the next
+    _cut_slabs(gr, keys.splits)
+    results = _leaves_and_merges(gr, counts)
+    out_counts, out_ranks = _to_partitions(gr, results, spans, keys, n_each, (counts, ranks))
+    info = {"blocks": len(gr.blocks), "slabs": max(len(p) for p in gr.pieces),
+            "groups": len(spans), "tasks": gr.tasks, "plan": pl}
+    return out_counts if counts else None, out_ranks if ranks else None, info
 
-    # 1. groups of partitions
-    spans = _groups(n_each, rows)
-    gcosts, gn, tasks = [], [], 0
+
+def _stack_groups(gr, costs, n_each, m):
+    """Phase 1: consecutive partitions stacked into groups of at most about ``rows`` rows;
+    the groups' partition spans and criteria matrices (futures)."""
+    spans, gcosts = groups(n_each, gr.rows), []
     for a, b in spans:
         if b - a == 1:
             gcosts.append(costs[a])
         else:
-            gcosts.append(client.submit(_stack, m, *costs[a:b], pure=False))
-            tasks += 1
-        gn.append(sum(n_each[a:b]))
-    G = len(spans)
+            gcosts.append(gr.client.submit(_stack, m, *costs[a:b], pure=False))
+            gr.tasks += 1
+    return spans, gcosts
 
-    # 2. splitters from a strided sample; every row's block
+
+def _key_ranges(gr, gcosts, m, n):
+    """Phase 2: splitters from a strided sample (of the key blocks, and of every kind's
+    slabs) and every row's block."""
+    client, G = gr.client, len(gcosts)
+    K = max(1, -(-n // gr.rows))
     stride = max(1, n // SAMPLE_ROWS)
     smp = [x for x in client.gather([client.submit(_strided, c, stride) for c in gcosts])
            if len(x)]
-    tasks += G
+    gr.tasks += G
     smp = np.concatenate(smp) if smp else np.empty((0, m))
     x_split = _lex_splitters(smp, tuple(range(m)), K)
     splits = []
-    for kd in kinds:
+    for kd in gr.kinds:
         if kd.sweep:
             col = smp[:, kd.columns[0]]
             qs = np.unique(np.quantile(col, np.arange(1, K) / K, method="lower")) if \
@@ -561,75 +491,88 @@ def exact_dominance(client, costs, n_each, m, *, counts=True, ranks=True, block_
         else:
             splits.append(_lex_splitters(smp, kd.columns, K))
     K = len(x_split) + 1
-    n_slabs = [len(s) + 1 for s in splits]
     x_index = [client.submit(_x_index, c, x_split, pure=False) for c in gcosts]
     xs = np.array(client.gather([client.submit(_x_sizes, ix) for ix in x_index]),
                   dtype=np.int64).reshape(G, K)
-    tasks += 2 * G
+    gr.tasks += 2 * G
     offsets = np.vstack([np.zeros(K, np.int64), np.cumsum(xs, axis=0)[:-1]]) if G else xs
+    return _KeyRanges(index=x_index, sizes=xs, offsets=offsets, splits=splits)
 
-    # the blocks; then the groups' copies go (each phase waits, so that what a phase
-    # leaves behind is freed before the next one makes more)
-    blocks = []
-    for b in range(K):
-        parts = [client.submit(_block_piece, gcosts[g], x_index[g], b, pure=False)
-                 for g in range(G) if xs[g, b]]
-        blocks.append(client.submit(_stack, m, *parts, pure=False))
-        tasks += len(parts) + 1
-    wait(blocks)
-    del gcosts
 
-    # 3. every block's rows by slab; every slab ranked and cut into one piece per block,
-    # one kind at a time
-    s_index = [client.submit(_slab_index, blk, splits, kinds, pure=False) for blk in blocks]
+def _cut_blocks(gr, gcosts, keys, m):
+    """Every block stacked from its rows of each group (``gr.blocks``, ``gr.block_rows``);
+    waits for them."""
+    from distributed import wait
+
+    client, xs = gr.client, keys.sizes
+    gr.blocks, gr.block_rows = [], [int(x) for x in xs.sum(axis=0)]
+    for b in range(xs.shape[1]):
+        parts = [client.submit(_block_piece, gcosts[g], keys.index[g], b, pure=False)
+                 for g in range(len(gcosts)) if xs[g, b]]
+        gr.blocks.append(client.submit(_stack, m, *parts, pure=False))
+        gr.tasks += len(parts) + 1
+    wait(gr.blocks)
+
+
+def _cut_slabs(gr, splits):
+    """Phase 3: every block's rows by slab; every slab ranked and cut into one piece per
+    block (``gr.pieces``, ``gr.psize``), one kind at a time (each waited for)."""
+    from distributed import wait
+
+    client, K = gr.client, len(gr.blocks)
+    s_index = [client.submit(_slab_index, blk, splits, gr.kinds, pure=False)
+               for blk in gr.blocks]
     ssz = client.gather([client.submit(_slab_sizes, ix) for ix in s_index])
-    tasks += 2 * K
-    psize, pieces = [], []
-    for k, kd in enumerate(kinds):
-        ks = np.array([z[k] for z in ssz], dtype=np.int64).reshape(K, n_slabs[k]).T
+    gr.tasks += 2 * K
+    gr.psize, gr.pieces = [], []
+    for k, kd in enumerate(gr.kinds):
+        n_slabs = len(splits[k]) + 1
+        ks = np.array([z[k] for z in ssz], dtype=np.int64).reshape(K, n_slabs).T
         row = []
-        for s in range(n_slabs[k]):
+        for s in range(n_slabs):
             have = [b for b in range(K) if ks[s, b]]
-            parts = [client.submit(_slab_piece, blocks[b], s_index[b], k, s, kd, pure=False)
+            parts = [client.submit(_slab_piece, gr.blocks[b], s_index[b], k, s, kd, pure=False)
                      for b in have]
             slab = client.submit(_slab, kd, K, have, *parts, pure=False) if have else None
             row.append([client.submit(_slab_block, slab, b, pure=False) if ks[s, b] else None
                         for b in range(K)])
-            tasks += 2 * len(have) + (1 if have else 0)
+            gr.tasks += 2 * len(have) + (1 if have else 0)
         wait([p for r in row for p in r if p is not None])
-        psize.append(ks)
-        pieces.append(row)
-    del s_index
+        gr.psize.append(ks)
+        gr.pieces.append(row)
 
-    # 3-4. leaves and the merge tree, one graph
-    gr = _Graph(client=client, kinds=kinds, blocks=blocks, pieces=pieces, psize=psize,
-                rows=rows, values=[[[None] * K for _ in range(n_slabs[k])]
-                                   for k in range(len(kinds))],
-                acc=[None] * K, block_rows=[int(x) for x in xs.sum(axis=0)],
-                ranks=[None] * K, tasks=tasks,
-                want_ranks=bool(ranks))
-    leaves = [gr.submit(_count_leaf, blk, priority=0) for blk in blocks] if counts else None
+
+def _leaves_and_merges(gr, counts):
+    """Phases 3-4, one graph: each block's own counts (leaves), the merge tree over the
+    blocks (ranking each block once every node adding to it is submitted), and each block's
+    results (futures of (counts, ranks))."""
+    K = len(gr.blocks)
+    gr.values = [[[None] * K for _ in pieces] for pieces in gr.pieces]
+    gr.acc, gr.ranks = [None] * K, [None] * K
+    leaves = [gr.submit(_count_leaf, blk, priority=0) for blk in gr.blocks] if counts else None
     _visit(gr, 0, K)
     totals = ([gr.submit(_count_total, leaves[b], gr.acc[b], priority=1) for b in range(K)]
               if counts else [None] * K)
-    results = [gr.submit(_block_results, totals[b], gr.ranks[b]) for b in range(K)]
+    return [gr.submit(_block_results, totals[b], gr.ranks[b]) for b in range(K)]
 
-    # 5. back to the groups, then to the partitions
+
+def _to_partitions(gr, results, spans, keys, n_each, want):
+    """Phase 5: the blocks' results back to the groups, then to the partitions (lists of
+    futures of counts and of ranks, each empty when not ``want``-ed)."""
     out_counts, out_ranks = [], []
     for g, (a, b_) in enumerate(spans):
-        pieces_g = [gr.submit(_cut_results, results[b], int(offsets[g, b]),
-                              int(offsets[g, b] + xs[g, b])) for b in range(K) if xs[g, b]]
-        res_g = gr.submit(_group_results, gn[g], x_index[g], (counts, ranks), *pieces_g)
+        lo, size = keys.offsets[g], keys.sizes[g]
+        pieces_g = [gr.submit(_cut_results, results[b], int(lo[b]), int(lo[b] + size[b]))
+                    for b in range(len(results)) if size[b]]
+        res_g = gr.submit(_group_results, sum(n_each[a:b_]), keys.index[g], want, *pieces_g)
         at = 0
         for i in range(a, b_):
-            if counts:
+            if want[0]:
                 out_counts.append(gr.submit(_rows, res_g, 0, at, at + n_each[i]))
-            if ranks:
+            if want[1]:
                 out_ranks.append(gr.submit(_rows, res_g, 1, at, at + n_each[i]))
             at += n_each[i]
-    info = {"blocks": K, "slabs": max(n_slabs) if n_slabs else 0, "groups": G,
-            "tasks": gr.tasks, "plan": pl}
-    return out_counts if counts else None, out_ranks if ranks else None, info
+    return out_counts, out_ranks
 
 
 def _visit(gr, lo, hi):
@@ -663,10 +606,10 @@ def _merge(gr, lo, mid, hi):
             sizes = np.where((left_n > 0) | (right_n > 0), left_n + right_n, 0)
         else:
             sizes = np.where((left_n > 0) & (right_n > 0), left_n + right_n, 0)
-        groups = _slab_groups(sizes, gr.rows)
+        slab_groups = _slab_groups(sizes, gr.rows)
         earlier, seen_left = [], False
         shape = grid_shape(kd, [len(gr.pieces[c]) for c in range(len(gr.kinds))])
-        for grp in groups:
+        for grp in slab_groups:
             slab_args = []
             for s in grp:
                 left = [(gr.pieces[k][s][b], gr.values[k][s][b]) for b in range(lo, mid)

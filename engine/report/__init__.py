@@ -1,7 +1,7 @@
-"""The self-contained HTML report of an analysis (``report.html``).
-
->>> from gpurank.engine.report import write_report
->>> write_report(result.table, summary, "out/report.html")
+"""The self-contained HTML report of an analysis (``report.html``): for an
+:class:`~gpurank.engine.results.AnalysisResult` ``result`` and its summary ``summary`` (the
+dict written to ``summary.json``), ``write_report(result.table, summary,
+"out/report.html")`` writes it.
 
 matplotlib is imported only when a report is built, never at ``import gpurank.engine``.
 """

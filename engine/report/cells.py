@@ -24,6 +24,7 @@ TEXT_COLUMNS = {"configuration", "accelerator", "label", "accelerators", "host_c
                 "n_accelerators_range", "prediction_basis"}
 
 def esc(v) -> str:
+    """``v`` as text escaped for HTML (quotes included)."""
     return html.escape(str(v), quote=True)
 
 
@@ -67,15 +68,20 @@ def html_table(records, columns, *, headers=None, row_class=None, cell=None, tab
 
 
 def kv_table(pairs) -> str:
+    """A two-column HTML table of ``(name, value)`` pairs, each value formatted by
+    :func:`gpurank.engine.formatting.value`."""
     rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(value(v))}</td></tr>" for k, v in pairs)
     return f'<div class="table-wrap"><table class="kv"><tbody>{rows}</tbody></table></div>'
 
 
 def missing_note(text) -> str:
+    """A paragraph saying what is missing from the report and why."""
     return f'<p class="missing">{esc(text)}</p>'
 
 
 def png_figure(name, fig, alt, caption) -> str:
+    """A matplotlib figure as an HTML ``<figure>`` with the PNG inline (a data URI),
+    its ``alt`` text and its ``caption`` (HTML, not escaped)."""
     with plots.figure_rc():
         uri, w, h = plots.to_png_data_uri(fig)
     return (f'<figure data-figure="{esc(name)}"><img src="{uri}" width="{w}" height="{h}" '
@@ -84,6 +90,7 @@ def png_figure(name, fig, alt, caption) -> str:
 
 
 def numbers(table, col):
+    """Column ``col`` of ``table`` as float64, NaN where a value is not a number."""
     return pd.to_numeric(table[col], errors="coerce").to_numpy(dtype=float)
 
 
@@ -131,6 +138,7 @@ def configuration_text(r) -> str:
 
 
 def is_missing(v) -> bool:
+    """Whether a cell is missing: None, ``pandas.NA``, ``NaT`` or a float NaN."""
     if v is None or v is pd.NA or v is pd.NaT:
         return True
     return isinstance(v, float) and math.isnan(v)

@@ -46,6 +46,9 @@ def _rounded(v) -> list:
 
 
 def explorer_view(table, summary, seed) -> str:
+    """The interactive trade-off view: the drawn rows (the top rows, the Pareto front and a
+    sample seeded by ``seed``) with their criteria as JSON, two axis selectors, or a note when
+    the analysis has fewer than two criteria that are columns of ``table``."""
     criteria = [c for c in summary.get("criteria") or [] if c.get("column") in table.columns]
     if len(criteria) < 2:
         return missing_note("The interactive trade-off view needs two criteria that are columns "

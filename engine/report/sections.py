@@ -41,6 +41,8 @@ _SCORE_COLUMNS = ("topsis_score", "pareto_rank", "domination_count", "cluster")
 
 
 def overview_section(table, summary) -> str:
+    """The overview: the number of configurations, the Pareto front's size, the rows per
+    accelerator model and the ranges of the key columns."""
     n = summary.get("rows", len(table))
     parts = [f"<p>{esc(value(n))} configurations; Pareto front (rank 0 over all criteria): "
              f"{esc(value(summary.get('pareto_front_size')))} configurations.</p>"]
@@ -67,6 +69,7 @@ def overview_section(table, summary) -> str:
 
 
 def importance_section(summary) -> str:
+    """Feature importance: its figure and table, or a note saying why it is missing."""
     imp = summary.get("importance")
     if not imp:
         why = _note_matching(summary, "importance") or (
@@ -103,6 +106,8 @@ def _note_matching(summary, word):
 
 
 def clusters_section(table, summary, sample, sample_caption) -> str:
+    """The clusters: the silhouette over k, a 2-D projection of the drawn rows (``sample``,
+    described by ``sample_caption``) and the clusters' profiles; a note for what is missing."""
     cl = summary.get("clusters")
     if not cl:
         why = _note_matching(summary, "clustering") or "clustering was not run"
@@ -176,6 +181,8 @@ def clusters_section(table, summary, sample, sample_caption) -> str:
 
 
 def scaling_section(table) -> str:
+    """Speedup and scaling efficiency against the accelerator count per accelerator model,
+    or a note saying why they are not shown."""
     need = ("accelerator", "n_accelerators", "time_to_train_min")
     missing = [c for c in need if c not in table.columns]
     if missing:
@@ -200,6 +207,8 @@ def scaling_section(table) -> str:
 
 
 def tradeoffs_section(table, summary, sample, sample_caption, seed) -> str:
+    """The trade-off figure of the drawn rows and the interactive view (its sample seeded by
+    ``seed``)."""
     return (_tradeoff_figure(table, summary, sample, sample_caption)
             + explorer_view(table, summary, seed))
 
@@ -322,6 +331,8 @@ def _criterion_cell(v, best, worst, kind):
 
 
 def ranking_section(summary) -> str:
+    """The top configurations, each criterion placed between the worst and the best value on
+    the scale TOPSIS used, and the criteria with their weights; a note when none was recorded."""
     top = summary.get("top") or []
     if not top:
         return missing_note("No ranked configurations were recorded in the summary.")
@@ -460,6 +471,8 @@ def preparation_section(prep) -> str:
 
 
 def settings_section(summary) -> str:
+    """The backend and its fallbacks, the analysis settings, the preparation of the rows, the
+    timings and the notes."""
     out = [f"<p>Backend: <b>{esc(summary.get('backend', '?'))}</b>.</p>"]
     for fb in summary.get("fallbacks") or []:
         out.append(f'<p class="fallback">Fallback: {esc(fb)}</p>')
@@ -490,6 +503,8 @@ def settings_section(summary) -> str:
 
 
 def drawn_rows_caption(n_total, sample, table) -> str:
+    """The caption saying which of the ``n_total`` rows a figure draws: all of them, or the
+    seeded ``sample`` and every Pareto-front row of ``table``."""
     if len(sample) >= n_total:
         return f"All {n_total:,} rows are drawn."
     front = int((table["pareto_rank"].to_numpy() == 0).sum()) if "pareto_rank" in table else 0

@@ -1,14 +1,34 @@
-"""The examples in the kernels' docstrings run and print what they say (the CUDA ones under
-the simulator)."""
+"""The examples in the kernels' docstrings run and print what they say: every module under
+``kernels/`` whose source holds ``>>>`` (the CUDA ones under the simulator; the engine's
+examples run in ``tests/test_docstrings.py``)."""
 
 from __future__ import annotations
 
 import doctest
 import importlib
+import pathlib
 
 import numpy as np
 import pytest
 
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _with_examples() -> list[str]:
+    """The dotted names of the modules under ``kernels/`` whose source holds ``>>>``."""
+    names = []
+    for path in sorted((ROOT / "kernels").rglob("*.py")):
+        if ">>>" not in path.read_text(encoding="utf-8"):
+            continue
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        names.append(".".join(["gpurank", *parts]))
+    return names
+
+
+EXAMPLES = _with_examples()
+#: The kernel modules of each implementation, each of whose kernels carries an example.
 HOST = [
     "gpurank.kernels.reference",
     "gpurank.kernels._topsis_stats",
@@ -38,12 +58,17 @@ def _run(name):
     assert result.failed == 0, f"{result.failed} example(s) of {name} failed"
 
 
-@pytest.mark.parametrize("name", HOST)
+def test_every_module_with_examples_is_run():
+    assert set(HOST) | set(CUDA) <= set(EXAMPLES)
+    assert "gpurank.kernels._smaa" in EXAMPLES and "gpurank.kernels.cpu.ranges" in EXAMPLES
+
+
+@pytest.mark.parametrize("name", [n for n in EXAMPLES if not n.startswith("gpurank.kernels.cuda")])
 def test_host_examples(name):
     _run(name)
 
 
-@pytest.mark.parametrize("name", CUDA)
+@pytest.mark.parametrize("name", [n for n in EXAMPLES if n.startswith("gpurank.kernels.cuda")])
 def test_cuda_examples(cuda_impl, name):
     _run(name)
 

@@ -42,6 +42,8 @@ class ReadWarning:
 
 
 class ReadWarnings:
+    """The warnings of one read: each kept once (path and reason, control characters escaped),
+    or raised as a :class:`~gpurank.engine.errors.DataError` at once when ``strict``."""
     def __init__(self, strict: bool):
         self.strict = strict
         self.items: list[ReadWarning] = []
@@ -63,6 +65,8 @@ _ROUND_RE = re.compile(r"v(\d+)\.(\d+)")
 
 @dataclass
 class SystemRef:
+    """One system of one round, as found in the tree: its round, submitter and name, its
+    description file (or a fallback) and its benchmark's result folder."""
     round: str
     submitter: str
     system: str
@@ -131,6 +135,8 @@ def _find_round_roots(p: Path, depth: int = 0) -> list[tuple[Path, str | None]]:
 
 
 def natural_key(p: Path):
+    """A sort key of a path's name whose digit runs compare as numbers (``run_10`` after
+    ``run_9``)."""
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p.name)]
 
 

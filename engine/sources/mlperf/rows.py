@@ -404,6 +404,8 @@ def add_catalog(df: pd.DataFrame, resolved: list) -> pd.DataFrame:
 
 
 def build_table(rows: list[dict]) -> pd.DataFrame:
+    """The reader's rows (dicts) as a table of :data:`MLPERF_COLUMNS` in that order, each
+    column of its type (nullable integers, floats, booleans, text with ``""`` for missing)."""
     df = pd.DataFrame(rows)
     if df.empty:
         df = pd.DataFrame({c: [] for c in MLPERF_COLUMNS})

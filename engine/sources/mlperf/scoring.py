@@ -71,6 +71,7 @@ def olympic_mean(values: list[float], n_failed: int, dropped: int = 1) -> float 
 
 
 def median_or_none(values) -> float | None:
+    """The median of the values that are not None; None when there is none."""
     vals = [v for v in values if v is not None]
     return statistics.median(vals) if vals else None
 
@@ -106,6 +107,8 @@ def published_key(table, ref: "SystemRef", benchmark: str):
 
 
 def check_published_benchmarks(table, select: str, what: str, path) -> None:
+    """Refuse, naming the file, a published table without a ``benchmark`` column when
+    ``select`` is every benchmark (its rows could not be told apart)."""
     if select == ALL_BENCHMARKS and not getattr(table, "has_benchmark", True):
         raise UsageError(f"{what} file {path_text(Path(path))!r} has no column 'benchmark', so "
                          "it is one benchmark's; with --benchmark all the summary must name "

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import DataError
+from ...formatting import number
 from ..facts import catalog as _cat
 from ..facts.accelerators import resolve_accelerator
 from ..facts.hardware import hardware_facts
@@ -309,10 +310,8 @@ def _largest_divisor(n: float, cap: float) -> float:
 
 
 def _num(v) -> str:
-    """A count or size as people write it (no trailing .0)."""
-    if not np.isfinite(v):
-        return "nan"
-    return f"{v:,.0f}" if abs(v - round(v)) < 1e-9 else f"{v:,.3g}"
+    """A count or size as people write it (no trailing zeros)."""
+    return number(v, 3, trim=True)
 
 
 @dataclass(frozen=True)

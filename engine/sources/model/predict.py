@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import DataError
+from ...formatting import number
 from ...params import InstanceOf, check_param, validate_params
 from ..facts import catalog as _cat
 from .inputs import model_inputs, safe_div
@@ -113,9 +114,8 @@ def basis_kind(basis) -> str:
 
 
 def _fmt(v) -> str:
-    if not np.isfinite(v):
-        return "nan"
-    return f"{v:,.0f}" if abs(v - round(v)) < 1e-9 else f"{v:,.4g}"
+    """A batch or a scale as people write it (no trailing zeros)."""
+    return number(v, 4, trim=True)
 
 
 @dataclass(frozen=True)
@@ -268,6 +268,8 @@ def _basis_notes(inputs, model: CalibratedModel, workload: Workload) -> np.ndarr
 
 
 def first_principles_note(model: CalibratedModel, workload: Workload) -> str:
+    """The basis note of a workload that has no calibration rows: the fitted efficiencies of
+    ``model``'s workload with ``workload``'s own FLOPs, bytes and convergence."""
     return (f"workload {workload.name} has no calibration rows: the efficiencies of "
             f"{model.workload} with {workload.name}'s FLOPs, bytes and convergence")
 

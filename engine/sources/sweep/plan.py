@@ -52,6 +52,9 @@ def _int_list(values):
 
 @dataclass
 class Plan:
+    """Everything a sweep draws from, resolved once: the accelerators and their offers, the
+    host CPUs, networks and links, the fixed counts, nodes and batches asked for, the model,
+    the workload and the interval table."""
     n_acc: int
     acc: dict              # arrays indexed by accelerator position
     offer_start: np.ndarray

@@ -362,6 +362,9 @@ def _evidence(plan: Plan, d: _Draw) -> _Evidence:
 
 
 def iter_chunks(plan, n, seed):
+    """The sweep's rows in chunks of :data:`LOGICAL_CHUNK` draws, each chunk seeded by
+    ``seed`` and its index: each chunk's table and the impossible draws excluded so far, by
+    reason."""
     excluded = dict.fromkeys(_REASONS, 0)
     n_chunks = -(-n // LOGICAL_CHUNK)
     for k in range(n_chunks):
@@ -373,6 +376,8 @@ def iter_chunks(plan, n, seed):
 
 
 def no_rows_error(n, excluded):
+    """The :class:`~gpurank.engine.errors.UsageError` of a sweep whose ``n`` draws were all
+    impossible, naming the most common reason in ``excluded``."""
     worst = max(excluded, key=excluded.get)
     return UsageError(
         f"all {n} sampled configurations are impossible (most often: {worst.replace('_', ' ')}); "

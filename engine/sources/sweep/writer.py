@@ -14,6 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ...formatting import byte_size
 from ...params import Options, ParamError, validate_params
 from .plan import Plan, workload_meta
 from .rows import LOGICAL_CHUNK
@@ -28,14 +29,6 @@ __all__ = ["MEMORY_BYTES_PER_ROW", "PARQUET_BYTES_PER_ROW", "CSV_BYTES_PER_ROW",
 MEMORY_BYTES_PER_ROW = 320
 PARQUET_BYTES_PER_ROW = 100
 CSV_BYTES_PER_ROW = 440
-
-
-def _human(nbytes: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
-        if nbytes < 1000 or unit == "PB":
-            return f"{nbytes:,.0f} {unit}" if unit == "B" else f"{nbytes:,.1f} {unit}"
-        nbytes /= 1000
-    return f"{nbytes:,.0f} B"  # pragma: no cover
 
 
 def _available_memory() -> int | None:
@@ -79,8 +72,8 @@ def check_memory(n: int) -> None:
     need, free = estimate_size(n, output="memory"), _available_memory()
     if free is not None and need > free:
         raise ParamError(
-            "n", f"={n:,} would need about {_human(need)} of memory ({MEMORY_BYTES_PER_ROW} "
-            f"bytes per row) but {_human(free)} is available; write Parquet instead (it "
+            "n", f"={n:,} would need about {byte_size(need)} of memory ({MEMORY_BYTES_PER_ROW} "
+            f"bytes per row) but {byte_size(free)} is available; write Parquet instead (it "
             "streams with bounded memory), simulate fewer rows, or pass {check_size=False} "
             "to try anyway", mentions=("check_size=False",))
 
@@ -93,8 +86,8 @@ def check_disk(n: int, target: Path, output: str) -> None:
     if free is not None and need > free:
         per = PARQUET_BYTES_PER_ROW if output == "parquet" else CSV_BYTES_PER_ROW
         raise ParamError(
-            "n", f"={n:,} would need about {_human(need)} on disk for the {output} output "
-            f"({per} bytes per row) but '{folder}' has {_human(free)} free; simulate fewer "
+            "n", f"={n:,} would need about {byte_size(need)} on disk for the {output} output "
+            f"({per} bytes per row) but '{folder}' has {byte_size(free)} free; simulate fewer "
             "rows, write to a disk with more room, or pass {check_size=False} to write "
             "anyway", mentions=("check_size=False",))
 
