@@ -45,7 +45,7 @@ import pyarrow.parquet as pq
 
 from .errors import UsageError
 from .jsonable import to_jsonable
-from .manifest import MANIFEST_NAME, protected_reason, read_manifest
+from .manifest import MANIFEST_NAME, node_reason, protected_reason, read_manifest
 from .schema import SIMULATED_COLUMNS
 from .writelock import claim
 
@@ -263,8 +263,9 @@ def check_target(target, *, name, overwrite=False, folder=False) -> Path:
     parent = p.parent
     if parent.exists() and not parent.is_dir():
         raise UsageError(f"{name} '{target}': '{parent}' is not a folder")
-    if p.is_symlink():
-        raise UsageError(f"{name} '{target}' is a symbolic link; name the real path")
+    why = node_reason(p)
+    if why:
+        raise UsageError(f"{name} '{target}' {why}; name a new path for gpurank's output")
     if p.exists() or p.is_symlink():
         if folder and p.exists() and not p.is_dir():
             if not overwrite:
@@ -429,8 +430,16 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
+def _check_node(target: Path) -> None:
+    why = node_reason(target)
+    if why:
+        raise UsageError(f"'{target}' {why}; it changed while gpurank was writing")
+
+
 def _swap_in(staging: Path, target: Path, tag: str) -> Path | None:
-    """Put ``staging`` at ``target``; return the path now holding the old output, if any."""
+    """Put ``staging`` at ``target``; return the path now holding the old output, if any.
+    The node rule is checked again: a FIFO or link put there since the check stays."""
+    _check_node(target)
     if not target.exists() and not target.is_symlink():
         os.rename(staging, target)
         return None
@@ -596,6 +605,7 @@ def publish_file(target, *, name="--output", overwrite=False):
             yield pub
             if staging.exists():
                 os.chmod(staging, _umask_mode(0o666))
+            _check_node(target)
             os.replace(staging, target)
         except BaseException:
             try:

@@ -279,3 +279,92 @@ def test_a_report_rebuilt_from_inside_its_analysis_folder_keeps_that_folder(
     consistent_set(folder)
     assert sorted(p.name for p in folder.iterdir()) == [
         "_gpurank_manifest.json", "ranking.parquet", "report.html", "summary.json"]
+
+
+# -- round four: what gpurank may write over ------------------------------------------------------
+def _private_nodes(tmp_path):
+    """Nodes of every kind gpurank must never replace, made here (never the machine's own):
+    a FIFO, a socket, and as root a character device (the numbers of /dev/null)."""
+    import os
+    import socket
+    import stat
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    nodes = [fifo]
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(tmp_path / "sock"))
+    sock.close()
+    nodes.append(tmp_path / "sock")
+    if os.geteuid() == 0:
+        dev = tmp_path / "null"
+        os.mknod(dev, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        nodes.append(dev)
+    return nodes
+
+
+def _identity(path):
+    import os
+
+    st = os.lstat(path)
+    return st.st_mode, st.st_ino, st.st_rdev
+
+
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+def test_a_device_fifo_or_socket_given_as_an_output_is_left_as_it_was(tmp_path, capsys,
+                                                                      overwrite):
+    for node in _private_nodes(tmp_path):
+        before = _identity(node)
+        assert main(["simulate", "--n", "10", "-o", str(node), *overwrite]) == 2, node
+        line = _one_line(capsys)
+        assert "gpurank replaces only regular files and folders" in line, line
+        assert _identity(node) == before
+        assert leftovers(tmp_path, node.name) == []
+
+
+def test_a_folder_holding_a_fifo_is_never_replaced(tmp_path, capsys):
+    import os
+
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "pipe")
+    assert main(["simulate", "--n", "10", "-o", str(out), "--partitioned",
+                 "--overwrite"]) == 2
+    assert "holds a FIFO ('pipe')" in _one_line(capsys)
+    assert (out / "pipe").exists()
+
+
+def test_an_output_path_that_is_a_link_to_a_device_is_refused(tmp_path, capsys):
+    node = _private_nodes(tmp_path)[-1]
+    link = tmp_path / "link.parquet"
+    link.symlink_to(node)
+    assert main(["simulate", "--n", "10", "-o", str(link), "--overwrite"]) == 2
+    assert "is a symbolic link; gpurank replaces only" in _one_line(capsys)
+    assert link.is_symlink()
+
+
+# -- round four: a lock that holds or refuses -----------------------------------------------------
+def _lock_of(target):
+    return target.parent / f".{target.name}.gpurank-lock"
+
+
+@pytest.mark.parametrize("kind", ["folder", "symlink", "fifo", "read-only"])
+def test_a_lock_path_that_cannot_be_locked_is_a_refusal(tmp_path, capsys, kind):
+    import os
+
+    out = tmp_path / "sweep.parquet"
+    lock = _lock_of(out)
+    victim = tmp_path / "victim"
+    if kind == "folder":
+        lock.mkdir()
+    elif kind == "symlink":
+        lock.symlink_to(victim)
+    elif kind == "fifo":
+        os.mkfifo(lock)
+    else:
+        lock.write_bytes(b"")
+        lock.chmod(0o444)
+    assert main(["simulate", "--n", "10", "-o", str(out)]) == 2
+    line = _one_line(capsys)
+    assert "cannot be claimed: its lock file" in line and "never writes without its lock" in line
+    assert not out.exists() and not victim.exists()  # no output, the link's target not made
