@@ -71,7 +71,7 @@ def test_json_round_trip(tmp_path):
         compute_efficiency_by_vendor={"NVIDIA": 0.3},
         compute_efficiency_shared=0.35,
         overlap=0.3,
-        fit={"note": "x"},
+        fit={"note": "x", "domain": {"global_batch": [64, 4096], "n_accelerators": [1, 64]}},
     )
     path = m.to_json(tmp_path / "sub" / "model.json")
     assert CalibratedModel.from_json(path) == m
@@ -153,7 +153,7 @@ def test_from_json_refuses_huge_files_and_folders(tmp_path):
     with open(big, "wb") as fh:
         fh.truncate(17 << 20)
     with pytest.raises(
-        DataError, match=r"^model file '.*big.json' has 17,825,792 bytes; a model file"
+        DataError, match=r"^model file '.*big.json' has 17,825,792 bytes, more than the 16,777,216"
     ):
         CalibratedModel.from_json(big)
     with pytest.raises(DataError, match=r"is a folder"):

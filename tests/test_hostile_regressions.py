@@ -368,3 +368,94 @@ def test_a_lock_path_that_cannot_be_locked_is_a_refusal(tmp_path, capsys, kind):
     line = _one_line(capsys)
     assert "cannot be claimed: its lock file" in line and "never writes without its lock" in line
     assert not out.exists() and not victim.exists()  # no output, the link's target not made
+
+
+# -- round four: the model file read like every other input ---------------------------------------
+def _model_raw():
+    return json.loads(json.dumps(CalibratedModel.to_dict(_default_model())))
+
+
+def _default_model():
+    from gpurank.engine.sources.model.perfmodel import DEFAULT_MODEL
+
+    return DEFAULT_MODEL
+
+
+def _predict_with(tmp_path, sweep, model_path, capsys):
+    code = main(["predict", str(sweep), "--model", str(model_path), "-o",
+                 str(tmp_path / "p.parquet")])
+    return code, _one_line(capsys)
+
+
+def test_a_fifo_model_path_is_refused_without_blocking(tmp_path, sweep, capsys):
+    import os
+
+    os.mkfifo(tmp_path / "m.json")
+    code, line = _predict_with(tmp_path, sweep, tmp_path / "m.json", capsys)
+    assert code == 3 and "model file" in line and "is a FIFO, not a regular file" in line
+    assert not (tmp_path / "p.parquet").exists()
+
+
+def test_a_model_path_linked_to_a_device_is_not_read(tmp_path, sweep, capsys):
+    node = _private_nodes(tmp_path)[-1]  # a device as root, else a socket
+    (tmp_path / "m.json").symlink_to(node)
+    code, line = _predict_with(tmp_path, sweep, tmp_path / "m.json", capsys)
+    assert code == 3 and "is a link to a" in line and "not to a regular file" in line
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda raw: raw.__setitem__("overhead_s", 10**400), "integer of 401 digits"),
+    (lambda raw: raw["fit"]["domain"].__setitem__("global_batch", "408"),
+     "field 'fit.domain.global_batch' must be a range [low, high]"),
+    (lambda raw: raw["fit"]["domain"].__setitem__("global_batch", [1e308, -5]),
+     "field 'fit.domain.global_batch' must be a range [low, high]"),
+    (lambda raw: raw.pop("fit"), "field 'fit' is missing"),
+    (lambda raw: raw["fit"].pop("domain"), "field 'fit.domain' is missing"),
+    (lambda raw: raw["fit"].__setitem__("n_train", "many"), "field 'fit.n_train' must be"),
+])
+def test_a_damaged_model_file_is_one_line_before_any_use(tmp_path, sweep, capsys, change,
+                                                         words):
+    raw = _model_raw()
+    change(raw)
+    (tmp_path / "m.json").write_text(json.dumps(raw))
+    code, line = _predict_with(tmp_path, sweep, tmp_path / "m.json", capsys)
+    assert code == 3 and words in line, line
+    assert not (tmp_path / "p.parquet").exists()
+
+
+def test_json_inputs_refuse_infinities_and_deep_nesting(tmp_path):
+    from gpurank.engine.input_files import read_json
+
+    for text, words in (('{"a": 1e999}', "beyond the range of a float64"),
+                        ('{"a": NaN}', "holds NaN"), ('{"a": -Infinity}', "holds -Infinity"),
+                        ("[" * 70 + "]" * 70, "nested more than 64 levels")):
+        (tmp_path / "x.json").write_text(text)
+        with pytest.raises(DataError, match=words):
+            read_json(tmp_path / "x.json", what="file")
+
+
+def test_a_table_or_catalog_that_is_a_fifo_is_refused(tmp_path, capsys):
+    import os
+
+    os.mkfifo(tmp_path / "t.csv")
+    assert main(["predict", str(tmp_path / "t.csv"), "-o", str(tmp_path / "p.csv")]) == 3
+    assert "is a FIFO, not a regular file" in _one_line(capsys)
+    assert main(["analyze", str(tmp_path / "t.csv"), "--out", str(tmp_path / "o")]) == 3
+    assert "is a FIFO, not a regular file" in _one_line(capsys)
+    os.mkfifo(tmp_path / "cat.csv")
+    config_table(5, seed=1).to_parquet(tmp_path / "t.parquet")
+    assert main(["analyze", str(tmp_path / "t.parquet"), "--out", str(tmp_path / "o"),
+                 "--predict", "--catalog", str(tmp_path / "cat.csv")]) == 3
+    assert "is a FIFO, not a regular file" in _one_line(capsys)
+
+
+def test_a_dataset_part_that_is_a_fifo_is_refused_in_memory(tmp_path, capsys):
+    import os
+
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    config_table(6, seed=2).to_parquet(ds / "part-0.parquet")
+    os.mkfifo(ds / "part-1.parquet")
+    assert main(["analyze", str(ds), "--out", str(tmp_path / "o")]) == 3
+    line = _one_line(capsys)
+    assert "part" in line and "part-1.parquet' is a FIFO, not a regular file" in line
