@@ -1,0 +1,104 @@
+"""Round four of the hostile-input defects, continued from tests/test_hostile_regressions.py:
+rows outside the model's domain (engine/sources/model/domain.py), broken intervals given to
+``--robust``, MLPerf logs whose run ends before it starts, and the smaller points."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from gpurank.engine.cli import main
+from gpurank.engine.sources.model.domain import domain_reasons
+from gpurank.engine.sources.model.predict import predict
+
+_BASE = dict(accelerator="H100-SXM5-80GB", n_accelerators=16, n_nodes=2,
+             accelerators_per_node=8, global_batch_size=4096, price_per_accelerator_hour=3.0)
+
+
+def _one_line(capsys) -> str:
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("gpurank: error: "), err
+    return lines[0]
+
+
+def _predicted(**row):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # values near 1e308 give no NumPy warning either
+        out = predict(pd.DataFrame([dict(_BASE, **row)]))
+    return out.iloc[0]
+
+
+# -- the domain of a row --------------------------------------------------------------------------
+@pytest.mark.parametrize("row, reason", [
+    (dict(n_nodes=0), "n_nodes must be a positive integer"),
+    (dict(n_nodes=-2), "n_nodes must be a positive integer"),
+    (dict(accelerators_per_node=0), "accelerators_per_node must be a positive integer"),
+    (dict(accelerators_per_node=-8), "accelerators_per_node must be a positive integer"),
+    (dict(n_accelerators=2.5, n_nodes=None, accelerators_per_node=None),
+     "n_accelerators must be a positive integer"),
+    (dict(accelerators_per_node=3, n_nodes=None),
+     "n_accelerators 16 is not a whole number of nodes of accelerators_per_node 3"),
+    (dict(n_nodes=3, accelerators_per_node=None),
+     "n_accelerators 16 does not split into n_nodes 3 equal nodes"),
+    (dict(n_nodes=3), "n_nodes 3 x accelerators_per_node 8 = 24, not n_accelerators 16"),
+    (dict(global_batch_size=0), "global_batch_size must be a positive integer"),
+    (dict(global_batch_size=-64), "global_batch_size must be a positive integer"),
+    (dict(n_accelerators=1_000_000, n_nodes=1, accelerators_per_node=1_000_000),
+     "accelerators_per_node 1,000,000 is more than the largest node of this accelerator"),
+    (dict(price_per_accelerator_hour=-1.0), "price_per_accelerator_hour must be a finite"),
+    (dict(bf16_dense_tflops=np.inf), "bf16_dense_tflops must be a finite number"),
+    (dict(bf16_dense_tflops=-100.0), "bf16_dense_tflops must be a finite number"),
+    (dict(mem_bw_tbps=0.0), "mem_bw_tbps must be a finite number"),
+    (dict(mem_bw_tbps=np.inf), "mem_bw_tbps must be a finite number"),
+    (dict(n_accelerators=1e308, n_nodes=1e308), "n_accelerators must be a positive integer"),
+    (dict(bf16_dense_tflops=1.7e308), "bf16_dense_tflops must be a finite number in (0, 1e+09]"),
+    (dict(epochs=-5.0), "epochs must be a finite number"),
+])
+def test_a_row_outside_the_domain_gets_no_number_and_its_reason(row, reason):
+    r = _predicted(**row)
+    assert np.isnan(r["predicted_time_to_train_min"]) and np.isnan(r["predicted_cost_usd"])
+    assert reason in r["prediction_note"], r["prediction_note"]
+    assert r["prediction_basis"] == ""
+
+
+def test_a_row_inside_the_domain_is_predicted():
+    r = _predicted()
+    assert r["predicted_time_to_train_min"] > 0 and r["prediction_basis"] == "fitted"
+
+
+def test_an_invalid_per_row_value_is_never_replaced_by_the_catalogs():
+    good = _predicted(bf16_dense_tflops=989.0)
+    assert good["predicted_time_to_train_min"] > 0
+    for bad in (np.inf, -100.0, 0.0, "fast"):
+        assert np.isnan(_predicted(bf16_dense_tflops=bad)["predicted_time_to_train_min"])
+
+
+def test_an_accelerator_the_catalog_lacks_is_predicted_from_its_own_specs():
+    r = _predicted(accelerator="Zeta Z1", bf16_dense_tflops=800.0, mem_bw_tbps=4.0, mem_gb=96.0)
+    assert r["predicted_time_to_train_min"] > 0
+    assert r["prediction_basis"].startswith("borrowed:")
+    assert "no calibration rows" in r["prediction_note"]
+    bare = _predicted(accelerator="Zeta Z2")
+    assert np.isnan(bare["predicted_time_to_train_min"])
+    assert "not in catalog" in bare["prediction_note"]
+
+
+def test_the_domain_is_declared_once_and_names_the_column():
+    t = pd.DataFrame([dict(_BASE), dict(_BASE, n_nodes="two")])
+    reasons = domain_reasons(t)
+    assert reasons[0] == "" and reasons[1].startswith("n_nodes must be a positive integer")
+    assert "got 'two'" in reasons[1]
+
+
+def test_analyze_predict_gives_no_number_to_a_row_outside_the_domain(tmp_path, capsys):
+    rows = [dict(_BASE, provider="a"), dict(_BASE, provider="b", n_nodes=-2),
+            dict(_BASE, provider="c", n_accelerators=8, n_nodes=1)]
+    pd.DataFrame(rows).to_parquet(tmp_path / "t.parquet")
+    out = tmp_path / "p.parquet"
+    assert main(["predict", str(tmp_path / "t.parquet"), "-o", str(out)]) == 0
+    got = pd.read_parquet(out)
+    assert got["predicted_time_to_train_min"].isna().tolist() == [False, True, False]
+    assert got["prediction_note"][1].startswith("n_nodes must be a positive integer")
