@@ -102,3 +102,49 @@ def test_analyze_predict_gives_no_number_to_a_row_outside_the_domain(tmp_path, c
     got = pd.read_parquet(out)
     assert got["predicted_time_to_train_min"].isna().tolist() == [False, True, False]
     assert got["prediction_note"][1].startswith("n_nodes must be a positive integer")
+
+
+# -- --robust checks its intervals ----------------------------------------------------------------
+def _with_intervals(tmp_path, lo, hi):
+    from tables import config_table
+
+    t = config_table(6, seed=3)
+    t["time_to_train_min_lo"] = t["time_to_train_min"] * 0.8
+    t["time_to_train_min_hi"] = t["time_to_train_min"] * 1.25
+    t.loc[2, "time_to_train_min_lo"] = lo(t.loc[2, "time_to_train_min"])
+    t.loc[2, "time_to_train_min_hi"] = hi(t.loc[2, "time_to_train_min"])
+    path = tmp_path / "t.parquet"
+    t.to_parquet(path)
+    return path
+
+
+@pytest.mark.parametrize("lo, hi, column", [
+    (lambda v: v * 1.5, lambda v: v * 0.5, "time_to_train_min_lo"),  # inverted
+    (lambda v: v * 0.5, lambda v: v * 0.9, "time_to_train_min_hi"),  # misses its estimate
+    (lambda v: 0.0, lambda v: v * 2, "time_to_train_min_lo"),  # zero
+    (lambda v: -v, lambda v: v * 2, "time_to_train_min_lo"),  # negative
+    (lambda v: v * 0.5, lambda v: np.inf, "time_to_train_min_hi"),  # infinite
+    (lambda v: v * 0.5, lambda v: np.nan, "time_to_train_min_hi"),  # half an interval
+])
+def test_robust_refuses_a_broken_interval_naming_its_column(tmp_path, capsys, lo, hi, column):
+    path = _with_intervals(tmp_path, lo, hi)
+    code = main(["analyze", str(path), "--robust", "--samples", "200", "--out",
+                 str(tmp_path / "out"), "--no-report"])
+    assert code == 3
+    line = _one_line(capsys)
+    assert f"column '{column}': 1 row with a broken interval" in line, line
+    assert not (tmp_path / "out").exists()
+
+
+def test_robust_draws_an_upper_bound_of_1e308_over_a_large_estimate(tmp_path):
+    from gpurank.engine.robust import _check_intervals
+
+    v = np.array([1e10, 0.5])
+    lo = np.array([5e9, 0.25])
+    hi = np.array([1e308, 1.0])
+    _check_intervals("t", v, lo, hi, np.zeros(2, dtype=bool))  # both factors finite
+    from gpurank.engine.errors import DataError
+
+    with pytest.raises(DataError, match="spans more than a float64 can hold"):
+        _check_intervals("t", np.array([0.5]), np.array([0.25]), np.array([1e308]),
+                         np.zeros(1, dtype=bool))

@@ -32,8 +32,8 @@ from ..facts.accelerators import resolve_accelerator
 from ..facts.catalog import merge_accelerator_catalog
 from ..facts.hardware import ROW_ALIASES, SPEC_COLUMNS
 
-__all__ = ["Bound", "ROW_DOMAIN", "COUNT_MAX", "BATCH_MAX", "SPEC_MAX", "PCIE_NODE_MAX", "domain_reasons",
-           "largest_node", "catalog_with_row_specs", "row_specs_complete", "without_outside"]
+__all__ = ["Bound", "ROW_DOMAIN", "COUNT_MAX", "BATCH_MAX", "SPEC_MAX", "PCIE_NODE_MAX",
+           "domain_reasons", "largest_node", "catalog_with_row_specs", "row_specs_complete", "without_outside"]
 
 #: The most PCIe cards one node may hold: servers seat cards behind PCIe switches beyond a
 #: chassis' eight (the MLPerf Training results in the shared data hold PCIe nodes of 10, 14,
