@@ -148,3 +148,50 @@ def test_robust_draws_an_upper_bound_of_1e308_over_a_large_estimate(tmp_path):
     with pytest.raises(DataError, match="spans more than a float64 can hold"):
         _check_intervals("t", np.array([0.5]), np.array([0.25]), np.array([1e308]),
                          np.zeros(1, dtype=bool))
+
+
+# -- MLPerf logs whose run_stop precedes run_start ------------------------------------------------
+def _mllog(key, t, value=None, **meta):
+    import json
+
+    return ":::MLLOG " + json.dumps({"namespace": "", "time_ms": t, "event_type":
+                                     "POINT_IN_TIME", "key": key, "value": value,
+                                     "metadata": {"file": "train.py", "lineno": 1, **meta}})
+
+
+def _log(start, stop):
+    return "\n".join([_mllog("submission_benchmark", 1, "resnet"),
+                      _mllog("global_batch_size", 2, 3200), _mllog("run_start", start),
+                      _mllog("eval_accuracy", start + 10, 0.76, epoch_num=8),
+                      _mllog("run_stop", stop, status="success")]) + "\n"
+
+
+def test_a_log_whose_run_stop_precedes_run_start_is_an_invalid_run():
+    from gpurank.engine.sources.mlperf.logs import parse_result_text
+
+    run = parse_result_text(_log(1_700_000_000_000, 1_699_999_966_820), "result_3.txt")
+    assert not run.valid and run.invalid_reason == "run_stop precedes run_start"
+    assert run.minutes is None and run.e2e_throughput() is None
+    assert any("precedes run_start" in p for p in run.problems)
+    ok = parse_result_text(_log(1_700_000_000_000, 1_700_000_600_000), "result_0.txt")
+    assert ok.valid and ok.minutes == pytest.approx(10.0)
+
+
+def test_a_run_that_ends_before_it_starts_counts_as_failed_in_the_score(tmp_path):
+    from gpurank.engine.sources.mlperf.logs import parse_result_log
+    from gpurank.engine.sources.mlperf.scoring import score_runs
+
+    minutes = [10.0, 11.0, 12.0, 13.0, 14.0]
+    files = []
+    for i, m in enumerate(minutes):
+        start = 1_700_000_000_000
+        stop = start + int(m * 60_000) if i != 2 else start - 553 * 60_000
+        files.append(tmp_path / f"result_{i}.txt")
+        files[-1].write_text(_log(start, stop))
+    runs = [parse_result_log(f) for f in files]
+    valid = [r.minutes for r in runs if r.valid]
+    assert len(valid) == 4 and all(v > 0 for v in valid)
+    score, why = score_runs(valid, len(runs), 5)
+    # the failed run is one of the slowest: drop the fastest only, average 11, 13, 14
+    assert why == "" and score == pytest.approx((11.0 + 13.0 + 14.0) / 3)
+    assert "result_2.txt" in runs[2].path and runs[2].problems
