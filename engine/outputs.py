@@ -36,6 +36,7 @@ import shutil
 import sys
 import time
 import uuid
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -58,6 +59,7 @@ __all__ = [
     "is_gpurank_output",
     "check_target",
     "clean_leftovers",
+    "OutputLeftBehind",
 ]
 
 _STAGING = "gpurank-staging"
@@ -283,6 +285,17 @@ def check_target(target, *, name, overwrite=False, folder=False) -> Path:
 # -- leftovers -------------------------------------------------------------------------------
 
 
+class OutputLeftBehind(UserWarning):
+    """Something a write left beside its target that it could not remove (a read-only
+    folder); shown even under ``--quiet``, since it occupies the disk until removed."""
+
+
+def _left_behind(notes: list, text: str) -> None:
+    notes.append(text)
+    warnings.warn(text, OutputLeftBehind, stacklevel=3)
+
+
+
 def _alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
@@ -381,7 +394,7 @@ def clean_leftovers(target) -> list[str]:
         try:
             _remove(path)
         except OSError as exc:
-            notes.append(f"could not remove '{path}', left by an interrupted run: {exc}")
+            _left_behind(notes, f"could not remove '{path}', left by an interrupted run: {exc}")
             continue
         notes.append(f"removed '{path.name}' ({_human(size)}), left by an interrupted run")
     for path in olds:
@@ -401,7 +414,7 @@ def clean_leftovers(target) -> list[str]:
             notes.append(f"removed '{path.name}' ({_human(size)}), an older output an "
                          "interrupted run had replaced")
         except OSError as exc:
-            notes.append(f"could not remove '{path}', left by an interrupted run: {exc}")
+            _left_behind(notes, f"could not remove '{path}', left by an interrupted run: {exc}")
     return notes
 
 
@@ -529,7 +542,8 @@ def _staged_set(pub: Publication, kind: str, *, linked=()):
         try:
             _remove(old)
         except OSError as exc:
-            pub.notes.append(f"could not remove the replaced output '{old}': {exc}")
+            _left_behind(pub.notes, f"could not remove the replaced output '{old}' (it is left "
+                                    f"beside '{target}'): {exc}")
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:

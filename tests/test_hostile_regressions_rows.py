@@ -195,3 +195,68 @@ def test_a_run_that_ends_before_it_starts_counts_as_failed_in_the_score(tmp_path
     # the failed run is one of the slowest: drop the fastest only, average 11, 13, 14
     assert why == "" and score == pytest.approx((11.0 + 13.0 + 14.0) / 3)
     assert "result_2.txt" in runs[2].path and runs[2].problems
+
+
+# -- the smaller points ---------------------------------------------------------------------------
+def test_a_replaced_output_that_cannot_be_removed_is_said_even_under_quiet(tmp_path, capsys,
+                                                                            monkeypatch):
+    from gpurank.engine import outputs
+    from tables import config_table
+
+    config_table(12, seed=2).to_parquet(tmp_path / "t.parquet")
+    out = tmp_path / "out"
+    argv = ["analyze", str(tmp_path / "t.parquet"), "--out", str(out), "--no-report"]
+    assert main([*argv, "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+    def refuse(path):  # a read-only folder (as root, chmod does not stop the removal)
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(outputs, "_remove", refuse)
+    assert main([*argv, "--quiet"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("note: could not remove the replaced output")
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    notes = [ln for ln in (captured.err + captured.out).splitlines() if "could not remove" in ln]
+    assert len(notes) == 1  # said once, not as a note and a warning
+
+
+def test_figure_text_with_control_characters_warns_without_raw_bytes(recwarn):
+    from gpurank.engine.report import plots
+
+    with plots.figure_rc():
+        fig = plots.tradeoff_figure(np.array([1.0, 2.0]), np.array([3.0, 4.0]),
+                                    np.array([0, 1]), np.array([True, False]),
+                                    xlabel="cost \x1b]0;owned\x07\r", ylabel="time \x9b31m")
+        plots.to_png_data_uri(fig)
+    texts = [str(w.message) for w in recwarn]
+    assert not any(c in t for t in texts for c in "\x1b\r\x07\x9b"), texts
+    assert plots._t("a\x1b[31mb\r") == "a\\x1b[31mb\\r"
+
+
+def test_a_users_own_speedup_column_is_replaced_with_a_note():
+    from gpurank.engine import Engine
+    from tables import config_table
+
+    t = config_table(12, seed=5).assign(speedup=7.0)
+    res = Engine(backend="cpu").analyze(t)
+    assert any("speedup" in n and "replaced them" in n for n in res.notes), res.notes
+
+
+def test_two_catalog_rows_with_one_display_name_are_refused(tmp_path, capsys):
+    from gpurank.engine.errors import DataError
+    from gpurank.engine.sources.facts.catalog import merge_accelerator_catalog
+
+    user = pd.DataFrame({"accelerator_id": ["zeta_a", "zeta_b"],
+                         "display_name": ["Zeta", "Zeta"],
+                         "bf16_dense_tflops": ["100", "200"], "mem_bw_tbps": ["1", "2"]})
+    with pytest.raises(DataError, match="have one display_name 'zeta'"):
+        merge_accelerator_catalog(user)
+    clash = pd.DataFrame({"accelerator_id": ["zeta_c"], "display_name": ["NVIDIA H100 SXM5"]})
+    from gpurank.engine.sources.facts.catalog import accelerator_catalog
+
+    taken = accelerator_catalog()["display_name"].iloc[12]
+    clash["display_name"] = taken
+    with pytest.raises(DataError, match="have one display_name"):
+        merge_accelerator_catalog(clash)
