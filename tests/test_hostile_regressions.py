@@ -158,11 +158,20 @@ def test_calibration_rows_the_model_cannot_evaluate_are_skipped(sweep, column, v
     assert model.fit["n_usable"] == len(t) - 3
 
 
-def test_calibration_whose_start_overflows_still_fits(tmp_path, sweep, capsys):
-    t = pd.read_parquet(sweep).assign(epochs=1e300)  # finite times, overflowing rates
+def test_calibration_whose_start_would_overflow_is_outside_the_domain(tmp_path, sweep, capsys):
+    # epochs of 1e300 overflowed the fit's start; the domain of a row (domain.py) now bounds
+    # every value the model reads, so such rows never reach it: one line, no warning
+    t = pd.read_parquet(sweep).assign(epochs=1e300)
     t.to_parquet(tmp_path / "t.parquet")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["calibrate", str(tmp_path / "t.parquet"), "-o",
+                     str(tmp_path / "m.json")]) == 3
+    assert "no usable rows" in _one_line(capsys)
+    top = pd.read_parquet(sweep).assign(epochs=1e9)  # the domain's bound still fits
+    top.to_parquet(tmp_path / "t.parquet")
     assert main(["calibrate", str(tmp_path / "t.parquet"), "-o", str(tmp_path / "m.json")]) == 0
-    assert CalibratedModel.from_json(tmp_path / "m.json").fit["n_train"] == len(t)
+    assert CalibratedModel.from_json(tmp_path / "m.json").fit["n_train"] == len(top)
 
 
 def test_calibration_of_only_rows_the_model_cannot_evaluate_is_one_line(tmp_path, sweep,
