@@ -84,6 +84,13 @@ def test_an_accelerator_the_catalog_lacks_is_predicted_from_its_own_specs():
     bare = _predicted(accelerator="Zeta Z2")
     assert np.isnan(bare["predicted_time_to_train_min"])
     assert "not in catalog" in bare["prediction_note"]
+    # one row of the product gives its facts, the other does not: only the first is predicted
+    both = predict(pd.DataFrame([
+        dict(_BASE, accelerator="Zeta Z1", bf16_dense_tflops=800.0, mem_bw_tbps=4.0),
+        dict(_BASE, accelerator="Zeta Z1", bf16_dense_tflops=800.0)]))
+    assert both["predicted_time_to_train_min"].notna().tolist() == [True, False]
+    assert both["prediction_note"][1].startswith("accelerator not in catalog, and the row does "
+                                                 "not give its own dense peak")
 
 
 def test_the_domain_is_declared_once_and_names_the_column():

@@ -126,7 +126,11 @@ def largest_node(A: pd.DataFrame) -> np.ndarray:
     return np.where(np.isfinite(both) & (both > 0), both, fallback)
 
 
-def domain_reasons(table: pd.DataFrame, node_limit=None) -> np.ndarray:
+#: How :func:`catalog_with_row_specs` marks the entries it adds (``extra_source``).
+_FROM_ROWS = "facts from the table's own columns"
+
+
+def domain_reasons(table: pd.DataFrame, node_limit=None, *, catalog_rows=None) -> np.ndarray:
     """Why each row is outside the domain ("" for a row inside it).
 
     Parameters
@@ -135,6 +139,10 @@ def domain_reasons(table: pd.DataFrame, node_limit=None) -> np.ndarray:
         The configurations.
     node_limit : array of float, optional
         The most accelerators per node of each row's product (:func:`largest_node`).
+    catalog_rows : DataFrame, optional
+        Each row's catalog entry (aligned): a row of a product the catalog lacks (an entry
+        :func:`catalog_with_row_specs` added for other rows) needs its own peak and memory
+        bandwidth.
 
     Returns
     -------
@@ -159,6 +167,12 @@ def domain_reasons(table: pd.DataFrame, node_limit=None) -> np.ndarray:
             reasons[i] = f"{b.column} must be {b.describe()}; got {_shown(raw[i])}"
         values[b.column] = np.where(given & ok, v, np.nan)
     _topology(values, reasons, node_limit)
+    if catalog_rows is not None and "extra_source" in catalog_rows.columns and n_rows:
+        added = catalog_rows["extra_source"].astype(str).str.contains(_FROM_ROWS,
+                                                                      regex=False).to_numpy()
+        lacking = added & ~row_specs_complete(table) & (reasons == "")
+        reasons[lacking] = ("accelerator not in catalog, and the row does not give its own "
+                            "dense peak (bf16_dense_tflops) and mem_bw_tbps")
     return reasons
 
 
@@ -228,7 +242,7 @@ def catalog_with_row_specs(table: pd.DataFrame, acc: pd.DataFrame) -> pd.DataFra
     biggest = float(largest_node(acc).max()) if len(acc) else 8.0
     user = pd.DataFrame({"accelerator_id": new,
                          "max_accels_per_node": [f"{biggest:g}"] * len(new),
-                         "extra_source": ["facts from the table's own columns"] * len(new)})
+                         "extra_source": [_FROM_ROWS] * len(new)})
     return merge_accelerator_catalog(user, base=acc)
 
 

@@ -521,7 +521,7 @@ def model_inputs(
     A = acc.loc[[i if i is not None else acc.index[0] for i in ids]]
     known = np.array([i is not None for i in ids], dtype=bool)
     # the row's domain first (domain.py): a value given wrong is refused, never replaced
-    outside = domain_reasons(table, np.where(known, largest_node(A), np.inf))
+    outside = domain_reasons(table, np.where(known, largest_node(A), np.inf), catalog_rows=A)
     notes.refuse(outside != "", outside)
     table = without_outside(table, outside)
     hw = hardware_facts(table, A.reset_index(drop=True), workload.precision)
