@@ -267,3 +267,15 @@ def test_two_catalog_rows_with_one_display_name_are_refused(tmp_path, capsys):
     clash["display_name"] = taken
     with pytest.raises(DataError, match="have one display_name"):
         merge_accelerator_catalog(clash)
+
+
+def test_every_simulated_row_lies_inside_the_domain():
+    from gpurank.engine.sources.facts.catalog import accelerator_catalog
+    from gpurank.engine.sources.model.domain import largest_node
+    from gpurank.engine.sources.sweep.simulate import simulate
+
+    t = simulate(3000, seed=4)
+    acc = accelerator_catalog().set_index("accelerator_id", drop=False)
+    A = acc.loc[t["accelerator_id"].astype(str)]
+    reasons = domain_reasons(t, largest_node(A))
+    assert (reasons == "").all(), pd.Series(reasons[reasons != ""]).value_counts().head()

@@ -77,14 +77,23 @@ ROW_DOMAIN = (
 )
 
 
+def _numeric(col: pd.Series) -> bool:
+    return col.dtype.kind in "iuf" or str(col.dtype) in ("Int64", "Int32", "Float64")
+
+
 def _given(col: pd.Series) -> np.ndarray:
     """Rows where a column holds a value (not missing, not an empty text)."""
+    if _numeric(col):
+        return col.notna().to_numpy(dtype=bool)
     return (col.notna() & (col.astype(str).str.strip() != "")).to_numpy()
 
 
 def _numbers(col: pd.Series) -> np.ndarray:
     """Values as float64 (NaN for text that is no number; the first of ``;``-joined
     values, as the model reads them), without a warning for any magnitude."""
+    if _numeric(col):
+        return col.to_numpy(dtype=np.float64, na_value=np.nan)
+
     def one(v):
         if isinstance(v, str):
             v = v.split(";")[0].strip()
@@ -162,7 +171,7 @@ def domain_reasons(table: pd.DataFrame, node_limit=None, *, catalog_rows=None) -
         if b.integer:
             ok &= np.floor(np.where(ok, v, 0.0)) == np.where(ok, v, 0.0)
         bad = given & ~ok & (reasons == "")
-        raw = col.to_numpy(dtype=object)
+        raw = col.to_numpy(dtype=object) if bad.any() else ()
         for i in np.flatnonzero(bad):
             reasons[i] = f"{b.column} must be {b.describe()}; got {_shown(raw[i])}"
         values[b.column] = np.where(given & ok, v, np.nan)
@@ -178,36 +187,38 @@ def domain_reasons(table: pd.DataFrame, node_limit=None, *, catalog_rows=None) -
 
 def _topology(values: dict, reasons: np.ndarray, node_limit) -> None:
     """Nodes x per node = accelerators, whole nodes, and no node above its product's
-    largest; on the rows whose counts are in their domain (exact integer arithmetic)."""
+    largest; on the rows whose counts are in their domain (exact int64 arithmetic: counts
+    are below 2**31, so a product of two is below 2**62)."""
     n_rows = len(reasons)
     nan = np.full(n_rows, np.nan)
     n = values.get("n_accelerators", nan)
     m = values.get("n_nodes", nan)
     g = values.get("accelerators_per_node", nan)
     limit = np.full(n_rows, np.inf) if node_limit is None else np.asarray(node_limit, float)
-    for i in np.flatnonzero(reasons == ""):
-        ni, mi, gi = n[i], m[i], g[i]
-        if not ni > 0:
-            continue  # no count: refused as missing where the counts are read
-        ni = int(ni)
-        if mi > 0 and gi > 0:
-            if int(mi) * int(gi) != ni:
-                reasons[i] = (f"inconsistent topology: n_nodes {_count(mi)} x "
-                              f"accelerators_per_node {_count(gi)} = "
-                              f"{_count(int(mi) * int(gi))}, not n_accelerators {_count(ni)}")
-                continue
-        elif gi > 0 and ni % int(gi):
-            reasons[i] = (f"inconsistent topology: n_accelerators {_count(ni)} is not a whole "
-                          f"number of nodes of accelerators_per_node {_count(gi)}")
-            continue
-        elif mi > 0 and ni % int(mi):
-            reasons[i] = (f"inconsistent topology: n_accelerators {_count(ni)} does not split "
-                          f"into n_nodes {_count(mi)} equal nodes")
-            continue
-        per_node = gi if gi > 0 else ni / mi if mi > 0 else None
-        if per_node is not None and per_node > limit[i]:
-            reasons[i] = (f"accelerators_per_node {_count(per_node)} is more than the largest "
-                          f"node of this accelerator ({_count(limit[i])})")
+    ok = (reasons == "") & (n > 0)  # no count: refused as missing where counts are read
+    has_m, has_g = ok & (m > 0), ok & (g > 0)
+    ni = np.where(ok, n, 1).astype(np.int64)
+    mi = np.where(has_m, m, 1).astype(np.int64)
+    gi = np.where(has_g, g, 1).astype(np.int64)
+    product = has_m & has_g & (mi * gi != ni)
+    nodes_of_g = has_g & ~has_m & (ni % gi != 0)
+    split_m = has_m & ~has_g & (ni % mi != 0)
+    per_node = np.where(has_g, gi, np.where(has_m, ni // mi, 0)).astype(float)
+    too_big = ok & ~product & ~nodes_of_g & ~split_m & (per_node > limit)
+    for i in np.flatnonzero(product | nodes_of_g | split_m | too_big):
+        if product[i]:
+            reasons[i] = (f"inconsistent topology: n_nodes {_count(mi[i])} x "
+                          f"accelerators_per_node {_count(gi[i])} = {_count(mi[i] * gi[i])}, "
+                          f"not n_accelerators {_count(ni[i])}")
+        elif nodes_of_g[i]:
+            reasons[i] = (f"inconsistent topology: n_accelerators {_count(ni[i])} is not a "
+                          f"whole number of nodes of accelerators_per_node {_count(gi[i])}")
+        elif split_m[i]:
+            reasons[i] = (f"inconsistent topology: n_accelerators {_count(ni[i])} does not "
+                          f"split into n_nodes {_count(mi[i])} equal nodes")
+        else:
+            reasons[i] = (f"accelerators_per_node {_count(per_node[i])} is more than the "
+                          f"largest node of this accelerator ({_count(limit[i])})")
 
 
 def row_specs_complete(table: pd.DataFrame) -> np.ndarray:
