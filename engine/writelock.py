@@ -18,6 +18,11 @@ A file written inside a gpurank output set (``report.html`` into an analysis fol
 the set's folder: changing one file of a set is writing the set. A file written inside a
 staging folder is part of a set its publisher has claimed already. Claims are re-entrant
 within a process. Where ``flock`` does not exist (not POSIX), claims lock nothing.
+
+A claim holds or refuses: the lock file is opened without following a link
+(``O_NOFOLLOW``) and without blocking, and a lock path that is a folder, a link, a FIFO or
+device, a read-only file, or a file ``flock`` cannot lock refuses the run (exit code 2);
+a run never goes ahead without its lock, and a link's target is never created or written.
 """
 
 from __future__ import annotations
@@ -60,9 +65,10 @@ class Claim:
     target : Path
         The output path claimed.
     lock : Path or None
-        The lock file; None where nothing could be locked (the path's folder does not exist
-        yet or cannot be written, no ``flock``): the command's own checks then refuse it or
-        a later claim, once the folder exists, locks it.
+        The lock file; None where nothing is locked yet (the path's folder does not exist:
+        a later claim, once the folder exists, locks it; no ``flock``). A lock file that
+        exists but cannot be locked, or cannot be made in an existing folder, is a refusal,
+        never a claim without a lock.
     outer : bool
         This claim took the lock; False for a re-entrant claim of a path this process holds.
     notes : list of str

@@ -271,7 +271,7 @@ ANALYZE_OPTIONS = {
     "--weights-range": ["time_to_train_min=0.1:0.5", "cost_usd=0.9:0.1", "x=0:1"],
     "--backend": ["cpu", "auto", "gpu"],
 }
-ANALYZE_FLAGS = ["--drop-invalid", "--json", "--quiet", "--robust", "--overwrite"]
+ANALYZE_FLAGS = ["--drop-invalid", "--json", "--quiet", "--robust", "--overwrite", "--predict"]
 
 
 @st.composite
