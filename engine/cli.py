@@ -33,7 +33,7 @@ from .distributed import check_dask_available
 from .errors import DataError, GpurankError, UsageError
 from .formatting import printable
 from .io import read_table, to_jsonable
-from .outputs import check_target
+from .outputs import OutputLeftBehind, check_target
 from .params import ParamError
 from .progress import SILENT, TerminalProgress
 from .report import rebuild_report, report_path
@@ -604,13 +604,17 @@ def _silenced(quiet: bool):
     """``--quiet``: nothing but errors reaches the terminal, not even the libraries'
     warnings (NumPy, matplotlib, scikit-learn) or Dask's log lines; restored afterwards."""
     if not quiet:
-        yield
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=OutputLeftBehind)  # shown as a note
+            yield
         return
 
     loggers = [logging.getLogger(n) for n in ("matplotlib", "distributed", "dask", "numba")]
     levels = [lg.level for lg in loggers]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        # what a write left beside its output is said even under --quiet
+        warnings.filterwarnings("always", category=OutputLeftBehind)
         for lg in loggers:
             lg.setLevel(logging.ERROR)
         try:
@@ -633,6 +637,9 @@ def _held_warnings(args):
     finally:
         if ok or args.verbose:
             for w in caught:
+                if issubclass(w.category, OutputLeftBehind):
+                    print(printable(f"note: {w.message}"), file=sys.stderr)
+                    continue
                 warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file,
                                      w.line)
 

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .errors import DataError, UsageError
+from .input_files import memory_bytes, regular_file
 from .jsonable import to_jsonable
 from .outputs import publish_file
 from .partitions import check_parts
@@ -56,15 +57,15 @@ def read_table(path, *, backend=None) -> pd.DataFrame:
     p = Path(path)
     if not p.exists():
         raise DataError(f"table file '{p}' does not exist")
-    if not (p.is_dir() or p.is_file()):
-        raise DataError(f"table '{p}' is not a regular file or folder")
+    if not p.is_dir():
+        regular_file(p, what="table file", limit=memory_bytes())
     xdf = backend.xdf if backend is not None else pd
     suffix = p.suffix.lower()
     try:
         if p.is_dir() or suffix in _PARQUET_SUFFIXES:
             if p.is_dir():
                 _check_folder(p)
-                check_parts(p)
+                _check_size(p, check_parts(p))
             table = xdf.read_parquet(p)
         elif suffix in _CSV_SUFFIXES:
             sep = "\t" if suffix == ".tsv" else ","
@@ -100,6 +101,15 @@ def _check_folder(p: Path) -> None:
         if not os.access(p, os.R_OK | os.X_OK):
             raise DataError(f"cannot read table folder '{p}': permission denied")
         raise DataError(f"table folder '{p}' holds no .parquet files")
+
+
+def _check_size(p: Path, parts) -> None:
+    """A dataset read in memory must fit in it: its files' sizes against the machine's."""
+    limit = memory_bytes()
+    total = sum(f.stat().st_size for f in parts)
+    if limit is not None and total > limit:
+        raise DataError(f"table folder '{p}' has {total:,} bytes of parts, more than this "
+                        f"machine's {limit:,} bytes of memory; read it with --dask")
 
 
 #: Rows per Parquet row group (pyarrow's default), written one at a time.

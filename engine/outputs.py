@@ -36,6 +36,7 @@ import shutil
 import sys
 import time
 import uuid
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -46,7 +47,7 @@ import pyarrow.parquet as pq
 from .errors import UsageError
 from .formatting import byte_size
 from .jsonable import to_jsonable
-from .manifest import MANIFEST_NAME, protected_reason, read_manifest
+from .manifest import MANIFEST_NAME, node_reason, protected_reason, read_manifest
 from .schema import SIMULATED_COLUMNS
 from .writelock import claim
 
@@ -59,6 +60,7 @@ __all__ = [
     "is_gpurank_output",
     "check_target",
     "clean_leftovers",
+    "OutputLeftBehind",
 ]
 
 _STAGING = "gpurank-staging"
@@ -264,8 +266,9 @@ def check_target(target, *, name, overwrite=False, folder=False) -> Path:
     parent = p.parent
     if parent.exists() and not parent.is_dir():
         raise UsageError(f"{name} '{target}': '{parent}' is not a folder")
-    if p.is_symlink():
-        raise UsageError(f"{name} '{target}' is a symbolic link; name the real path")
+    why = node_reason(p)
+    if why:
+        raise UsageError(f"{name} '{target}' {why}; name a new path for gpurank's output")
     if p.exists() or p.is_symlink():
         if folder and p.exists() and not p.is_dir():
             if not overwrite:
@@ -281,6 +284,17 @@ def check_target(target, *, name, overwrite=False, folder=False) -> Path:
 
 
 # -- leftovers -------------------------------------------------------------------------------
+
+
+class OutputLeftBehind(UserWarning):
+    """Something a write left beside its target that it could not remove (a read-only
+    folder); shown even under ``--quiet``, since it occupies the disk until removed."""
+
+
+def _left_behind(notes: list, text: str) -> None:
+    notes.append(text)
+    warnings.warn(text, OutputLeftBehind, stacklevel=3)
+
 
 
 def _alive(pid: int) -> bool:
@@ -373,7 +387,7 @@ def clean_leftovers(target) -> list[str]:
         try:
             _remove(path)
         except OSError as exc:
-            notes.append(f"could not remove '{path}', left by an interrupted run: {exc}")
+            _left_behind(notes, f"could not remove '{path}', left by an interrupted run: {exc}")
             continue
         notes.append(f"removed '{path.name}' ({byte_size(size)}), left by an interrupted run")
     for path in olds:
@@ -393,7 +407,7 @@ def clean_leftovers(target) -> list[str]:
             notes.append(f"removed '{path.name}' ({byte_size(size)}), an older output an "
                          "interrupted run had replaced")
         except OSError as exc:
-            notes.append(f"could not remove '{path}', left by an interrupted run: {exc}")
+            _left_behind(notes, f"could not remove '{path}', left by an interrupted run: {exc}")
     return notes
 
 
@@ -422,8 +436,16 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
+def _check_node(target: Path) -> None:
+    why = node_reason(target)
+    if why:
+        raise UsageError(f"'{target}' {why}; it changed while gpurank was writing")
+
+
 def _swap_in(staging: Path, target: Path, tag: str) -> Path | None:
-    """Put ``staging`` at ``target``; return the path now holding the old output, if any."""
+    """Put ``staging`` at ``target``; return the path now holding the old output, if any.
+    The node rule is checked again: a FIFO or link put there since the check stays."""
+    _check_node(target)
     if not target.exists() and not target.is_symlink():
         os.rename(staging, target)
         return None
@@ -513,7 +535,8 @@ def _staged_set(pub: Publication, kind: str, *, linked=()):
         try:
             _remove(old)
         except OSError as exc:
-            pub.notes.append(f"could not remove the replaced output '{old}': {exc}")
+            _left_behind(pub.notes, f"could not remove the replaced output '{old}' (it is left "
+                                    f"beside '{target}'): {exc}")
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:
@@ -589,6 +612,7 @@ def publish_file(target, *, name="--output", overwrite=False):
             yield pub
             if staging.exists():
                 os.chmod(staging, _umask_mode(0o666))
+            _check_node(target)
             os.replace(staging, target)
         except BaseException:
             try:

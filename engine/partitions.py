@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pyarrow.types as pt
 
 from .errors import DataError
+from .input_files import regular_file
 
 __all__ = ["check_parts", "dataset_files"]
 
@@ -33,12 +34,20 @@ def dataset_files(folder) -> list[Path]:
     ``_SUCCESS`` and staging folders) that the readers skip."""
     folder = Path(folder)
     try:
-        found = [p for p in folder.rglob("*.parquet") if p.is_file()]
+        found = sorted(p for p in folder.rglob("*.parquet")
+                       if not any(part.startswith((".", "_"))
+                                  for part in p.relative_to(folder).parts))
     except OSError as exc:
         raise DataError(f"cannot read table folder '{folder}': {exc.strerror or exc}") from None
-    return sorted(p for p in found
-                  if not any(part.startswith((".", "_"))
-                             for part in p.relative_to(folder).parts))
+    parts = []
+    for p in found:
+        if p.is_dir():
+            continue  # a folder named like a part (hive-style): its files are found too
+        # A FIFO or a device as a part would block or never end the read: refused here, in
+        # memory as on Dask, never skipped without a word.
+        regular_file(p, what=f"table folder '{folder}': part")
+        parts.append(p)
+    return parts
 
 
 def _kind(arrow_type) -> str:

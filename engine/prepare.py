@@ -417,6 +417,9 @@ def prepare_rows(df, spec, criteria, *, backend, reference=None, offset=0):
     keep, selections = _selection(df, spec, backend)
     type_kept = n if keep is None else int(keep.sum())
     derived, skipped = plan_metrics(df.columns)
+    # a metric the table brings and the analysis derives again is replaced, with the note
+    # rank and cluster get
+    replaced = replaced + tuple(m for m in derived if m in df.columns)
     bad_inputs = _domain_masks(df, backend) if n else {}
     frame = _metrics_frame(df, keep, derived, reference, backend, bad_inputs)
     counts, feasible = _apply_constraints(frame, spec, keep, type_kept)

@@ -448,13 +448,46 @@ def uncertainty_of(frame, criteria, *, backend) -> ValueUncertainty | None:
         return np.asarray(backend.to_host(frame[col].astype("float64")), dtype=np.float64)
 
     value, lo, hi = host(time), host(f"{time}_lo"), host(f"{time}_hi")
-    # a row without a usable interval is taken as measured (it cannot be drawn)
-    usable = np.isfinite(lo) & np.isfinite(hi) & (lo > 0) & (lo <= value) & (value <= hi)
-    lo = np.where(usable, lo, np.nan)
-    hi = np.where(usable, hi, np.nan)
+    # a row without bounds is measured; a row with a broken interval is refused, never
+    # taken as exact
+    measured = np.isnan(lo) & np.isnan(hi)
+    _check_intervals(time, value, lo, hi, measured)
     return ValueUncertainty.from_bounds(
-        np.where(usable, value, 1.0), lo, hi, exponent=exponent,
+        np.where(measured, 1.0, value), lo, hi, exponent=exponent,
         source=f"the 80% prediction interval of {time} ({time}_lo, {time}_hi)")
+
+
+def _check_intervals(time, value, lo, hi, measured) -> None:
+    """Every interval a row gives is positive, finite, contains its estimate and spans
+    factors a float64 holds (``hi / value`` finite, ``lo / value`` above zero: an upper
+    bound of 1e308 over an estimate of 1e10 is drawn, over an estimate of 0.5 refused).
+
+    Raises
+    ------
+    DataError
+        Naming the column, the first row and its values, and the number of such rows.
+    """
+    with np.errstate(all="ignore"):
+        flo, fhi = lo / value, hi / value
+    tests = (
+        (time, ~(np.isfinite(value) & (value > 0)), "an estimate with an interval must be a "
+         "finite number > 0"),
+        (f"{time}_lo", ~(np.isfinite(lo) & (lo > 0)), "a lower bound must be a finite number > 0"),
+        (f"{time}_hi", ~(np.isfinite(hi) & (hi > 0)), "an upper bound must be a finite number > 0"),
+        (f"{time}_lo", lo > value, f"the lower bound is above the estimate {time}"),
+        (f"{time}_hi", hi < value, f"the upper bound is below the estimate {time}"),
+        (f"{time}_hi", ~(np.isfinite(fhi) & (flo > 0)), "the interval spans more than a float64 "
+         "can hold around its estimate"),
+    )
+    for column, bad, why in tests:
+        bad = bad & ~measured
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            count = int(bad.sum())
+            raise DataError(
+                f"column '{column}': {count} row{'s' if count > 1 else ''} with a broken "
+                f"interval (first: row {i}, {time} {value[i]:g} in [{lo[i]:g}, {hi[i]:g}]): "
+                f"{why}; --robust draws predicted values in their interval")
 
 
 def robust_from_costs_spec(costs, criteria, ranking, *, spec, backend,

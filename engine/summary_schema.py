@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from .errors import DataError
 from .params import SEED_MAX, Interval
 
-__all__ = ["SUMMARY_SCHEMA", "check_summary"]
+__all__ = ["SUMMARY_SCHEMA", "check_summary", "check_against", "SchemaMismatch", "Range", "Int",
+           "Num", "Str", "Bool", "Maybe", "Either", "List", "Map", "Obj", "OneOf", "Scalar"]
 
 
 class _Bad(Exception):
@@ -31,6 +32,11 @@ class _Bad(Exception):
     def __init__(self, where: str, expected: str, value):
         super().__init__(where)
         self.where, self.expected, self.value = where, expected, value
+
+
+#: What a declared type's ``check`` raises (for types declared in other modules: the model
+#: file's schema).
+SchemaMismatch = _Bad
 
 
 @dataclass(frozen=True)
@@ -316,15 +322,26 @@ def check_summary(summary, *, path) -> None:
         Naming the first field that is missing or has the wrong type or range, what it must
         be, and what it holds.
     """
-    if not isinstance(summary, dict):
-        raise DataError(f"summary file '{path}' does not hold a JSON object; it holds "
-                        f"{_kind(summary)}")
+    check_against(SUMMARY_SCHEMA, summary, what=f"summary file '{path}'")
+
+
+def check_against(schema, value, *, what: str) -> None:
+    """Check a parsed JSON file against a declared ``schema`` (an :class:`Obj`).
+
+    Raises
+    ------
+    DataError
+        ``{what}: field 'a.b[0].c' must be ...; it holds ...`` for the first field that is
+        missing or has the wrong type or range.
+    """
+    if not isinstance(value, dict):
+        raise DataError(f"{what} does not hold a JSON object; it holds {_kind(value)}")
     try:
-        SUMMARY_SCHEMA.check(summary, "")
+        schema.check(value, "")
     except _Bad as bad:
         if bad.value is _ABSENT:
-            raise DataError(f"summary file '{path}': field '{bad.where}' is missing") from None
-        raise DataError(f"summary file '{path}': field '{bad.where}' must be {bad.expected}; "
+            raise DataError(f"{what}: field '{bad.where}' is missing") from None
+        raise DataError(f"{what}: field '{bad.where}' must be {bad.expected}; "
                         f"it holds {_shown(bad.value)}") from None
 
 

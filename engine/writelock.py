@@ -18,6 +18,11 @@ A file written inside a gpurank output set (``report.html`` into an analysis fol
 the set's folder: changing one file of a set is writing the set. A file written inside a
 staging folder is part of a set its publisher has claimed already. Claims are re-entrant
 within a process. Where ``flock`` does not exist (not POSIX), claims lock nothing.
+
+A claim holds or refuses: the lock file is opened without following a link
+(``O_NOFOLLOW``) and without blocking, and a lock path that is a folder, a link, a FIFO or
+device, a read-only file, or a file ``flock`` cannot lock refuses the run (exit code 2);
+a run never goes ahead without its lock, and a link's target is never created or written.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import json
 import os
 import re
 import socket
+import stat
 import threading
 import time
 from contextlib import contextmanager
@@ -33,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UsageError
-from .manifest import protected_reason, read_manifest
+from .manifest import node_kind, protected_reason, read_manifest
 
 try:
     import fcntl
@@ -59,9 +65,10 @@ class Claim:
     target : Path
         The output path claimed.
     lock : Path or None
-        The lock file; None where nothing could be locked (the path's folder does not exist
-        yet or cannot be written, no ``flock``): the command's own checks then refuse it or
-        a later claim, once the folder exists, locks it.
+        The lock file; None where nothing is locked yet (the path's folder does not exist:
+        a later claim, once the folder exists, locks it; no ``flock``). A lock file that
+        exists but cannot be locked, or cannot be made in an existing folder, is a refusal,
+        never a claim without a lock.
     outer : bool
         This claim took the lock; False for a re-entrant claim of a path this process holds.
     notes : list of str
@@ -218,24 +225,59 @@ def _holder(fd: int) -> dict | None:
         time.sleep(0.02)
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _unlockable(path: Path, target: Path, name: str, why: str) -> UsageError:
+    return UsageError(f"{name} '{target}' cannot be claimed: its lock file '{path}' cannot be "
+                      f"locked ({why}); a run never writes without its lock: move it away or "
+                      "name another path")
+
+
+def _check_lock_node(path: Path, target: Path, name: str) -> None:
+    """A lock path must be a regular file gpurank can write, or nothing yet: a folder, a
+    link (whose target gpurank would create or write), a FIFO, a device or a read-only
+    file is a refusal, never a run without a lock."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise _unlockable(path, target, name, exc.strerror or str(exc)) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise _unlockable(path, target, name, f"it is {node_kind(st.st_mode)}")
+    if not st.st_mode & 0o222:
+        raise _unlockable(path, target, name, "it is read-only")
+
+
 def _take(path: Path, target: Path, name: str) -> tuple[int, list] | None:
     """Open and lock ``path``; return the descriptor and the notes, None when it cannot be
     made; raise when another process holds it."""
     for _ in range(50):
+        _check_lock_node(path, target, name)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        except OSError:
-            return None  # the folder cannot be written: the write itself will say why
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | _NOFOLLOW
+                         | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0), 0o644)
+        except FileNotFoundError:
+            return None  # the folder went away: the write itself will say why
+        except OSError as exc:
+            raise _unlockable(path, target, name, exc.strerror or str(exc)) from None
         try:
+            kind = os.fstat(fd).st_mode
+            if not stat.S_ISREG(kind):  # swapped in between the check and the open
+                raise _unlockable(path, target, name, f"it is {node_kind(kind)}")
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             info = _holder(fd)
             os.close(fd)
             raise UsageError(f"{name} '{target}' is being written by {_who(info)}; wait for "
                              "it to finish, or name another path") from None
-        except OSError:
+        except UsageError:
             os.close(fd)
-            return None  # a file system without locks
+            raise
+        except OSError as exc:
+            os.close(fd)  # a file system without locks: no run goes ahead unlocked
+            raise _unlockable(path, target, name, exc.strerror or str(exc)) from None
         try:
             mine, now = os.fstat(fd), os.stat(path)
             same = (mine.st_dev, mine.st_ino) == (now.st_dev, now.st_ino)

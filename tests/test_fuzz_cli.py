@@ -55,7 +55,7 @@ from tables import config_table
 
 #: Examples per command in CI; ``--long`` multiplies them.
 CI_EXAMPLES = {"analyze": 40, "report": 14, "predict": 30, "simulate": 30, "calibrate": 24,
-               "dask": 3}
+               "dask": 3, "nodes": 24}
 LONG_FACTOR = 25
 
 
@@ -271,7 +271,7 @@ ANALYZE_OPTIONS = {
     "--weights-range": ["time_to_train_min=0.1:0.5", "cost_usd=0.9:0.1", "x=0:1"],
     "--backend": ["cpu", "auto", "gpu"],
 }
-ANALYZE_FLAGS = ["--drop-invalid", "--json", "--quiet", "--robust", "--overwrite"]
+ANALYZE_FLAGS = ["--drop-invalid", "--json", "--quiet", "--robust", "--overwrite", "--predict"]
 
 
 @st.composite
@@ -483,13 +483,45 @@ def measured(tmp_path_factory):
     return table, root / "model.json"
 
 
-MODEL_DAMAGE = ["none", "none", "missing file", "not json", "a list", "field"]
+MODEL_DAMAGE = ["none", "none", "missing file", "not json", "a list", "field", "fifo",
+                "device link", "no fit", "fit domain", "huge integer"]
+
+
+def _private_node(path: Path, kind: str) -> Path:
+    """A node gpurank must neither read nor replace, made here (never the machine's own): a
+    FIFO, a socket, a character device (as root; a FIFO otherwise), a link to one of them."""
+    import socket
+    import stat
+
+    if kind == "socket":
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.bind(str(path))
+    elif kind == "device" and os.geteuid() == 0:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    elif kind == "link":
+        _private_node(path.with_name(path.name + ".node"), "device")
+        path.symlink_to(path.with_name(path.name + ".node"))
+    else:
+        os.mkfifo(path)
+    return path
 
 
 def _model_variant(model: Path, damage: str, value, key: int, d: Path) -> Path:
     path = d / "model.json"
     if damage == "missing file":
         return d / "absent.json"
+    if damage in ("fifo", "device link"):
+        return _private_node(path, "fifo" if damage == "fifo" else "link")
+    if damage in ("no fit", "fit domain", "huge integer"):
+        raw = json.loads(model.read_text())
+        if damage == "no fit":
+            raw.pop("fit")
+        elif damage == "fit domain":
+            raw["fit"].setdefault("domain", {})["global_batch"] = value
+        else:
+            raw["overhead_s"] = 10**400
+        path.write_text(json.dumps(raw))
+        return path
     if damage == "not json":
         path.write_text("{not json")
     elif damage == "a list":
@@ -504,6 +536,29 @@ def _model_variant(model: Path, damage: str, value, key: int, d: Path) -> Path:
     return path
 
 
+#: Values outside a row's domain (engine/sources/model/domain.py): impossible topologies,
+#: batches, prices and per-row specs, and an accelerator the catalog lacks.
+ROW_EDITS = [("n_nodes", 0), ("n_nodes", -2), ("accelerators_per_node", 3),
+             ("accelerators_per_node", 1_000_000), ("n_accelerators", 2.5),
+             ("n_accelerators", 1e308), ("global_batch_size", 0), ("global_batch_size", -64),
+             ("price_per_accelerator_hour", -1.0), ("bf16_dense_tflops", math.inf),
+             ("bf16_dense_tflops", 1.7e308), ("mem_bw_tbps", 0.0), ("epochs", -5.0),
+             ("accelerator", "Zeta Z1"), ("mem_bw_tbps", "fast")]
+
+
+def _edited(case: TableCase, edits) -> TableCase:
+    """The case with each ``(column, value)`` of ``edits`` set on one row (by position)."""
+    frame = case.frame.copy()
+    for i, (col, value) in edits:
+        if len(frame):
+            if col not in frame.columns:
+                frame[col] = pd.Series([None] * len(frame), dtype=object)
+            if frame[col].dtype != object:
+                frame[col] = frame[col].astype(object)
+            frame.iloc[i % len(frame), frame.columns.get_loc(col)] = value
+    return TableCase(frame, case.fmt, case.duplicate, case.part_change)
+
+
 def test_predict_ends_in_a_documented_way(fuzz, tmp_path, measured, monkeypatch):
     monkeypatch.chdir(tmp_path)
     table, model = measured
@@ -512,10 +567,12 @@ def test_predict_ends_in_a_documented_way(fuzz, tmp_path, measured, monkeypatch)
     @given(case=hostile_tables(base=table), damage=st.sampled_from(MODEL_DAMAGE + ["no model"]),
            value=st.sampled_from(JSON_VALUES), key=st.integers(0, 99),
            benchmark=st.sampled_from([None, "resnet", "bert", ""]),
-           out_name=st.sampled_from(["p.parquet", "p.parquet", "p.csv", "p"]))
-    def check(case, damage, value, key, benchmark, out_name):
+           out_name=st.sampled_from(["p.parquet", "p.parquet", "p.csv", "p"]),
+           edits=st.lists(st.tuples(st.integers(0, 11), st.sampled_from(ROW_EDITS)),
+                          max_size=3))
+    def check(case, damage, value, key, benchmark, out_name, edits):
         with workdir(tmp_path) as d:
-            path = write_table_case(case, d)
+            path = write_table_case(_edited(case, edits), d)
             out = d / out_name
             argv = ["predict", path, "-o", out]
             if damage != "no model":
@@ -622,5 +679,67 @@ def test_dask_analyze_ends_in_a_documented_way(fuzz, tmp_path):
             assert_documented(run, out, existed=False, folder=True)
             if run.code == 0:
                 _check_summary_file(out / "summary.json")
+
+    check()
+
+
+# -- nodes that are not regular files, as every kind of input and output ------------------------
+NODE_KINDS = ["fifo", "socket", "device", "link", "folder holding a fifo"]
+NODE_ROLES = ["analyze table", "predict table", "dataset part", "--model", "--catalog",
+              "simulate -o", "predict -o", "calibrate -o", "analyze --out", "report summary"]
+
+
+def _identity(path: Path):
+    st_ = os.lstat(path)
+    return st_.st_mode, st_.st_ino, st_.st_rdev
+
+
+def test_non_regular_paths_end_in_a_documented_way(fuzz, tmp_path, measured, monkeypatch):
+    """A FIFO, a socket, a character device (as root), a link to one or a folder holding a
+    FIFO given as any input or output, with and without --overwrite: a one-line refusal or
+    a run that never read it, and the node left as it was."""
+    monkeypatch.chdir(tmp_path)
+    table, model = measured
+
+    @fuzz("nodes")
+    @given(kind=st.sampled_from(NODE_KINDS), role=st.sampled_from(NODE_ROLES),
+           overwrite=st.booleans())
+    def check(kind, role, overwrite):
+        with workdir(tmp_path) as d:
+            table.to_parquet(d / "t.parquet")
+            suffix = {"--model": ".json", "--catalog": ".csv", "predict -o": ".parquet",
+                      "simulate -o": ".parquet", "calibrate -o": ".json"}.get(role, ".csv")
+            if kind == "folder holding a fifo":
+                node = d / ("node" + suffix)
+                node.mkdir()
+                _private_node(node / "part-1.parquet", "fifo")
+            else:
+                node = _private_node(d / ("node" + suffix), kind)
+            before = _identity(node)
+            t, out = d / "t.parquet", d / "out.parquet"
+            argv = {
+                "analyze table": ["analyze", node, "--out", d / "o", "--no-report"],
+                "predict table": ["predict", node, "-o", out],
+                "dataset part": ["analyze", d, "--out", d / "o", "--no-report"],
+                "--model": ["predict", t, "--model", node, "-o", out],
+                "--catalog": ["predict", t, "--catalog", node, "-o", out],
+                "simulate -o": ["simulate", "--n", "5", "-o", node],
+                "predict -o": ["predict", t, "-o", node],
+                "calibrate -o": ["calibrate", t, "-o", node],
+                "analyze --out": ["analyze", t, "--out", node, "--no-report"],
+                "report summary": ["report", t],
+            }[role] + (["--overwrite"] if overwrite and role != "report summary" else [])
+            if role == "dataset part":
+                (d / "t.parquet").rename(d / "part-0.parquet")
+                if kind != "folder holding a fifo":
+                    node.rename(d / "part-9.parquet")
+                    node = d / "part-9.parquet"
+            if role == "report summary":
+                node.rename(d / "summary.json")
+                node = d / "summary.json"
+            run = run_cli(argv)
+            assert run.code in (2, 3), (run.code, run.err[-2000:])
+            assert_documented(run, None, existed=True, folder=None)
+            assert _identity(node) == before, f"{node} changed"
 
     check()

@@ -158,11 +158,20 @@ def test_calibration_rows_the_model_cannot_evaluate_are_skipped(sweep, column, v
     assert model.fit["n_usable"] == len(t) - 3
 
 
-def test_calibration_whose_start_overflows_still_fits(tmp_path, sweep, capsys):
-    t = pd.read_parquet(sweep).assign(epochs=1e300)  # finite times, overflowing rates
+def test_calibration_whose_start_would_overflow_is_outside_the_domain(tmp_path, sweep, capsys):
+    # epochs of 1e300 overflowed the fit's start; the domain of a row (domain.py) now bounds
+    # every value the model reads, so such rows never reach it: one line, no warning
+    t = pd.read_parquet(sweep).assign(epochs=1e300)
     t.to_parquet(tmp_path / "t.parquet")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["calibrate", str(tmp_path / "t.parquet"), "-o",
+                     str(tmp_path / "m.json")]) == 3
+    assert "no usable rows" in _one_line(capsys)
+    top = pd.read_parquet(sweep).assign(epochs=1e9)  # the domain's bound still fits
+    top.to_parquet(tmp_path / "t.parquet")
     assert main(["calibrate", str(tmp_path / "t.parquet"), "-o", str(tmp_path / "m.json")]) == 0
-    assert CalibratedModel.from_json(tmp_path / "m.json").fit["n_train"] == len(t)
+    assert CalibratedModel.from_json(tmp_path / "m.json").fit["n_train"] == len(top)
 
 
 def test_calibration_of_only_rows_the_model_cannot_evaluate_is_one_line(tmp_path, sweep,
@@ -279,3 +288,183 @@ def test_a_report_rebuilt_from_inside_its_analysis_folder_keeps_that_folder(
     consistent_set(folder)
     assert sorted(p.name for p in folder.iterdir()) == [
         "_gpurank_manifest.json", "ranking.parquet", "report.html", "summary.json"]
+
+
+# -- round four: what gpurank may write over ------------------------------------------------------
+def _private_nodes(tmp_path):
+    """Nodes of every kind gpurank must never replace, made here (never the machine's own):
+    a FIFO, a socket, and as root a character device (the numbers of /dev/null)."""
+    import os
+    import socket
+    import stat
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    nodes = [fifo]
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(tmp_path / "sock"))
+    sock.close()
+    nodes.append(tmp_path / "sock")
+    if os.geteuid() == 0:
+        dev = tmp_path / "null"
+        os.mknod(dev, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        nodes.append(dev)
+    return nodes
+
+
+def _identity(path):
+    import os
+
+    st = os.lstat(path)
+    return st.st_mode, st.st_ino, st.st_rdev
+
+
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+def test_a_device_fifo_or_socket_given_as_an_output_is_left_as_it_was(tmp_path, capsys,
+                                                                      overwrite):
+    for node in _private_nodes(tmp_path):
+        before = _identity(node)
+        assert main(["simulate", "--n", "10", "-o", str(node), *overwrite]) == 2, node
+        line = _one_line(capsys)
+        assert "gpurank replaces only regular files and folders" in line, line
+        assert _identity(node) == before
+        assert leftovers(tmp_path, node.name) == []
+
+
+def test_a_folder_holding_a_fifo_is_never_replaced(tmp_path, capsys):
+    import os
+
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "pipe")
+    assert main(["simulate", "--n", "10", "-o", str(out), "--partitioned",
+                 "--overwrite"]) == 2
+    assert "holds a FIFO ('pipe')" in _one_line(capsys)
+    assert (out / "pipe").exists()
+
+
+def test_an_output_path_that_is_a_link_to_a_device_is_refused(tmp_path, capsys):
+    node = _private_nodes(tmp_path)[-1]
+    link = tmp_path / "link.parquet"
+    link.symlink_to(node)
+    assert main(["simulate", "--n", "10", "-o", str(link), "--overwrite"]) == 2
+    assert "is a symbolic link; gpurank replaces only" in _one_line(capsys)
+    assert link.is_symlink()
+
+
+# -- round four: a lock that holds or refuses -----------------------------------------------------
+def _lock_of(target):
+    return target.parent / f".{target.name}.gpurank-lock"
+
+
+@pytest.mark.parametrize("kind", ["folder", "symlink", "fifo", "read-only"])
+def test_a_lock_path_that_cannot_be_locked_is_a_refusal(tmp_path, capsys, kind):
+    import os
+
+    out = tmp_path / "sweep.parquet"
+    lock = _lock_of(out)
+    victim = tmp_path / "victim"
+    if kind == "folder":
+        lock.mkdir()
+    elif kind == "symlink":
+        lock.symlink_to(victim)
+    elif kind == "fifo":
+        os.mkfifo(lock)
+    else:
+        lock.write_bytes(b"")
+        lock.chmod(0o444)
+    assert main(["simulate", "--n", "10", "-o", str(out)]) == 2
+    line = _one_line(capsys)
+    assert "cannot be claimed: its lock file" in line and "never writes without its lock" in line
+    assert not out.exists() and not victim.exists()  # no output, the link's target not made
+
+
+# -- round four: the model file read like every other input ---------------------------------------
+def _model_raw():
+    return json.loads(json.dumps(CalibratedModel.to_dict(_default_model())))
+
+
+def _default_model():
+    from gpurank.engine.sources.model.perfmodel import DEFAULT_MODEL
+
+    return DEFAULT_MODEL
+
+
+def _predict_with(tmp_path, sweep, model_path, capsys):
+    code = main(["predict", str(sweep), "--model", str(model_path), "-o",
+                 str(tmp_path / "p.parquet")])
+    return code, _one_line(capsys)
+
+
+def test_a_fifo_model_path_is_refused_without_blocking(tmp_path, sweep, capsys):
+    import os
+
+    os.mkfifo(tmp_path / "m.json")
+    code, line = _predict_with(tmp_path, sweep, tmp_path / "m.json", capsys)
+    assert code == 3 and "model file" in line and "is a FIFO, not a regular file" in line
+    assert not (tmp_path / "p.parquet").exists()
+
+
+def test_a_model_path_linked_to_a_device_is_not_read(tmp_path, sweep, capsys):
+    node = _private_nodes(tmp_path)[-1]  # a device as root, else a socket
+    (tmp_path / "m.json").symlink_to(node)
+    code, line = _predict_with(tmp_path, sweep, tmp_path / "m.json", capsys)
+    assert code == 3 and "is a link to a" in line and "not to a regular file" in line
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda raw: raw.__setitem__("overhead_s", 10**400), "integer of 401 digits"),
+    (lambda raw: raw["fit"]["domain"].__setitem__("global_batch", "408"),
+     "field 'fit.domain.global_batch' must be a range [low, high]"),
+    (lambda raw: raw["fit"]["domain"].__setitem__("global_batch", [1e308, -5]),
+     "field 'fit.domain.global_batch' must be a range [low, high]"),
+    (lambda raw: raw.pop("fit"), "field 'fit' is missing"),
+    (lambda raw: raw["fit"].pop("domain"), "field 'fit.domain' is missing"),
+    (lambda raw: raw["fit"].__setitem__("n_train", "many"), "field 'fit.n_train' must be"),
+])
+def test_a_damaged_model_file_is_one_line_before_any_use(tmp_path, sweep, capsys, change,
+                                                         words):
+    raw = _model_raw()
+    change(raw)
+    (tmp_path / "m.json").write_text(json.dumps(raw))
+    code, line = _predict_with(tmp_path, sweep, tmp_path / "m.json", capsys)
+    assert code == 3 and words in line, line
+    assert not (tmp_path / "p.parquet").exists()
+
+
+def test_json_inputs_refuse_infinities_and_deep_nesting(tmp_path):
+    from gpurank.engine.input_files import read_json
+
+    for text, words in (('{"a": 1e999}', "beyond the range of a float64"),
+                        ('{"a": NaN}', "holds NaN"), ('{"a": -Infinity}', "holds -Infinity"),
+                        ("[" * 70 + "]" * 70, "nested more than 64 levels")):
+        (tmp_path / "x.json").write_text(text)
+        with pytest.raises(DataError, match=words):
+            read_json(tmp_path / "x.json", what="file")
+
+
+def test_a_table_or_catalog_that_is_a_fifo_is_refused(tmp_path, capsys):
+    import os
+
+    os.mkfifo(tmp_path / "t.csv")
+    assert main(["predict", str(tmp_path / "t.csv"), "-o", str(tmp_path / "p.csv")]) == 3
+    assert "is a FIFO, not a regular file" in _one_line(capsys)
+    assert main(["analyze", str(tmp_path / "t.csv"), "--out", str(tmp_path / "o")]) == 3
+    assert "is a FIFO, not a regular file" in _one_line(capsys)
+    os.mkfifo(tmp_path / "cat.csv")
+    config_table(5, seed=1).to_parquet(tmp_path / "t.parquet")
+    assert main(["analyze", str(tmp_path / "t.parquet"), "--out", str(tmp_path / "o"),
+                 "--predict", "--catalog", str(tmp_path / "cat.csv")]) == 3
+    assert "is a FIFO, not a regular file" in _one_line(capsys)
+
+
+def test_a_dataset_part_that_is_a_fifo_is_refused_in_memory(tmp_path, capsys):
+    import os
+
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    config_table(6, seed=2).to_parquet(ds / "part-0.parquet")
+    os.mkfifo(ds / "part-1.parquet")
+    assert main(["analyze", str(ds), "--out", str(tmp_path / "o")]) == 3
+    line = _one_line(capsys)
+    assert "part" in line and "part-1.parquet' is a FIFO, not a regular file" in line

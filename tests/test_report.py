@@ -229,7 +229,7 @@ def test_rebuild_names_the_missing_file(tmp_path, inputs):
     with pytest.raises(DataError, match=r"summary file '.*summary\.json' does not exist"):
         rebuild_report(tmp_path / "ranking.parquet")
     (tmp_path / "summary.json").write_text("{not json", encoding="utf-8")
-    with pytest.raises(DataError, match=r"cannot read summary file"):
+    with pytest.raises(DataError, match=r"summary file .*summary\.json. is not valid JSON"):
         rebuild_report(tmp_path / "ranking.parquet")
 
 

@@ -23,6 +23,7 @@ import pandas as pd
 
 from ..errors import DataError, UsageError
 from ..formatting import value
+from ..input_files import read_json
 from ..io import read_metadata, read_table, write_text
 from ..outputs import MANIFEST_NAME, check_target, read_manifest
 from ..summary_schema import check_summary
@@ -214,14 +215,7 @@ def rebuild_report(ranking_parquet_path, output=None, *, overwrite=False, **opti
     if not summary_path.is_file():
         raise DataError(f"summary file '{summary_path}' does not exist; the report needs the "
                         f"summary.json written beside '{src.name}' by gpurank analyze")
-    try:
-        if summary_path.stat().st_size > 256 << 20:
-            raise DataError(f"summary file '{summary_path}' is larger than 256 MB; it is not "
-                            "a summary gpurank wrote")
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise DataError(f"cannot read summary file '{summary_path}': "
-                        f"{type(exc).__name__}: {_one_line(exc)}") from None
+    summary = read_json(summary_path, what="summary file")
     check_summary(summary, path=summary_path)
     out = report_path(src, output)
     check_target(out, name="--out", overwrite=overwrite)

@@ -11,12 +11,14 @@ import base64
 import io
 import re
 import struct
+import warnings
 from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
 
 from ..magnitudes import MOMENTS_SAFE, column_scales
+from ..sources.facts.regular_files import printable
 
 __all__ = [
     "figure_rc",
@@ -74,8 +76,10 @@ def cluster_color(c: int) -> str:
 
 
 def _t(text) -> str:
-    """Data text for a figure, with "$" escaped so matplotlib never parses it as math."""
-    return str(text).replace("$", r"\$")
+    """Data text for a figure, with "$" escaped so matplotlib never parses it as math, and
+    control characters (ESC, CR, C1) shown as escapes: no font has their glyphs, and the
+    warning that says so would carry them raw to the terminal."""
+    return printable(str(text)).replace("$", r"\$")
 
 
 @contextmanager
@@ -107,7 +111,11 @@ def to_png_data_uri(fig):
 
     FigureCanvasAgg(fig)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    for w in caught:  # text that reached a figure another way: its warning, escaped
+        warnings.warn(printable(str(w.message)), w.category, stacklevel=2)
     png = buf.getvalue()
     w, h = struct.unpack(">II", png[16:24])  # the IHDR chunk
     uri = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
@@ -417,7 +425,7 @@ def tradeoff_figure(x, y, clusters, front, *, xlabel, ylabel, top_ranks=None, in
             from matplotlib.ticker import LogLocator
 
             axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    ax.set_xlabel(_t(xlabel))
+    ax.set_ylabel(_t(ylabel))
     _fitted_legend(fig, loc="outside right upper", markerscale=1.5)
     return fig

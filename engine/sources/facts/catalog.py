@@ -332,7 +332,22 @@ def merge_accelerator_catalog(user, base=None) -> pd.DataFrame:
             else:
                 given[col] = text.lower() if col == "accelerator_type" else text
         rows.append((aid, given))
-    return _merged(cat, rows, source)
+    merged = _merged(cat, rows, source)
+    _one_accelerator_per_name(merged, {aid for aid, _ in rows}, where)
+    return merged
+
+
+def _one_accelerator_per_name(cat: pd.DataFrame, touched: set, where: str) -> None:
+    """Refuse a merge that leaves two accelerators with one ``display_name``: the resolver
+    would place the name on the first without a word."""
+    names = cat["display_name"].astype(str).str.strip().str.lower()
+    ids = cat["accelerator_id"].astype(str)
+    for name, group in ids.groupby(names.to_numpy()):
+        if len(group) > 1 and touched & set(group):
+            a, b = list(group)[:2]
+            raise DataError(f"{where}: accelerator_ids {excerpt(a)} and {excerpt(b)} have one "
+                            f"display_name {excerpt(name)}; a name must identify one "
+                            "accelerator: give each its own display_name")
 
 
 def _merged(cat: pd.DataFrame, rows: list[tuple[str, dict]], source: str) -> pd.DataFrame:

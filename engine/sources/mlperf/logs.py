@@ -109,7 +109,7 @@ class RunLog:
 
     @property
     def minutes(self) -> float | None:
-        if self.start_ms is None or self.stop_ms is None:
+        if self.start_ms is None or self.stop_ms is None or self.stop_ms < self.start_ms:
             return None
         return (self.stop_ms - self.start_ms) / 60_000.0
 
@@ -398,6 +398,12 @@ def _judge_validity(run: RunLog, target, last_acc) -> None:
     elif run.stop_ms is None:
         run.invalid_reason = "no run_stop"
         run.problems.append("no run_stop (log incomplete or run killed)")
+    elif run.stop_ms < run.start_ms:
+        # a clock set back, or lines of two runs spliced: no time to train can be read, and
+        # the run counts as failed (never as the fastest run, dropped by the olympic mean)
+        run.invalid_reason = "run_stop precedes run_start"
+        run.problems.append(f"run_stop ({run.stop_ms:.0f} ms) precedes run_start "
+                            f"({run.start_ms:.0f} ms); the run is counted as failed")
     elif fmt in ("mllog", "mll"):
         if run.status == "success":
             run.valid = True

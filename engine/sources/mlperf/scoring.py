@@ -193,8 +193,8 @@ def published_timings(path) -> dict[tuple[str, str, str, str], tuple]:
     acc: dict[tuple[str, str, str, str], list] = {}
     for rec in df.to_dict("records"):
         a, b = _num(rec["run_start_ms"]), _num(rec["run_stop_ms"])
-        if a is None or b is None:
-            continue
+        if a is None or b is None or b < a:
+            continue  # no run ends before it starts: such a pair matches no valid log
         key = (rec["round"].strip(), rec["benchmark"].strip() if has_bench else "",
                rec["submitter"].strip(), rec["system"].strip())
         acc.setdefault(key, []).append((round(a, 3), round(b, 3)))

@@ -30,6 +30,7 @@ from ...formatting import number
 from ..facts import catalog as _cat
 from ..facts.accelerators import resolve_accelerator
 from ..facts.hardware import hardware_facts
+from .domain import catalog_with_row_specs, domain_reasons, largest_node, without_outside
 from .perfmodel import HOST_COPY_EFFICIENCY, CalibratedModel, Workload
 from .workloads import round_samples_curve
 
@@ -507,7 +508,8 @@ def model_inputs(
 ) -> ModelInputs:
     """Turn a canonical table into model inputs, with every refusal and assumption noted."""
     _check_columns(table)
-    acc = _cat.accelerator_catalog(accelerator_table)
+    # an accelerator the catalog lacks is modelled from the row's own facts when complete
+    acc = catalog_with_row_specs(table, _cat.accelerator_catalog(accelerator_table))
     links_df = _cat.interconnect_catalog(interconnect_table)
     cpus = _cat.host_cpu_catalog(host_cpu_table)
     bw, spans = _link_bandwidths(links_df, model)
@@ -517,6 +519,10 @@ def model_inputs(
     acc = acc.set_index("accelerator_id", drop=False)
     A = acc.loc[[i if i is not None else acc.index[0] for i in ids]]
     known = np.array([i is not None for i in ids], dtype=bool)
+    # the row's domain first (domain.py): a value given wrong is refused, never replaced
+    outside = domain_reasons(table, np.where(known, largest_node(A), np.inf), catalog_rows=A)
+    notes.refuse(outside != "", outside)
+    table = without_outside(table, outside)
     hw = hardware_facts(table, A.reset_index(drop=True), workload.precision)
     wide = np.where(np.isnan(hw.facts["bf16_dense_tflops"]), hw.facts["fp16_dense_tflops"],
                     hw.facts["bf16_dense_tflops"])

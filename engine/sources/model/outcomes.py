@@ -18,6 +18,8 @@ import pandas as pd
 import pyarrow.dataset as ds
 
 from ...errors import DataError
+from ...input_files import regular_file
+from ...partitions import dataset_files
 from .card import predict_workload
 from .predict import INTERVAL_COLUMNS, PREDICTED, basis_kind, predict
 
@@ -34,8 +36,13 @@ def table_columns(path) -> tuple[str, ...]:
     p = Path(path)
     try:
         if p.is_dir() or p.suffix.lower() in (".parquet", ".pq", ".parq"):
+            if p.is_dir():
+                dataset_files(p)  # no FIFO or device among the parts (it would block)
+            else:
+                regular_file(p, what="table file")
             return tuple(ds.dataset(p, format="parquet").schema.names)
         if p.suffix.lower() in (".csv", ".tsv", ".txt"):
+            regular_file(p, what="table file")  # a FIFO would block the header's read
             sep = "\t" if p.suffix.lower() == ".tsv" else ","
             return tuple(pd.read_csv(p, nrows=0, sep=sep).columns)
     except Exception:  # noqa: BLE001 - an unreadable table is the reader's to report

@@ -19,6 +19,7 @@ from typing import ClassVar
 import numpy as np
 
 from ...errors import DataError, UsageError
+from ...input_files import read_json
 from ...io import to_jsonable, write_text
 from ...params import (
     FRACTION,
@@ -30,6 +31,7 @@ from ...params import (
     Options,
     check_fields,
 )
+from .model_schema import check_model_file
 from .workload import IMAGENET_TRAIN_SAMPLES, Workload, resnet50
 
 __all__ = ["Workload", "CalibratedModel", "resnet50", "DEFAULT_MODEL", "evaluate",
@@ -190,29 +192,11 @@ class CalibratedModel:
             out of range.
         """
         path = Path(path)
-        try:
-            size = path.stat().st_size
-            if path.is_dir():
-                raise DataError(f"model file '{path}' is a folder; name the model .json file")
-            if size > MAX_MODEL_BYTES:
-                raise DataError(
-                    f"model file '{path}' has {size:,} bytes; a model file has at "
-                    f"most {MAX_MODEL_BYTES:,} (it is a few KB): name the file "
-                    "calibrate -o wrote"
-                )
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise DataError(
-                f"model file '{path}' does not exist; write one with calibrate -o"
-            ) from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise DataError(f"model file '{path}' is not valid JSON: {_one_line(exc)}") from None
-        except RecursionError:
-            raise DataError(
-                f"model file '{path}' is not valid JSON: it is nested too deeply to parse"
-            ) from None
-        except OSError as exc:
-            raise DataError(f"model file '{path}' cannot be read: {exc.strerror or exc}") from None
+        if path.is_dir():
+            raise DataError(f"model file '{path}' is a folder; name the model .json file")
+        if not (path.exists() or path.is_symlink()):
+            raise DataError(f"model file '{path}' does not exist; write one with calibrate -o")
+        raw = read_json(path, what="model file", limit=MAX_MODEL_BYTES)
         if not isinstance(raw, dict) or raw.get("format") != "gpurank.CalibratedModel":
             fmt = raw.get("format") if isinstance(raw, dict) else None
             raise DataError(
@@ -233,9 +217,11 @@ class CalibratedModel:
                 f"keys are: {', '.join(sorted(names))}"
             )
         try:
-            return cls(**{k: v for k, v in raw.items() if k in names})
+            model = cls(**{k: v for k, v in raw.items() if k in names})
         except UsageError as exc:
             raise DataError(f"model file '{path}': {_one_line(exc)}") from None
+        check_model_file(raw, what=f"model file '{path}'")  # fit and its domain, typed
+        return model
 
 
 def _short(value, limit: int = 60) -> str:
