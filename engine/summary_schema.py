@@ -86,6 +86,8 @@ class Str:
 
 @dataclass(frozen=True)
 class Bool:
+    """A JSON true or false (not a number)."""
+
     def check(self, v, where):
         if not isinstance(v, bool):
             raise _Bad(where, self.describe(), v)
