@@ -1,4 +1,4 @@
-"""gpurank's numeric kernels: Pareto dominance and TOPSIS, one contract, three implementations.
+"""gpurank's numeric kernels: Pareto dominance, TOPSIS and VIKOR, one contract, three implementations.
 
 ==================  =====================================================================
 ``reference``       slow, obvious NumPy oracles; the contract of every kernel lives in
@@ -11,6 +11,7 @@
 ``_shared``         scalar helpers compiled by both ``njit`` and ``cuda.jit``
 ``_smaa``           the host-side SMAA preparation shared by every implementation
 ``_topsis_stats``   :class:`TopsisStats`, the mergeable column statistics of TOPSIS
+``_vikor_stats``    :class:`VikorStats`, the mergeable extremes of VIKOR's S and R
 ==================  =====================================================================
 
 Every implementation exports the names in :data:`CONTRACTS` plus ``MAX_CRITERIA`` (the
@@ -40,7 +41,7 @@ CONTRACTS = (
     "smaa_interval_candidates",
 )
 
-__all__ = ["reference", "cpu", "cuda", "CONTRACTS", "TopsisStats"]
+__all__ = ["reference", "cpu", "cuda", "CONTRACTS", "TopsisStats", "VikorStats"]
 
 _SUBMODULES = ("reference", "cpu", "cuda", "datagen")
 
@@ -52,8 +53,12 @@ def __getattr__(name):
         from ._topsis_stats import TopsisStats
 
         return TopsisStats
+    if name == "VikorStats":
+        from ._vikor_stats import VikorStats
+
+        return VikorStats
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_SUBMODULES) | {"TopsisStats"})
+    return sorted(set(globals()) | set(_SUBMODULES) | {"TopsisStats", "VikorStats"})
