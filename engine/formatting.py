@@ -259,7 +259,7 @@ _NAMES = {
     "scaling_efficiency": ("scaling efficiency", "efficiency"),
     "cpu_cores_per_accelerator": ("cores/accel", "cores/accel"),
     "domination_count": ("dominated by", "dominated by"),
-    **{m.column: (m.label, m.label) for m in METHODS.values()},  # "TOPSIS", "VIKOR Q"
+    **{m.column: (m.label, m.label) for m in METHODS.values()},  # each method's score
     "pareto_rank": ("front", "front"),
     "accelerator_hours": ("accel-hours", "accel-h"),
     "cost_usd": ("cost", "cost"),

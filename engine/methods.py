@@ -52,6 +52,9 @@ class RankingMethod:
         Whether SMAA (``robust=True``) ranks by it.
     reference : str
         The key of its published work in ``docs/references.md``.
+    scale : str or None
+        How it normalizes the criteria when that is its own, whatever ``norm`` says (the
+        report's words for a linear scale); None: ``norm``'s normalization.
     score : callable
         ``score(kernels, matrix, weights, benefit, *, norm, spec)``: the scores of the rows
         of ``matrix`` (every criterion a cost, see ``ranking.score_input``) by the backend's
@@ -68,6 +71,7 @@ class RankingMethod:
     smaa: bool
     reference: str
     score: Callable
+    scale: str | None = None
 
     def merit(self, score):
         """The score turned so that larger is better (the final rank's first key)."""
@@ -96,7 +100,7 @@ METHODS = {
         meaning="VIKOR compromise index Q (0 = best)",
         kernels=("vikor", "vikor_sr", "vikor_from_sr"),
         dask_stats=("TopsisStats", "VikorStats"), smaa=False, reference="Opricovic2004",
-        score=_vikor),
+        score=_vikor, scale="VIKOR normalizes each criterion between its worst and best value"),
 }
 METHOD_NAMES = tuple(METHODS)
 DEFAULT_METHOD = METHOD_NAMES[0]

@@ -132,8 +132,8 @@ class RankResult:
     domination_count : ndarray of int64
         How many rows dominate each row.
     score : ndarray of float64
-        The method's score (:data:`~gpurank.engine.methods.METHODS`): TOPSIS closeness in
-        [0, 1], larger is better; VIKOR's Q in [0, 1], smaller is better.
+        The method's score; its meaning and direction are the method's row of
+        :data:`~gpurank.engine.methods.METHODS`.
     rank : ndarray of int64
         Final rank, 1 = best: by the score (best first), ties by pareto_rank, then row order.
     criteria : tuple of Criterion
@@ -157,7 +157,7 @@ class RankResult:
 
     @property
     def column(self) -> str:
-        """The output column of the score (``topsis_score``, ``vikor_q``)."""
+        """The output column of the score (the method row's ``column``)."""
         return method_of(self.method).column
 
     @property
@@ -261,7 +261,7 @@ class AnalysisResult:
     ----------
     table : DataFrame
         Every input row with the derived metrics, ``cluster``, ``pareto_rank``,
-        ``domination_count``, the method's score (``topsis_score`` or ``vikor_q``) and
+        ``domination_count``, the method's score column (``topsis_score`` by default) and
         ``rank``.
     importance, clusters, ranking : step results (``clusters`` is None when not clustered)
     spec : AnalysisSpec

@@ -335,10 +335,9 @@ def ranking_section(summary) -> str:
     method = summary_method(summary)
     by = method.name.upper()
     kind, scale_text = ranking_scale(norm, by=by)
-    if method.name == "vikor" and kind == "linear":
-        scale_text = ("linear (VIKOR normalizes each criterion between its worst and best "
-                      "value; a position is the same on the values and on the normalized "
-                      "values)")
+    if method.scale is not None and kind == "linear":
+        scale_text = (f"linear ({method.scale}; a position is the same on the values and on "
+                      "the normalized values)")
     keys = list(top[0].keys())
     setup = [c for c in keys if c in _SETUP_COLUMNS or c == "configuration"]
     basis = ["prediction_basis"] if "prediction_basis" in keys else []
