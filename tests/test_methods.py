@@ -177,3 +177,23 @@ def test_vikor_on_dask_equals_in_memory(tmp_path):
     assert res.top()["row_id"].tolist() == list(want.ranking.top(7))
     written = pd.read_parquet(tmp_path / "out" / "ranking")
     assert "vikor_q" in written and "topsis_score" not in written
+
+
+def test_the_worked_example_of_docs_ranking_md_is_what_the_engine_computes():
+    import pathlib
+    import re
+
+    doc = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "ranking.md").read_text()
+    rows = re.findall(r"^\| ([ABCD]) \| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+) \|(.*)\|$", doc,
+                      flags=re.M)
+    assert [r[0] for r in rows] == ["A", "B", "C", "D"]
+    table = pd.DataFrame({"time_to_train_min": [float(r[1]) for r in rows],
+                          "scaling_efficiency": [float(r[2]) for r in rows],
+                          "cost_usd": [float(r[3]) for r in rows]})
+    crit = "time_to_train_min:min,scaling_efficiency:max,cost_usd:min"
+    runs = [{}, {"norm": "minmax"}, {"method": "vikor"}, {"method": "vikor", "vikor_v": 0.2},
+            {"method": "vikor", "vikor_v": 0.8}]
+    got = [Engine(backend="cpu").rank(table, crit, **kw) for kw in runs]
+    for i, r in enumerate(rows):
+        cells = [c.strip() for c in r[4].split("|")]
+        assert cells == [f"{g.score[i]:.3f} ({g.rank[i]})" for g in got], r[0]
