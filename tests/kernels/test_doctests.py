@@ -12,10 +12,12 @@ import pytest
 HOST = [
     "gpurank.kernels.reference",
     "gpurank.kernels._topsis_stats",
+    "gpurank.kernels._vikor_stats",
     "gpurank.kernels.cpu.front",
     "gpurank.kernels.cpu.rank",
     "gpurank.kernels.cpu.count",
     "gpurank.kernels.cpu.topsis",
+    "gpurank.kernels.cpu.vikor",
     "gpurank.kernels.cpu.select",
     "gpurank.kernels.cpu.smaa",
     "gpurank.kernels.cpu.blocks",
@@ -25,6 +27,7 @@ CUDA = [
     "gpurank.kernels.cuda.rank",
     "gpurank.kernels.cuda.count",
     "gpurank.kernels.cuda.topsis",
+    "gpurank.kernels.cuda.vikor",
     "gpurank.kernels.cuda.select",
     "gpurank.kernels.cuda.smaa",
 ]
