@@ -99,4 +99,6 @@ def test_the_ranking_method_recipe_lists_exactly_the_files_that_name_vikor():
               for p in (ROOT / folder).rglob("*") if p.is_file() and p.resolve() != this
               and "__pycache__" not in p.parts and p.suffix in (".py", ".md", ".js", ".csv")
               and "vikor" in p.read_text(errors="replace").lower()}
+    naming |= {p.name for p in ROOT.glob("*.md")  # README.md, DEVELOPERS.md
+               if "vikor" in p.read_text(errors="replace").lower()}
     assert naming == listed
