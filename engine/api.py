@@ -44,6 +44,7 @@ from .report import write_report
 from .results import AnalysisResult, PreparationResult
 from .robust import ROBUST_COLUMNS, weight_bounds
 from .schema import text_from_bytes
+from .methods import DEFAULT_METHOD, DEFAULT_VIKOR_V
 from .spec import AnalysisSpec, default_criteria, limit_notes, parse_criteria
 from .summary import build_summary
 
@@ -100,7 +101,8 @@ class Engine:
             return cluster_configurations(frame, k=k, backend=self.backend, features=features,
                                           k_range=k_range, seed=seed)
 
-    def rank(self, df, /, criteria=None, *, norm="vector", method="topsis", vikor_v=0.5):
+    def rank(self, df, /, criteria=None, *, norm="vector", method=DEFAULT_METHOD,
+             vikor_v=DEFAULT_VIKOR_V):
         """Pareto ranks, domination counts and the scores of ``method`` (TOPSIS or VIKOR,
         see :class:`AnalysisSpec`)."""
         frame = self.backend.as_frame(df)
