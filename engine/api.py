@@ -22,6 +22,7 @@ from .distributed import analyze_dataset, check_dask_available, start_dask
 from .errors import DataError, DeviceMemoryError, UnsupportedOnGPU, UsageError
 from .importance import feature_importance
 from .io import read_table, write_json, write_table
+from .methods import DEFAULT_METHOD, DEFAULT_VIKOR_V
 from .metrics import derive_metrics
 from .outputs import publish_folder
 from .partitions import check_parts
@@ -44,7 +45,6 @@ from .report import write_report
 from .results import AnalysisResult, PreparationResult
 from .robust import ROBUST_COLUMNS, weight_bounds
 from .schema import text_from_bytes
-from .methods import DEFAULT_METHOD, DEFAULT_VIKOR_V
 from .spec import AnalysisSpec, default_criteria, limit_notes, parse_criteria
 from .summary import build_summary
 
