@@ -1,4 +1,5 @@
-"""gpurank's numeric kernels: Pareto dominance, TOPSIS and VIKOR, one contract, three implementations.
+"""gpurank's numeric kernels: Pareto dominance, TOPSIS and VIKOR; one contract, three
+implementations.
 
 ==================  =====================================================================
 ``reference``       slow, obvious NumPy oracles; the contract of every kernel lives in

@@ -9,7 +9,8 @@ Stages (see ``docs/distributed.md`` for costs and why each is exact):
    :func:`~gpurank.engine.pipeline.importance_step` and
    :func:`~gpurank.engine.pipeline.cluster_step` (the fitted model labels every row later);
 4. rank: Pareto front, ranks and counts across partitions (:mod:`.cross`), the ranking
-   method's scores from the merged column statistics, the robust ranking on the candidates, the final rank;
+   method's scores from the merged column statistics, the robust ranking on the candidates,
+   the final rank;
 5. write: each partition re-prepared and written with its results, the whole output set
    swapped in at once (:func:`gpurank.engine.outputs.publish_folder`).
 """
