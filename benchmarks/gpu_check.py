@@ -274,6 +274,12 @@ def kernel_parity(args, table):
                                   atol=TOPSIS_ATOL)]
         table.add(f"kernel parity topsis {norm}", n, parity=_ok(not bad),
                   note=f"atol {TOPSIS_ATOL:g}" + ("; FAIL: " + ", ".join(bad) if bad else ""))
+    for v in (0.5, 0.2):  # VIKOR's Q in [0, 1], held to the same tolerance
+        want = cpu.vikor(x, w, b, v=v)
+        bad = [kind for kind, src in _sources(x)
+               if not np.allclose(kc.vikor(src, w, b, v=v), want, rtol=0, atol=TOPSIS_ATOL)]
+        table.add(f"kernel parity vikor v={v}", n, parity=_ok(not bad),
+                  note=f"atol {TOPSIS_ATOL:g}" + ("; FAIL: " + ", ".join(bad) if bad else ""))
 
 
 def engine_rank(args, table):
@@ -401,6 +407,7 @@ def _pair_rate():
 
 def kernel_timings(args, table):
     from gpurank.kernels import cpu
+    from gpurank.kernels import cuda as kc
     from gpurank.kernels.cuda import device as kd
     from gpurank.kernels.cuda.schedule import count_work
     from gpurank.kernels.datagen import make_costs, make_topsis
@@ -446,6 +453,9 @@ def kernel_timings(args, table):
     tc = _cpu_time(lambda: cpu.topsis(x, w, b), reps)
     note = f"{tg * bw / (2 * x.nbytes + nt * 8):.1f}x the bandwidth floor" if bw else ""
     table.add("timing topsis m=4", nt, cpu_s=tc, gpu_s=tg, note=note)
+    tg = _gpu_time(lambda: kc.vikor(dx, w, b), reps if args.simulate else 5)
+    tc = _cpu_time(lambda: cpu.vikor(x, w, b), reps)
+    table.add("timing vikor m=4", nt, cpu_s=tc, gpu_s=tg, note="Q copied to the host")
 
 
 def kernel_tests(args, table):

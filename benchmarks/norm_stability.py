@@ -33,7 +33,7 @@ import numpy as np
 
 from gpurank.engine.backend import resolve_backend
 from gpurank.engine.metrics import derive_metrics
-from gpurank.engine.ranking import criteria_matrix, topsis_input
+from gpurank.engine.ranking import criteria_matrix, score_input
 from gpurank.engine.spec import NORMS, default_criteria, normalize_weights
 from gpurank.kernels import cpu
 
@@ -41,7 +41,7 @@ CPU = resolve_backend("cpu")
 
 
 def _scores(costs, criteria, norm):
-    matrix, kernel_norm = topsis_input(costs, criteria, norm, backend=CPU)
+    matrix, kernel_norm = score_input(costs, criteria, norm, backend=CPU)
     w = np.asarray(normalize_weights(criteria))
     return cpu.topsis(np.ascontiguousarray(matrix), w, np.zeros(len(criteria), bool),
                       norm=kernel_norm)
@@ -50,7 +50,7 @@ def _scores(costs, criteria, norm):
 def _positions(costs, criteria, norm, rows):
     """Where ``rows`` sit between anti-ideal (0) and ideal (1) on each criterion, on the
     scale TOPSIS used (the normalization's own distances)."""
-    matrix, kernel_norm = topsis_input(costs, criteria, norm, backend=CPU)
+    matrix, kernel_norm = score_input(costs, criteria, norm, backend=CPU)
     m = np.asarray(matrix, dtype=np.float64)
     if kernel_norm == "vector":
         m = m / np.sqrt((m * m).sum(axis=0))

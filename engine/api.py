@@ -27,9 +27,9 @@ from .distributed import analyze_dataset, check_dask_available, start_dask
 from .errors import DataError, DeviceMemoryError, UnsupportedOnGPU, UsageError
 from .importance import feature_importance
 from .io import read_table, write_json, write_table
+from .methods import DEFAULT_METHOD, DEFAULT_VIKOR_V
 from .metrics import derive_metrics
 from .outputs import publish_folder
-from .params import Options, check_param
 from .partitions import check_parts
 from .pipeline import (
     StepTimer,
@@ -50,7 +50,7 @@ from .report import write_report
 from .results import AnalysisResult, PreparationResult
 from .robust import ROBUST_COLUMNS, weight_bounds
 from .schema import text_from_bytes
-from .spec import NORMS, AnalysisSpec, default_criteria, limit_notes, parse_criteria
+from .spec import AnalysisSpec, default_criteria, limit_notes, parse_criteria
 from .summary import build_summary
 
 __all__ = ["Engine", "analyze"]
@@ -106,13 +106,16 @@ class Engine:
             return cluster_configurations(frame, k=k, backend=self.backend, features=features,
                                           k_range=k_range, seed=seed)
 
-    def rank(self, df, /, criteria=None, *, norm="vector"):
-        """Pareto ranks, domination counts and TOPSIS scores."""
+    def rank(self, df, /, criteria=None, *, norm="vector", method=DEFAULT_METHOD,
+             vikor_v=DEFAULT_VIKOR_V):
+        """Pareto ranks, domination counts and the scores of ``method`` (TOPSIS or VIKOR,
+        see :class:`AnalysisSpec`)."""
         frame = self.backend.as_frame(df)
         criteria = _as_criteria(criteria, frame.columns)
-        check_param("norm", norm, Options(NORMS))
+        spec = AnalysisSpec(norm=norm, method=method, vikor_v=vikor_v)  # checks all three
         with self._device_memory("rank", len(frame)):
-            return rank_configurations(frame, criteria, backend=self.backend, norm=norm)
+            return rank_configurations(frame, criteria, backend=self.backend, norm=norm,
+                                       spec=spec)
 
     # -- the whole analysis ---------------------------------------------------------------
     def analyze(self, data, /, spec: AnalysisSpec | None = None, **options) -> AnalysisResult:
@@ -180,7 +183,7 @@ class Engine:
         table["cluster"] = clusters.labels if clusters is not None else np.full(n, -1, np.int32)
         table["pareto_rank"] = ranking.pareto_rank
         table["domination_count"] = ranking.domination_count
-        table["topsis_score"] = ranking.topsis_score
+        table[ranking.column] = ranking.score
         table["rank"] = ranking.rank
         robust = None
         if spec.robust:

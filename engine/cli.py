@@ -93,7 +93,7 @@ def _nonempty(text):
 _FLAGS = {"weight_ranges": "--weights-range", "constraints": "--require",
           "out_dir": "--out", "k": "--clusters", "path": "--output", "model_path": "--model",
           "check_size": "--no-size-check", "check_size=False": "--no-size-check",
-          "robust=True": "--robust"}
+          "robust=True": "--robust", "method='vikor'": "--method vikor"}
 
 
 def _flag(param: str) -> str:
@@ -131,6 +131,12 @@ def _common(p, *, out_default):
     p.add_argument("--norm", default="vector",
                    help="TOPSIS normalization: vector, minmax, or log (log10 then min-max, for "
                         "criteria spanning orders of magnitude; see docs/ranking.md)")
+    p.add_argument("--method", default="topsis",
+                   help="ranking method: topsis (closeness to the ideal, the default) or vikor "
+                        "(compromise index Q, 0 = best; see docs/ranking.md)")
+    p.add_argument("--vikor-v", type=float, default=0.5, metavar="V",
+                   help="VIKOR's weight of the majority's utility against the largest regret, "
+                        "in [0, 1] (default: 0.5; only with --method vikor)")
     p.add_argument("--seed", type=_integer, default=0, help="seed of every random choice")
     p.add_argument("--drop-invalid", action="store_true",
                    help="drop invalid rows (missing criteria, values out of range) and report "
@@ -347,6 +353,8 @@ def _spec_options(args) -> dict:
         weight_ranges=tuple(args.weights_range or ()),
         rank_depth=args.rank_depth,
         count_cap=args.count_cap,
+        method=args.method,
+        vikor_v=args.vikor_v,
     )
 
 

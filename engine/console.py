@@ -16,12 +16,13 @@ from rich.table import Table
 from rich.text import Text
 
 from .formatting import column_label, fixed, printable, value
+from .methods import DEFAULT_METHOD, SCORE_COLUMNS, summary_method
 
 __all__ = ["print_summary", "make_console", "fit_columns", "TOP_DROP_ORDER"]
 
 #: Columns of the top-configurations table left out, first to last, while the table is wider
 #: than the console. Never left out: the rank, the accelerator, its count, the criteria and
-#: the TOPSIS score. Columns not named here (from a user's table) go after ``utilization``.
+#: the method's score. Columns not named here (from a user's table) go after ``utilization``.
 TOP_DROP_ORDER = (
     "domination_count",
     "cluster",
@@ -35,7 +36,7 @@ TOP_DROP_ORDER = (
     "pareto_rank",
     "prediction_basis",
 )
-_TOP_KEEP = ("rank", "accelerator", "n_accelerators", "topsis_score")
+_TOP_KEEP = ("rank", "accelerator", "n_accelerators", *SCORE_COLUMNS)
 #: Top columns not shown in the console (summary.json and the report have them).
 _TOP_HIDDEN = {"n_nodes", "network", "interconnect", "host_cpu", "throughput", "system"}
 _PROFILE_COLUMNS = ("cluster", "label", "size", "median_n_accelerators",
@@ -75,7 +76,7 @@ def make_console(*, quiet=False, stderr=False, file=None, width=None, force_term
 
 
 def _cell(col, v) -> str:
-    if col == "topsis_score":
+    if col in SCORE_COLUMNS:
         return fixed(v, 4)  # the top scores often agree to three digits
     return printable(value(v))
 
@@ -196,8 +197,8 @@ def print_summary(summary: dict, console: Console) -> None:
     columns are left out in this order (:data:`TOP_DROP_ORDER`): dominated by, cluster,
     energy, utilization, any column of the user's table not named here, round, submitter,
     cores per accelerator, provider, Pareto front, prediction basis. The rank, accelerator,
-    accelerator count, criteria and TOPSIS score are always shown. When the prediction basis
-    (``fitted`` or ``borrowed:<family>``) is left out, it is printed on a line of its own
+    accelerator count, criteria and the method's score are always shown. When the prediction
+    basis (``fitted`` or ``borrowed:<family>``) is left out, it is printed on a line of its own
     under the table; a line names the other columns left out.
     """
     crit = ", ".join(f"{c['column']} ({c['sense']}, w={c['weight']:.2f})"
@@ -210,7 +211,9 @@ def print_summary(summary: dict, console: Console) -> None:
     if top:
         cols = [c for c in top[0] if c not in _TOP_HIDDEN]
         keep = _TOP_KEEP + tuple(c["column"] for c in summary.get("criteria") or [])
-        dropped = _records_table(f"Top {len(top)} configurations", top, cols, console,
+        method = summary_method(summary)
+        by = "" if method.name == DEFAULT_METHOD else f" by {method.label}"
+        dropped = _records_table(f"Top {len(top)} configurations{by}", top, cols, console,
                                  drop_order=TOP_DROP_ORDER, keep=keep)
         if "prediction_basis" in dropped:
             basis = ", ".join(f"#{value(r.get('rank'))} "

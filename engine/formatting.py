@@ -25,6 +25,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from .methods import METHODS
+
 __all__ = [
     "MISSING",
     "number",
@@ -343,7 +345,7 @@ _NAMES = {
     "scaling_efficiency": ("scaling efficiency", "efficiency"),
     "cpu_cores_per_accelerator": ("cores/accel", "cores/accel"),
     "domination_count": ("dominated by", "dominated by"),
-    "topsis_score": ("TOPSIS", "TOPSIS"),
+    **{m.column: (m.label, m.label) for m in METHODS.values()},  # each method's score
     "pareto_rank": ("front", "front"),
     "accelerator_hours": ("accel-hours", "accel-h"),
     "cost_usd": ("cost", "cost"),

@@ -139,11 +139,11 @@ def start_ranks(costs, criteria, spec, *, backend):
 
 
 def rank_step(frame, costs, criteria, spec, *, backend, ranks=None):
-    """Pareto ranks, domination counts, TOPSIS scores and the final rank of the rows;
+    """Pareto ranks, domination counts, the method's scores and the final rank of the rows;
     ``ranks`` is :func:`start_ranks`'s future when the ranks were started earlier."""
     return rank_configurations(frame, criteria, backend=backend, norm=spec.norm, costs=costs,
                                rank_depth=spec.rank_depth, count_cap=spec.count_cap,
-                               ranks=ranks)
+                               ranks=ranks, spec=spec)
 
 
 def robust_step(costs, criteria, ranking, spec, *, backend, frame=None):

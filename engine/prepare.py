@@ -29,6 +29,7 @@ import pandas as pd
 
 from .constraints import ConstraintCounts, constraint_mask, infeasible_message
 from .errors import DataError
+from .methods import SCORE_COLUMNS
 from .metrics import METRIC_INPUTS, derive_metrics, plan_metrics, reference_table
 from .ranking import criteria_matrix
 from .schema import check_column_names, require_columns, shown_names, text_from_bytes
@@ -46,7 +47,7 @@ __all__ = [
 ]
 
 #: Columns an analysis writes; an input column of the same name is replaced.
-RESULT_COLUMNS = ("row_id", "cluster", "pareto_rank", "domination_count", "topsis_score",
+RESULT_COLUMNS = ("row_id", "cluster", "pareto_rank", "domination_count", *SCORE_COLUMNS,
                   "rank", "p_top1", "p_topk", "expected_rank")
 
 

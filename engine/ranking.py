@@ -1,8 +1,10 @@
-"""Step 3, rank: Pareto dominance and TOPSIS on the criteria matrix.
+"""Step 3, rank: Pareto dominance and the ranking method (TOPSIS, VIKOR) on the criteria
+matrix.
 
 Criteria are canonicalized to "minimize" here, once: a "max" column is negated, so every
-kernel has a single case. TOPSIS is invariant under that negation (the column norms and the
-distances to the ideal and anti-ideal points are unchanged), so it runs on the same matrix.
+kernel has a single case. TOPSIS and VIKOR are invariant under that negation (the column
+norms, ranges and the distances to the ideal and anti-ideal points are unchanged), so they
+run on the same matrix. The method is a row of :data:`~gpurank.engine.methods.METHODS`.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ import numpy as np
 from gpurank.kernels.cpu.select import rank_order
 
 from .errors import DataError
+from .methods import DEFAULT_METHOD, method_of
 from .results import RankResult
 from .schema import invalid_rows, require_columns
 from .spec import normalize_weights
 
-__all__ = ["criteria_matrix", "check_criteria_values", "check_rank_input", "topsis_input",
+__all__ = ["criteria_matrix", "check_criteria_values", "check_rank_input", "score_input",
            "pareto_ranks", "pareto_and_counts", "rank_configurations", "final_rank",
            "check_not_constant", "ideal_points"]
 
@@ -50,10 +53,11 @@ def check_criteria_values(costs, criteria) -> None:
         )
 
 
-def final_rank(topsis_score, pareto_rank) -> np.ndarray:
-    """Rank 1 = best: by TOPSIS score (descending), ties by Pareto rank, then row order."""
-    n = topsis_score.shape[0]
-    order = rank_order(topsis_score, pareto_rank)
+def final_rank(score, pareto_rank, *, method=DEFAULT_METHOD) -> np.ndarray:
+    """Rank 1 = best: by the ``method``'s score (best first), ties by Pareto rank, then row
+    order."""
+    n = score.shape[0]
+    order = rank_order(method_of(method).merit(score), pareto_rank)
     rank = np.empty(n, dtype=np.int64)
     rank[order] = np.arange(1, n + 1)
     return rank
@@ -65,14 +69,16 @@ def _pareto_ranks(k, costs, depth, backend):
     return k.pareto_rank(costs, depth=depth)
 
 
-def topsis_input(costs, criteria, norm, *, backend):
-    """The matrix and kernel normalization TOPSIS runs on.
+def score_input(costs, criteria, norm, *, backend):
+    """The matrix and kernel normalization the ranking method runs on.
 
     ``norm="log"`` ranks ratio-scale criteria on a log scale: each column becomes
     ``sign * log10(value)`` (``value`` the criterion as given, positive; ``sign`` -1 for a
     "max" criterion) and is then min-max normalized, so a criterion spanning four orders of
     magnitude spreads its rows over [0, 1] instead of crowding them next to the ideal. The
-    transform is monotone, so Pareto dominance is unchanged. ``prepare_rows`` has already
+    transform is monotone, so Pareto dominance is unchanged. (VIKOR normalizes each column
+    linearly between its best and worst value whatever the norm: "log" gives it the log
+    scale, "vector" and "minmax" the linear one.) ``prepare_rows`` has already
     refused (or dropped) rows whose value is not positive.
     """
     if norm != "log":
@@ -164,8 +170,8 @@ def pareto_and_counts(costs, *, backend, rank_depth=None, count_cap=None, ranks=
 
 
 def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, rank_depth=None,
-                        count_cap=None, ranks=None) -> RankResult:
-    """Pareto ranks, domination counts, TOPSIS scores and the final rank of every row.
+                        count_cap=None, ranks=None, spec=None) -> RankResult:
+    """Pareto ranks, domination counts, the method's scores and the final rank of every row.
 
     Parameters
     ----------
@@ -175,7 +181,7 @@ def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, ran
     backend : Backend
         Supplies the kernels.
     norm : {"vector", "minmax", "log"}
-        TOPSIS normalization (see :func:`topsis_input` for ``"log"``).
+        TOPSIS normalization, or the scale VIKOR normalizes on (see :func:`score_input`).
     costs : array, optional
         The :func:`criteria_matrix` of ``df`` on ``backend`` when the caller already built it.
     rank_depth, count_cap : int, optional
@@ -185,6 +191,8 @@ def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, ran
         :func:`pareto_ranks` of ``costs`` with the same ``rank_depth``, started earlier by
         the caller (:meth:`Backend.start`) so that it runs beside other work; computed here
         when omitted.
+    spec : AnalysisSpec, optional
+        The ranking method and its options (``method``, ``vikor_v``); TOPSIS when omitted.
     """
     criteria = tuple(criteria)
     weights = normalize_weights(criteria)
@@ -195,9 +203,10 @@ def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, ran
     host = backend.to_host
     n = costs.shape[0]
     benefit = np.zeros(len(criteria), dtype=bool)
-    matrix, kernel_norm = topsis_input(costs, criteria, norm, backend=backend)
-    score = np.asarray(host(backend.kernels.topsis(matrix, np.asarray(weights), benefit,
-                                                   norm=kernel_norm)), dtype=np.float64)
+    method = method_of(spec.method if spec is not None else DEFAULT_METHOD)
+    matrix, kernel_norm = score_input(costs, criteria, norm, backend=backend)
+    score = np.asarray(host(method.score(backend.kernels, matrix, np.asarray(weights), benefit,
+                                         norm=kernel_norm, spec=spec)), dtype=np.float64)
     pareto, dom = pareto_and_counts(costs, backend=backend, rank_depth=rank_depth,
                                     count_cap=count_cap, ranks=ranks)
     lo = np.asarray(host(costs.min(axis=0))) if n else None  # m values each
@@ -206,10 +215,11 @@ def rank_configurations(df, criteria, *, backend, norm="vector", costs=None, ran
     return RankResult(
         pareto_rank=pareto,
         domination_count=dom,
-        topsis_score=score,
-        rank=final_rank(score, pareto),
+        score=score,
+        rank=final_rank(score, pareto, method=method.name),
         criteria=criteria,
         weights=weights,
         ideal=ideal,
         anti_ideal=anti,
+        method=method.name,
     )

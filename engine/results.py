@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .methods import DEFAULT_METHOD, method_of
 from .spec import AnalysisSpec, Criterion
 
 __all__ = ["PreparationResult", "ImportanceResult", "ClusterResult", "RankResult",
@@ -122,7 +123,7 @@ class ClusterResult:
 
 @dataclass(frozen=True)
 class RankResult:
-    """Pareto dominance and TOPSIS scores of every row.
+    """Pareto dominance and the ranking method's score of every row.
 
     Attributes
     ----------
@@ -130,25 +131,42 @@ class RankResult:
         Non-dominated sorting front, 0 = the Pareto front.
     domination_count : ndarray of int64
         How many rows dominate each row.
-    topsis_score : ndarray of float64
-        TOPSIS closeness in [0, 1]; larger is better.
+    score : ndarray of float64
+        The method's score; its meaning and direction are the method's row of
+        :data:`~gpurank.engine.methods.METHODS`.
     rank : ndarray of int64
-        Final rank, 1 = best: by TOPSIS score, ties by pareto_rank, then row order.
+        Final rank, 1 = best: by the score (best first), ties by pareto_rank, then row order.
     criteria : tuple of Criterion
     weights : tuple of float
         Normalized weights used.
     ideal, anti_ideal : dict
         Best and worst value of each criterion over the ranked rows.
+    method : str
+        The ranking method's name; its score's output column is :attr:`column`.
     """
 
     pareto_rank: np.ndarray
     domination_count: np.ndarray
-    topsis_score: np.ndarray
+    score: np.ndarray
     rank: np.ndarray
     criteria: tuple[Criterion, ...]
     weights: tuple[float, ...]
     ideal: dict
     anti_ideal: dict
+    method: str = DEFAULT_METHOD
+
+    @property
+    def column(self) -> str:
+        """The output column of the score (the method row's ``column``)."""
+        return method_of(self.method).column
+
+    @property
+    def topsis_score(self) -> np.ndarray:
+        """The TOPSIS closeness, when TOPSIS ranked (the ``topsis_score`` column)."""
+        if self.method != "topsis":
+            raise AttributeError(f"topsis_score: the rows were ranked by {self.method!r}; "
+                                 f"its score is .score (column {self.column!r})")
+        return self.score
 
     @property
     def front_size(self) -> int:
@@ -243,7 +261,8 @@ class AnalysisResult:
     ----------
     table : DataFrame
         Every input row with the derived metrics, ``cluster``, ``pareto_rank``,
-        ``domination_count``, ``topsis_score`` and ``rank``.
+        ``domination_count``, the method's score column (``topsis_score`` by default) and
+        ``rank``.
     importance, clusters, ranking : step results (``clusters`` is None when not clustered)
     spec : AnalysisSpec
     backend : str

@@ -35,7 +35,7 @@ import numpy as np
 from gpurank.kernels import MAX_EXPONENT, RowFactors
 
 from .errors import DataError, UsageError
-from .ranking import topsis_input
+from .ranking import score_input
 from .results import RobustResult
 
 __all__ = [
@@ -500,7 +500,7 @@ def robust_from_costs_spec(costs, criteria, ranking, *, spec, backend,
     criteria = tuple(criteria)
     bounds, ranges = weight_bounds(spec, criteria)
     backend.check_supported("robust", len(criteria))
-    matrix, kernel_norm = topsis_input(costs, criteria, spec.norm, backend=backend)
+    matrix, kernel_norm = score_input(costs, criteria, spec.norm, backend=backend)
     k = backend.kernels
     names = [c.column for c in criteria]
     if uncertainty is not None and uncertainty.checked(costs.shape[0], len(criteria)).moves():

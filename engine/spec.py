@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from .constraints import parse_constraints
 from .errors import SchemaError, UsageError
+from .methods import DEFAULT_METHOD, DEFAULT_VIKOR_V, METHOD_NAMES, method_of, smaa_methods
 from .params import (
     INT32_MAX,
     INT64_MAX,
@@ -283,6 +284,14 @@ class AnalysisSpec:
         gets ``rank_depth``. ``None``: every front exactly.
     count_cap : int, optional
         Report ``min(domination_count, count_cap)`` (exact below the cap). ``None``: exact.
+    method : {"topsis", "vikor"}
+        The ranking method (:data:`gpurank.engine.methods.METHODS`): TOPSIS closeness
+        (``topsis_score``, larger is better) or VIKOR's compromise index Q (``vikor_q``, 0 =
+        best); ``rank`` is 1 = best either way. ``robust`` needs a method SMAA ranks by
+        (TOPSIS). See ``docs/ranking.md``.
+    vikor_v : float in [0, 1]
+        VIKOR's weight of the majority's utility S against the largest single regret R
+        (0.5 by default, [Opricovic2004]); only with ``method="vikor"``.
     """
 
     criteria: tuple[Criterion, ...] = ()
@@ -304,6 +313,8 @@ class AnalysisSpec:
     weight_ranges: tuple[tuple[str, float, float], ...] = ()
     rank_depth: int | None = None
     count_cap: int | None = None
+    method: str = DEFAULT_METHOD
+    vikor_v: float = DEFAULT_VIKOR_V
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     #: What each setting allows, checked on construction (:func:`~.params.check_fields`).
@@ -324,6 +335,8 @@ class AnalysisSpec:
         "samples": (Interval(int, 1, 100_000_000),),
         "rank_depth": (None, Interval(int, 1, INT32_MAX)),
         "count_cap": (None, Interval(int, 1, INT64_MAX)),
+        "method": (Options(METHOD_NAMES),),
+        "vikor_v": (Interval(float, 0.0, 1.0),),
     }
 
     def __post_init__(self):
@@ -353,12 +366,27 @@ class AnalysisSpec:
         if self.weight_ranges and not self.robust:
             raise ParamError("weight_ranges", "bounds the weights of the robust ranking; pass "
                              "{robust=True}", mentions=("robust=True",))
+        self._check_method()
         if self.weight_ranges and self.criteria:
             names = [c.column for c in self.criteria]
             unknown = [c for c, _, _ in self.weight_ranges if c not in names]
             if unknown:
                 raise ParamError("weight_ranges", f"names {', '.join(map(repr, unknown))}, "
                                  f"which is not a criterion; criteria are: {', '.join(names)}")
+
+
+    def _check_method(self):
+        """The settings that depend on the ranking method: SMAA ranks by the methods whose
+        row says so; ``vikor_v`` weighs VIKOR's terms and means nothing to another method."""
+        if self.robust and not method_of(self.method).smaa:
+            allowed = ", ".join(repr(m) for m in smaa_methods())
+            raise ParamError("method", f"must be one of {allowed} with {{robust=True}} (SMAA "
+                             f"ranks by those methods only); got {self.method!r}",
+                             mentions=("robust=True",))
+        if self.vikor_v != DEFAULT_VIKOR_V and self.method != "vikor":
+            raise ParamError("vikor_v", f"weighs the terms of VIKOR; pass {{method='vikor'}} "
+                             f"or leave it at {DEFAULT_VIKOR_V}; got {self.vikor_v!r} with method "
+                             f"{self.method!r}", mentions=("method='vikor'",))
 
 
 def parse_weight_ranges(items) -> tuple[tuple[str, float, float], ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .io import to_jsonable
+from .methods import DEFAULT_METHOD, method_of
 from .results import AnalysisResult
 from .robust import robust_summary
 
@@ -30,11 +31,13 @@ _TOP_COLUMNS = (
 
 def top_columns(result: AnalysisResult) -> list[str]:
     """Columns that describe a top configuration: its setup, the criteria and its scores."""
-    return columns_for_top(result.table.columns, result.spec.criteria)
+    return columns_for_top(result.table.columns, result.spec.criteria,
+                           method=result.ranking.method)
 
 
-def columns_for_top(columns, criteria) -> list[str]:
-    """:func:`top_columns` for a table with ``columns`` ranked on ``criteria``."""
+def columns_for_top(columns, criteria, *, method=DEFAULT_METHOD) -> list[str]:
+    """:func:`top_columns` for a table with ``columns`` ranked on ``criteria`` by
+    ``method`` (its score's column last)."""
     cols = list(columns)
     crit = [c.column for c in criteria]
     shown = [c for c in _TOP_COLUMNS if c in cols]
@@ -42,7 +45,8 @@ def columns_for_top(columns, criteria) -> list[str]:
     for extra in ("round", "submitter", "system"):
         if extra in cols and extra not in shown:
             shown.insert(0, extra)
-    return ["rank"] + shown + ["cluster", "pareto_rank", "domination_count", "topsis_score"]
+    return ["rank"] + shown + ["cluster", "pareto_rank", "domination_count",
+                               method_of(method).column]
 
 
 def build_summary(result: AnalysisResult) -> dict:
@@ -93,6 +97,8 @@ def summary_dict(*, spec, rows, backend, fallbacks, criteria, weights, front_siz
             "sample_rows": spec.sample_rows,
             "seed": spec.seed,
             "norm": spec.norm,
+            "method": spec.method,
+            "vikor_v": spec.vikor_v if spec.method == "vikor" else None,
             "drop_invalid": spec.drop_invalid,
             "robust": spec.robust,
             "samples": spec.samples if spec.robust else None,

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import DataError
+from .methods import METHOD_NAMES
 from .params import SEED_MAX, Interval
 
 __all__ = ["SUMMARY_SCHEMA", "check_summary", "check_against", "SchemaMismatch", "Range", "Int",
@@ -250,6 +251,8 @@ SUMMARY_SCHEMA = Obj({
         "sample_rows": Int(1),
         "seed": Int(0, SEED_MAX),
         "norm": Maybe(Str()),
+        "method": OneOf(METHOD_NAMES),
+        "vikor_v": Maybe(Num(0.0, 1.0)),
         "drop_invalid": Bool(),
         "robust": Bool(),
         "samples": Maybe(Int(1)),

@@ -1,4 +1,5 @@
-"""gpurank's numeric kernels: Pareto dominance and TOPSIS, one contract, three implementations.
+"""gpurank's numeric kernels: Pareto dominance, TOPSIS and VIKOR; one contract, three
+implementations.
 
 ==================  =====================================================================
 ``reference``       slow, obvious NumPy oracles; the contract of every kernel lives in
@@ -12,6 +13,7 @@
 ``_smaa``           the host-side SMAA preparation shared by every implementation, and
                     :class:`RowFactors`, the rows' intervals of the drawn SMAA
 ``_topsis_stats``   :class:`TopsisStats`, the mergeable column statistics of TOPSIS
+``_vikor_stats``    :class:`VikorStats`, the mergeable extremes of VIKOR's S and R
 ==================  =====================================================================
 
 Every implementation exports the names in :data:`CONTRACTS` plus ``MAX_CRITERIA`` (the
@@ -34,16 +36,20 @@ CONTRACTS = (
     "topsis",
     "topsis_stats",
     "topsis_from_stats",
+    "vikor",
+    "vikor_sr",
+    "vikor_from_sr",
     "top_k",
     "smaa_topsis",
     "smaa_topsis_drawn",
     "smaa_interval_candidates",
 )
 
-__all__ = ["reference", "cpu", "cuda", "CONTRACTS", "TopsisStats", "RowFactors", "MAX_EXPONENT"]
+__all__ = ["reference", "cpu", "cuda", "CONTRACTS", "TopsisStats", "VikorStats", "RowFactors",
+           "MAX_EXPONENT"]
 
 _SUBMODULES = ("reference", "cpu", "cuda", "datagen")
-_SHARED = ("TopsisStats", "RowFactors", "MAX_EXPONENT")
+_SHARED = ("TopsisStats", "VikorStats", "RowFactors", "MAX_EXPONENT")
 
 
 def __getattr__(name):
@@ -53,6 +59,10 @@ def __getattr__(name):
         from ._topsis_stats import TopsisStats
 
         return TopsisStats
+    if name == "VikorStats":
+        from ._vikor_stats import VikorStats
+
+        return VikorStats
     if name in ("RowFactors", "MAX_EXPONENT"):
         from . import _smaa
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _topsis_stats
+from ._vikor_stats import VikorStats, check_v, check_vikor_stats
 from ._smaa import (
     check_factors,
     corners,
@@ -63,6 +64,9 @@ __all__ = [
     "topsis_stats",
     "topsis_from_stats",
     "topsis",
+    "vikor_sr",
+    "vikor_from_sr",
+    "vikor",
     "top_k",
     "smaa_topsis",
     "smaa_topsis_drawn",
@@ -326,6 +330,117 @@ def topsis(matrix, weights, benefit, *, norm="vector", out=None):
     if out is not None:
         check_out(out, x.shape[0], matrix)  # against the caller's array, not a copy of it
     return topsis_from_stats(x, topsis_stats(x), weights, benefit, norm=norm, out=out)
+
+
+# ---------------------------------------------------------------------------------------
+# VIKOR ([Opricovic2004]): column statistics (TOPSIS's), S and R per row, then Q
+# ---------------------------------------------------------------------------------------
+
+
+def vikor_sr(matrix, stats, weights, benefit):
+    """VIKOR's group utility ``S`` and individual regret ``R`` of the rows of ``matrix``.
+
+    With ``f*_j`` the best and ``f-_j`` the worst value of column j over the whole table
+    (``stats``: the :func:`topsis_stats` of the table, of ``matrix`` itself or merged over
+    its partitions) and ``d_ij = w_j (f*_j - x_ij) / (f*_j - f-_j)`` (0 in a column whose
+    values are all equal): ``S_i = sum_j d_ij`` and ``R_i = max_j d_ij``.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (n, m)
+        Criteria values, finite.
+    stats : TopsisStats
+        Column minima and maxima of the whole table (only ``lo`` and ``hi`` are read).
+    weights : ndarray of shape (m,)
+        Non-negative weights; they are normalized to sum to 1, so ``S`` and ``R`` lie in
+        [0, 1].
+    benefit : ndarray of bool, shape (m,)
+        True where larger is better.
+
+    Returns
+    -------
+    s, r : ndarray of float64, shape (n,)
+
+    Examples
+    --------
+    >>> x = [[1.0, 3.0], [3.0, 1.0], [2.0, 2.0]]
+    >>> vikor_sr(x, topsis_stats(x), [1, 1], [False, False])
+    (array([0.5, 0.5, 0.5]), array([0.5 , 0.5 , 0.25]))
+    """
+    x, w, b = check_topsis_inputs(matrix, weights, benefit, norm="minmax")
+    x = x.astype(np.float64)
+    n, m = x.shape
+    check_stats(stats, m, n)
+    best = np.where(b, stats.hi, stats.lo)
+    worst = np.where(b, stats.lo, stats.hi)
+    span = best - worst
+    d = np.zeros((n, m))
+    for j in range(m):
+        if span[j] != 0:
+            d[:, j] = w[j] * (best[j] - x[:, j]) / span[j]
+    if n == 0:
+        return np.zeros(0), np.zeros(0)
+    return d.sum(axis=1), d.max(axis=1)
+
+
+def vikor_from_sr(s, r, stats, *, v=0.5):
+    """VIKOR's compromise ``Q`` from ``S`` and ``R`` (:func:`vikor_sr`) and their extremes
+    over the whole table (``stats``: ``VikorStats.of(s, r)``, or merged over partitions).
+
+    ``Q_i = v (S_i - S*) / (S- - S*) + (1 - v) (R_i - R*) / (R- - R*)``; a term whose
+    extremes are equal is 0. Lower is better; ``Q`` lies in [0, 1].
+
+    Examples
+    --------
+    >>> s, r = np.array([0.5, 0.5, 0.5]), np.array([0.5, 0.5, 0.25])
+    >>> vikor_from_sr(s, r, VikorStats.of(s, r))
+    array([0.5, 0.5, 0. ])
+    """
+    s = np.asarray(s, dtype=np.float64).reshape(-1)
+    r = np.asarray(r, dtype=np.float64).reshape(-1)
+    if s.shape != r.shape:
+        raise ValueError(f"s and r must have the same length; got {s.shape[0]} and {r.shape[0]}")
+    v = check_v(v)
+    check_vikor_stats(stats, s.shape[0])
+    q = np.zeros(s.shape[0])
+    if stats.s_hi > stats.s_lo:
+        q += v * (s - stats.s_lo) / (stats.s_hi - stats.s_lo)
+    if stats.r_hi > stats.r_lo:
+        q += (1 - v) * (r - stats.r_lo) / (stats.r_hi - stats.r_lo)
+    return q
+
+
+def vikor(matrix, weights, benefit, *, v=0.5):
+    """VIKOR's compromise ranking index ``Q`` ([Opricovic2004]); lower is better.
+
+    ``vikor_from_sr(*vikor_sr(matrix, topsis_stats(matrix), ...), VikorStats.of(s, r))``:
+    the columns are normalized linearly between their best and worst values (VIKOR's own
+    normalization), ``S`` weighs the rows by the majority's utility, ``R`` by the largest
+    single regret, and ``v`` (default 0.5) trades one for the other.
+
+    Parameters
+    ----------
+    matrix, weights, benefit
+        As :func:`vikor_sr`.
+    v : float in [0, 1], keyword-only
+        Weight of ``S`` against ``R``.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        ``Q`` in [0, 1]; 0 for every row when ``S`` and ``R`` are each the same for every
+        row (one row, say). Equal to ``pymcdm.methods.VIKOR(v=v)`` wherever that is defined
+        (it raises on a constant column and divides by zero when ``S`` or ``R`` is
+        constant).
+
+    Examples
+    --------
+    >>> vikor([[1.0, 3.0], [3.0, 1.0], [2.0, 2.0]], [1, 1], [False, False])
+    array([0.5, 0.5, 0. ])
+    """
+    x = check_costs(matrix, name="matrix")
+    s, r = vikor_sr(x, topsis_stats(x), weights, benefit)
+    return vikor_from_sr(s, r, VikorStats.of(s, r), v=v)
 
 
 def top_k(scores, k):

@@ -63,3 +63,42 @@ def test_no_citation_is_written_out_in_the_code():
     hits = [(p.relative_to(ROOT).as_posix(), m.group(0)) for p in SOURCES
             for m in WRITTEN_OUT.finditer(p.read_text())]
     assert hits == []
+
+
+RECIPES = ("Adding an accelerator", "Adding a workload", "Adding a ranking method",
+           "Adding a data source")
+
+
+def _recipe_files(title, name=None):
+    """The files the recipe ``title`` lists (its items' backticked paths), ``<...>``
+    replaced by ``name``; without a name, only the paths without a placeholder."""
+    section = ARCHITECTURE.split(f"### {title}\n", 1)[1].split("\n#", 1)[0]
+    items = re.findall(r"^- (.*(?:\n  .*)*)", section, flags=re.M)
+    paths = [p for item in items for p in re.findall(r"`([A-Za-z0-9_.<>/-]+\.[a-z]+)`",
+                                                      item.split(":", 1)[0] if "`:" in item
+                                                      else item)]
+    if name is None:
+        return [p for p in paths if "<" not in p]
+    return [re.sub(r"<[a-z]+>", name, p) for p in paths]
+
+
+def test_every_recipe_lists_files_that_exist():
+    for title in RECIPES:
+        files = _recipe_files(title)
+        assert len(files) >= 3, title
+        assert [f for f in files if not (ROOT / f).exists()] == [], title
+
+
+def test_the_ranking_method_recipe_lists_exactly_the_files_that_name_vikor():
+    """VIKOR was added through the recipe: the files that name it are the recipe's list."""
+    listed = set(_recipe_files("Adding a ranking method", "vikor"))
+    assert [f for f in sorted(listed) if not (ROOT / f).exists()] == []
+    this = pathlib.Path(__file__).resolve()
+    naming = {p.relative_to(ROOT).as_posix()
+              for folder in ("engine", "kernels", "tests", "docs", "benchmarks")
+              for p in (ROOT / folder).rglob("*") if p.is_file() and p.resolve() != this
+              and "__pycache__" not in p.parts and p.suffix in (".py", ".md", ".js", ".csv")
+              and "vikor" in p.read_text(errors="replace").lower()}
+    naming |= {p.name for p in ROOT.glob("*.md")  # README.md, DEVELOPERS.md
+               if "vikor" in p.read_text(errors="replace").lower()}
+    assert naming == listed

@@ -54,7 +54,7 @@ def _check(res, ref, out=None):
     np.testing.assert_allclose(got["topsis_score"].to_numpy(), t["topsis_score"].to_numpy(),
                                rtol=0, atol=1e-12)
     k = ref.spec.top
-    assert np.array_equal(res.topsis_top_k, cpu.top_k(t["topsis_score"].to_numpy(), k))
+    assert np.array_equal(res.score_top_k, cpu.top_k(t["topsis_score"].to_numpy(), k))
     assert np.array_equal(np.sort(res.pareto_front_rows),
                           np.flatnonzero(t["pareto_rank"].to_numpy() == 0))
     assert res.top()["row_id"].tolist() == list(ref.ranking.top(k))

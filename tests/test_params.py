@@ -106,6 +106,8 @@ CLI_CASES = [
     (["analyze", "t.parquet", "--sample-rows", "5"], SPEC, "sample_rows", 5),
     (["analyze", "t.parquet", "--seed", "-1"], SPEC, "seed", -1),
     (["analyze", "t.parquet", "--norm", "l3"], SPEC, "norm", "l3"),
+    (["analyze", "t.parquet", "--method", "ahp"], SPEC, "method", "ahp"),
+    (["analyze", "t.parquet", "--method", "vikor", "--vikor-v", "2"], SPEC, "vikor_v", 2.0),
     (["analyze", "t.parquet", "--clusters", "0"], SPEC, "clusters", 0),
     (["analyze", "t.parquet", "--rank-depth", "0"], SPEC, "rank_depth", 0),
     (["analyze", "t.parquet", "--count-cap", "0"], SPEC, "count_cap", 0),

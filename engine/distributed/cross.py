@@ -1,4 +1,5 @@
-"""The work that crosses partitions: Pareto front, ranks and counts, TOPSIS, the final rank.
+"""The work that crosses partitions: Pareto front, ranks and counts, the ranking method's
+scores (TOPSIS, VIKOR), the final rank.
 
 Each function takes the per-partition futures of the criteria matrix (every criterion
 minimized, host NumPy on the workers) and returns per-partition futures of a result column,
@@ -14,7 +15,7 @@ import operator
 from dataclasses import dataclass
 
 import numpy as np
-from gpurank.kernels import cpu
+from gpurank.kernels import VikorStats, cpu
 from gpurank.kernels.cpu.blocks import (
     box,
     box_relation,
@@ -27,7 +28,8 @@ from gpurank.kernels.cpu.blocks import (
 from gpurank.kernels.cpu.ranges import chain_rank
 from gpurank.kernels.cpu.select import rank_order
 
-from ..ranking import topsis_input
+from ..methods import method_of
+from ..ranking import score_input
 from .tasks import cpu_backend
 
 __all__ = [
@@ -37,7 +39,7 @@ __all__ = [
     "exact_counts",
     "exact_ranks",
     "clipped",
-    "topsis_scores",
+    "method_scores",
     "top_rows_by_score",
     "final_ranks",
 ]
@@ -165,12 +167,24 @@ def _count(x):
 
 
 def _scores(costs, criteria, norm, stats, weights):
-    matrix, kernel_norm = topsis_input(costs, criteria, norm, backend=cpu_backend())
+    matrix, kernel_norm = score_input(costs, criteria, norm, backend=cpu_backend())
     if len(matrix) == 0:
         return np.zeros(0, dtype=np.float64)
     # every criterion is a cost here (canonicalized at the boundary)
     return cpu.topsis_from_stats(matrix, stats, weights, np.zeros(len(weights), bool),
                                  norm=kernel_norm)
+
+
+def _vikor_sr(costs, criteria, norm, stats, weights):
+    """VIKOR's second pass on one partition: S and R, and their :class:`VikorStats`."""
+    matrix, _ = score_input(costs, criteria, norm, backend=cpu_backend())
+    s, r = cpu.vikor_sr(matrix, stats, weights, np.zeros(len(weights), bool))
+    return s, r, VikorStats.of(s, r)
+
+
+def _vikor_q(sr, stats, v):
+    """VIKOR's third pass on one partition: Q from S and R and the merged extremes."""
+    return cpu.vikor_from_sr(sr[0], sr[1], stats, v=v)
 
 
 def _local_top(score, first, k):
@@ -396,10 +410,26 @@ def clipped(client, costs, n_rows_each, limit, what, m):
     return out, int(np.sum(sizes))
 
 
-def topsis_scores(client, costs, criteria, norm, stats, weights):
-    """TOPSIS closeness per partition (futures), each partition normalized by ``stats``,
-    the :class:`~gpurank.kernels.TopsisStats` of the whole table merged on the client."""
-    return [client.submit(_scores, c, criteria, norm, stats, weights) for c in costs]
+def method_scores(client, costs, spec, stats, weights):
+    """The scores of ``spec.method`` per partition, and their merits (larger is better, the
+    final rank's key): two lists of futures. ``stats`` are the
+    :class:`~gpurank.kernels.TopsisStats` of the whole table merged on the client.
+
+    TOPSIS scores each partition from ``stats`` in one pass. VIKOR takes two: S and R per
+    partition, whose :class:`~gpurank.kernels.VikorStats` are merged on the client (four
+    numbers each), then Q per partition.
+    """
+    method, criteria, norm = method_of(spec.method), spec.criteria, spec.norm
+    if method.name == "vikor":
+        sr = [client.submit(_vikor_sr, c, criteria, norm, stats, weights) for c in costs]
+        merged = VikorStats.merge(client.gather(
+            [client.submit(operator.itemgetter(2), f) for f in sr]))
+        scores = [client.submit(_vikor_q, f, merged, spec.vikor_v) for f in sr]
+    else:
+        scores = [client.submit(_scores, c, criteria, norm, stats, weights) for c in costs]
+    if method.higher_is_better:
+        return scores, scores
+    return scores, [client.submit(method.merit, s) for s in scores]
 
 
 def top_rows_by_score(client, scores, firsts, k):

@@ -8,8 +8,9 @@ Stages (see ``docs/distributed.md`` for costs and why each is exact):
 3. sample: a seeded sample of the analyzed rows on the client, for
    :func:`~gpurank.engine.pipeline.importance_step` and
    :func:`~gpurank.engine.pipeline.cluster_step` (the fitted model labels every row later);
-4. rank: Pareto front, ranks and counts across partitions (:mod:`.cross`), TOPSIS from the
-   merged column statistics, the robust ranking on the candidates, the final rank;
+4. rank: Pareto front, ranks and counts across partitions (:mod:`.cross`), the ranking
+   method's scores from the merged column statistics, the robust ranking on the candidates,
+   the final rank;
 5. write: each partition re-prepared and written with its results, the whole output set
    swapped in at once (:func:`gpurank.engine.outputs.publish_folder`).
 """
@@ -45,7 +46,8 @@ from ..pipeline import (
 )
 from ..prepare import RESULT_COLUMNS as ANALYSIS_COLUMNS
 from ..prepare import check_columns, raise_or_note
-from ..ranking import check_not_constant, ideal_points, topsis_input
+from ..methods import method_of
+from ..ranking import check_not_constant, ideal_points, score_input
 from ..results import PreparationResult, RankResult
 from ..robust import (
     ROBUST_COLUMNS,
@@ -82,8 +84,8 @@ class DistributedResult:
         (:meth:`top` returns them, as ``AnalysisResult.top`` does).
     ranking_path : Path or None
         The ``ranking/`` folder of part files, when ``out_dir`` was given.
-    topsis_top_k : ndarray of int64
-        Row ids of the ``spec.top`` largest TOPSIS scores (ties by row id).
+    score_top_k : ndarray of int64
+        Row ids of the ``spec.top`` best scores of the ranking method (ties by row id).
     pareto_front_rows : ndarray of int64
         Row ids of the Pareto front.
     timings, notes : as in ``AnalysisResult``
@@ -103,7 +105,7 @@ class DistributedResult:
     summary: dict
     top_rows: pd.DataFrame
     ranking_path: Path | None
-    topsis_top_k: np.ndarray
+    score_top_k: np.ndarray
     pareto_front_rows: np.ndarray
     timings: dict = field(default_factory=dict)
     notes: tuple = ()
@@ -276,21 +278,22 @@ def _run(path, client, spec, fallback, out, overwrite, return_columns, announce=
     criteria = run.spec.criteria
     importance, model, clusters = _fit(run, ds, rows)
     dominance = _dominance(run, rows)
-    with run.timer.step("topsis"):
+    method = method_of(run.spec.method)
+    with run.timer.step(method.name):
         weights = normalize_weights(criteria)
-        scores = cross.topsis_scores(client, rows.costs, criteria, run.spec.norm,
-                                     rows.stats[0], weights)
-        topsis_top_k = cross.top_rows_by_score(client, scores, rows.firsts, run.spec.top)
+        scores, merits = cross.method_scores(client, rows.costs, run.spec, rows.stats[0],
+                                             weights)
+        score_top_k = cross.top_rows_by_score(client, merits, rows.firsts, run.spec.top)
     robust = None
     if run.spec.robust:
         with run.timer.step("robust"):
             robust = _robust(run, rows, dominance["counts"])
     with run.timer.step("rank"):
-        ranks, buckets = cross.final_ranks(client, scores, dominance["ranks"], rows.firsts,
+        ranks, buckets = cross.final_ranks(client, merits, dominance["ranks"], rows.firsts,
                                            rows.n_each, rows.n)
         _wait(ranks)
     results = [{"pareto_rank": dominance["ranks"][i], "domination_count": dominance["counts"][i],
-                "topsis_score": scores[i], "rank": ranks[i]} for i in range(len(ds.parts))]
+                method.column: scores[i], "rank": ranks[i]} for i in range(len(ds.parts))]
     if robust is not None:
         for i, extra in enumerate(robust["columns"]):
             results[i].update(extra)
@@ -313,13 +316,13 @@ def _run(path, client, spec, fallback, out, overwrite, return_columns, announce=
         ranking = RankResult(
             pareto_rank=frame["pareto_rank"].to_numpy(np.int32),
             domination_count=frame["domination_count"].to_numpy(np.int64),
-            topsis_score=frame["topsis_score"].to_numpy(np.float64),
+            score=frame[method.column].to_numpy(np.float64),
             rank=frame["rank"].to_numpy(np.int64), criteria=criteria,
             weights=weights, ideal=summary["ideal"],
-            anti_ideal=summary["anti_ideal"])
+            anti_ideal=summary["anti_ideal"], method=method.name)
     return DistributedResult(summary=summary, top_rows=top,
                              ranking_path=out / "ranking" if out is not None else None,
-                             topsis_top_k=topsis_top_k, pareto_front_rows=dominance["front"],
+                             score_top_k=score_top_k, pareto_front_rows=dominance["front"],
                              timings=run.timer.timings, notes=tuple(run.notes), columns=frame,
                              ranking=ranking,
                              importance=importance, clusters=clusters, spec=run.spec,
@@ -558,12 +561,14 @@ def _write(run, ds, rows, results, model, clusters, importance, weights, front, 
         if rb is not None:
             kept = pd.concat([w["kept"] for w in written], ignore_index=True)
             robust_top = robust_summary(rb, kept.set_index("row_id"),
-                                        columns_for_top(top.columns, criteria), top=spec.top)
+                                        columns_for_top(top.columns, criteria,
+                                                        method=spec.method), top=spec.top)
         run.timer.total()
         summary = summary_dict(
             spec=spec, rows=rows.n, backend="cpu", fallbacks=run.fallbacks, criteria=criteria,
             weights=weights, front_size=len(front), ideal=ideal, anti_ideal=anti,
-            top=top[columns_for_top(top.columns, criteria)], importance=importance,
+            top=top[columns_for_top(top.columns, criteria, method=spec.method)],
+            importance=importance,
             clusters=clusters, timings=run.timer.timings, notes=run.notes,
             robust=robust_top, preparation=preparation)
         if out is not None:
@@ -619,7 +624,7 @@ def _robust(run, rows, counts):
                                                          in zip(picked, rows.firsts)])
     costs = np.concatenate([np.zeros((0, m))] + [c for _, c in picked])
     bounds, ranges = weight_bounds(spec, spec.criteria)
-    matrix, kernel_norm = topsis_input(costs, spec.criteria, spec.norm,
+    matrix, kernel_norm = score_input(costs, spec.criteria, spec.norm,
                                        backend=tasks.cpu_backend())
     rb = robust_from_candidates(
         matrix, row_ids, rows.stats[0], n_rows=rows.n, samples=spec.samples, k=spec.top,

@@ -21,7 +21,7 @@ from gpurank.kernels import cpu
 
 from ..backend import resolve_backend
 from ..prepare import check_columns, input_reference, prepare_rows
-from ..ranking import topsis_input
+from ..ranking import score_input
 
 __all__ = [
     "cpu_backend",
@@ -67,7 +67,7 @@ def prepare_partition(part, columns, spec, criteria, reference, offset):
     TOPSIS scores (mergeable across partitions) and the criteria's minimum and maximum."""
     p = _prepared(part, columns, spec, criteria, reference, offset)
     costs = np.ascontiguousarray(p.costs, dtype=np.float64)
-    matrix, _ = topsis_input(costs, criteria, spec.norm, backend=cpu_backend())
+    matrix, _ = score_input(costs, criteria, spec.norm, backend=cpu_backend())
     stats = cpu.topsis_stats(matrix)
     cost = stats if matrix is costs else cpu.topsis_stats(costs)
     return costs, {"report": p.report, "stats": (stats, cost.lo, cost.hi),

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from ..formatting import column_label, unit_of
+from ..methods import summary_method
 from . import plots
 from .cells import configuration_text, esc, json_for_script, missing_note, numbers
 
@@ -70,11 +71,13 @@ def explorer_view(table, summary, seed) -> str:
             else np.arange(1, n + 1)).tolist()
     pareto = (part["pareto_rank"].to_numpy().astype(np.int64).tolist() if "pareto_rank" in part
               else [0] * n)
-    score = (_rounded_score(part["topsis_score"].to_numpy(dtype=float))
-             if "topsis_score" in part else [None] * n)
+    method = summary_method(summary)
+    score = (_rounded_score(part[method.column].to_numpy(dtype=float))
+             if method.column in part else [None] * n)
     records = part.to_dict(orient="records")
     data = {"criteria": crit, "values": values, "rank": rank, "pareto": pareto,
             "front": [int(p == 0) for p in pareto], "score": score,
+            "score_label": method.label, "by": method.name.upper(),
             "config": [configuration_text(r) for r in records], "top": k,
             "rows": int(len(table)), "shown": n}
     cols = [c["column"] for c in crit]
@@ -103,8 +106,8 @@ def explorer_view(table, summary, seed) -> str:
         '<div class="explorer-detail" data-detail aria-live="polite">Hover a point to see '
         "its configuration.</div>"
         f'<p class="caption">Choose any two criteria as axes. Black diamonds: the top {k} '
-        "by TOPSIS (#1-#10 labelled); orange: the Pareto front over all criteria; dashed: "
-        f"the Pareto front of the two axes shown. Drawn: {esc(drawn)}.</p></div>"
+        f"by {method.name.upper()} (#1-#10 labelled); orange: the Pareto front over all "
+        f"criteria; dashed: the Pareto front of the two axes shown. Drawn: {esc(drawn)}.</p></div>"
         '<noscript><p class="missing">The interactive view needs JavaScript; the figure '
         "above shows the same trade-off.</p></noscript>"
         f'<script type="application/json" id="explorer-data">{json_for_script(data)}'

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from ..formatting import column_label, fixed, integer, number, percent, value
+from ..methods import SCORE_COLUMNS, summary_method
 from . import plots
 from .cells import (
     configuration_text,
@@ -37,7 +38,7 @@ _SETUP_COLUMNS = {"accelerator", "n_accelerators", "n_nodes", "host_cpu",
                   "cpu_cores_per_accelerator", "interconnect", "network", "provider", "round",
                   "submitter", "system"}
 #: Scores and ranks, shown last in the ranking.
-_SCORE_COLUMNS = ("topsis_score", "pareto_rank", "domination_count", "cluster")
+_SCORE_COLUMNS = (*SCORE_COLUMNS, "pareto_rank", "domination_count", "cluster")
 
 
 def overview_section(table, summary) -> str:
@@ -277,8 +278,9 @@ _KNOWN_NORMS = {
 }
 
 
-def ranking_scale(norm) -> tuple[str, str]:
-    """The scale on which TOPSIS compared the criteria under normalization ``norm``.
+def ranking_scale(norm, *, by="TOPSIS") -> tuple[str, str]:
+    """The scale on which the method ``by`` compared the criteria under normalization
+    ``norm``.
 
     Returns
     -------
@@ -294,7 +296,7 @@ def ranking_scale(norm) -> tuple[str, str]:
                           "normalization)")
     name = str(norm)
     if "log" in name.lower():
-        return "log", (f"logarithmic ('{name}' normalization: TOPSIS compared the logarithms "
+        return "log", (f"logarithmic ('{name}' normalization: {by} compared the logarithms "
                        "of the values, so a position is measured on log10 of each value)")
     if name in _KNOWN_NORMS:
         return "linear", (f"linear ('{name}' normalization: {_KNOWN_NORMS[name]}; a position "
@@ -341,7 +343,12 @@ def ranking_section(summary) -> str:
     sense = {c["column"]: c.get("sense") for c in criteria}
     ideal, anti = summary.get("ideal") or {}, summary.get("anti_ideal") or {}
     norm = (summary.get("settings") or {}).get("norm")
-    kind, scale_text = ranking_scale(norm)
+    method = summary_method(summary)
+    by = method.name.upper()
+    kind, scale_text = ranking_scale(norm, by=by)
+    if method.scale is not None and kind == "linear":
+        scale_text = (f"linear ({method.scale}; a position is the same on the values and on "
+                      "the normalized values)")
     keys = list(top[0].keys())
     setup = [c for c in keys if c in _SETUP_COLUMNS or c == "configuration"]
     basis = ["prediction_basis"] if "prediction_basis" in keys else []
@@ -362,7 +369,7 @@ def ranking_section(summary) -> str:
     def cell(c, v, r):
         if c in crits:
             return _criterion_cell(v, ideal.get(c), anti.get(c), kind)
-        if c == "topsis_score" and v is not None:
+        if c in SCORE_COLUMNS and v is not None:
             return esc(fixed(v, 4))
         return None
 
@@ -380,12 +387,12 @@ def ranking_section(summary) -> str:
                 spans.append(f"{c} spans {math.log10(hi / lo):.1f} orders of magnitude")
     crit_txt = ", ".join(f"{c['column']} ({c['sense']}, weight {value(c['weight'])})"
                          for c in criteria)
-    intro = (f"<p>The {len(top)} best configurations by TOPSIS closeness (1 = at the ideal "
-             f"point) over the criteria {esc(crit_txt)}; ties broken by Pareto front, then row "
+    intro = (f"<p>The {len(top)} best configurations by {esc(method.meaning)} over the "
+             f"criteria {esc(crit_txt)}; ties broken by Pareto front, then row "
              "order. Rows marked on the left edge are on the Pareto front. Under each "
              "criterion's value, the bar shows where the row sits between the worst value in "
              "the table (the anti-ideal, 0%) and the best (the ideal, 100%), on the scale "
-             f"TOPSIS used: <b>{esc(scale_text)}</b>.")
+             f"{by} used: <b>{esc(scale_text)}</b>.")
     if spans:
         intro += (" On this linear scale a criterion that spans orders of magnitude puts most "
                   f"rows close to its ideal ({esc('; '.join(spans))}), so the bars of good "

@@ -9,6 +9,7 @@ contracts there), one public module per contract:
 ``count``       :func:`domination_count`, :func:`dominated_count`: Fenwick sweeps, divide
                 and conquer, k-d tree
 ``topsis``      :func:`topsis`, :func:`topsis_stats`, :func:`topsis_from_stats`
+``vikor``       :func:`vikor`, :func:`vikor_sr`, :func:`vikor_from_sr`
 ``select``      :func:`top_k`; the final rank's order (:func:`~.select.rank_keys`,
                 :func:`~.select.rank_order`), not a contract
 ``smaa``        :func:`smaa_topsis`, :func:`smaa_topsis_drawn`,
@@ -38,6 +39,7 @@ from .rank import pareto_rank  # noqa: F401
 from .select import top_k  # noqa: F401
 from .smaa import smaa_interval_candidates, smaa_topsis, smaa_topsis_drawn  # noqa: F401
 from .topsis import topsis, topsis_from_stats, topsis_stats  # noqa: F401
+from .vikor import vikor, vikor_from_sr, vikor_sr  # noqa: F401
 
 #: No limit on the number of criteria.
 MAX_CRITERIA = None

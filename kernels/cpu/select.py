@@ -26,8 +26,9 @@ def rank_keys(scores, ties, ids=None):
     ``-scores`` (the best score first), then ``ties``, then ``ids`` (when given; otherwise
     the row's position breaks the last ties).
 
-    The one statement of the final rank's order (TOPSIS score descending, then Pareto rank,
-    then row id) for both drivers: :func:`rank_order` sorts by it, and
+    The one statement of the final rank's order (score descending, then Pareto rank, then
+    row id; a ranking method whose smaller scores are better passes them negated) for both
+    drivers: :func:`rank_order` sorts by it, and
     :func:`gpurank.kernels.cpu.blocks.count_preceding` searches the sorted keys of a block
     for it.
 

@@ -15,6 +15,8 @@ message.
                 (m = 2..5, no small cap) or block-pruned tiles
 ``topsis``      :func:`topsis`, :func:`topsis_stats`, :func:`topsis_from_stats`: a reduction
                 kernel and a fused scoring kernel
+``vikor``       :func:`vikor`, :func:`vikor_sr`, :func:`vikor_from_sr`: TOPSIS's
+                reduction, a fused S-and-R kernel, the reduction again, a Q kernel
 ``select``      :func:`top_k` (on the host)
 ``smaa``        :func:`smaa_topsis`, :func:`smaa_topsis_drawn`,
                 :func:`smaa_interval_candidates`: batched score, rank and accumulate kernels
@@ -42,5 +44,6 @@ from .rank import pareto_rank  # noqa: F401
 from .select import top_k  # noqa: F401
 from .smaa import smaa_interval_candidates, smaa_topsis, smaa_topsis_drawn  # noqa: F401
 from .topsis import topsis, topsis_from_stats, topsis_stats  # noqa: F401
+from .vikor import vikor, vikor_from_sr, vikor_sr  # noqa: F401
 
 __all__ = [*CONTRACTS, "MAX_CRITERIA"]

@@ -32,10 +32,12 @@ EXAMPLES = _with_examples()
 HOST = [
     "gpurank.kernels.reference",
     "gpurank.kernels._topsis_stats",
+    "gpurank.kernels._vikor_stats",
     "gpurank.kernels.cpu.front",
     "gpurank.kernels.cpu.rank",
     "gpurank.kernels.cpu.count",
     "gpurank.kernels.cpu.topsis",
+    "gpurank.kernels.cpu.vikor",
     "gpurank.kernels.cpu.select",
     "gpurank.kernels.cpu.smaa",
     "gpurank.kernels.cpu.blocks",
@@ -45,6 +47,7 @@ CUDA = [
     "gpurank.kernels.cuda.rank",
     "gpurank.kernels.cuda.count",
     "gpurank.kernels.cuda.topsis",
+    "gpurank.kernels.cuda.vikor",
     "gpurank.kernels.cuda.select",
     "gpurank.kernels.cuda.smaa",
 ]

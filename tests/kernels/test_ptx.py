@@ -37,7 +37,7 @@ print("\n".join(bad))
 
 
 # Every module that defines kernels, in two subprocesses of similar length.
-MODULES = ["_launch,_tree,_dnc,count,rank,topsis", "smaa"]
+MODULES = ["_launch,_tree,_dnc,count,rank,topsis,vikor", "smaa"]
 
 
 def test_every_kernel_module_is_compiled():

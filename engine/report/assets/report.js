@@ -73,7 +73,7 @@
       var parts = data.criteria.map(function (c) {
         return c.label + " " + unitText(c, data.values[c.column][i]);
       });
-      parts.push("TOPSIS " + (data.score[i] === null ? "-" : data.score[i].toFixed(4)));
+      parts.push((data.score_label || "TOPSIS") + " " + (data.score[i] === null ? "-" : data.score[i].toFixed(4)));
       parts.push(data.front[i] ? "on the Pareto front" : "Pareto front " + data.pareto[i]);
       var vals = document.createElement("div");
       vals.className = "explorer-values";
@@ -97,7 +97,7 @@
       }
       var sx = crit[xc].sense === "max" ? -1 : 1, sy = crit[yc].sense === "max" ? -1 : 1;
       return [
-        {label: "top " + data.top + " by TOPSIS", data: top, pointRadius: 6,
+        {label: "top " + data.top + " by " + (data.by || "TOPSIS"), data: top, pointRadius: 6,
          pointHoverRadius: 8, pointStyle: "rectRot", backgroundColor: TOP, borderColor: "#fff",
          borderWidth: 1, order: 0},
         {label: "Pareto front over all criteria", data: front, pointRadius: 3.5,
