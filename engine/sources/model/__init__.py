@@ -7,6 +7,7 @@ calibration columns, whoever wrote it (``tests/test_import_graph.py``).
 ``workload``     :class:`Workload`: what a training job costs the model; ResNet-50's
 ``workloads``    the shipped workloads, one per MLPerf benchmark, and their models
 ``perfmodel``    :class:`CalibratedModel` and :func:`evaluate`, the roofline equations
+``batch_choice`` the global batch a submitter would pick (the fastest to train)
 ``inputs``       a table of configurations as the model's inputs
 ``fit``          :func:`calibrate`: the model fitted to measured runs
 ``validation``   :func:`cross_validate` and the calibration reports

@@ -339,6 +339,7 @@ def _device_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards
         nar = xp.broadcast_to(xp.asarray(cfg["narrow_peak_tflops"], dtype=f64), v.shape) * 1e12
         ratio = xp.where(v.ok & (nar > 0), v.peak / xp.where(nar > 0, nar, 1.0), 1.0)
         peak = v.peak / ((1.0 - model.narrow_fraction) + model.narrow_fraction * ratio)
+    bm = bm / _extra_split(v, workload, shards, xp)
     t_compute = b_acc * F / (peak * v.eff_c) * ((bm + model.batch_half) / bm)
     if model.step_latency_s > 0:
         # a fixed time per pass over a micro-batch (kernel launches, synchronizations) that
@@ -357,6 +358,19 @@ def _device_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards
         v.dali, 1.0 + model.dali_gpu_overhead, 1.0
     )
     return t_compute, t_memory, t_device
+
+
+def _extra_split(v: _Inputs, workload: Workload, shards, xp):
+    """How many times further than the workload's own model parallelism each sample is split
+    (tensor x context parallel over ``shards`` accelerators where the workload's replica spans
+    ``Workload.shards(n)``): 1 for every row that runs the workload's own layout.
+
+    A pass's work per accelerator is the replica's micro-batch over this factor (a sample
+    split over 4 GPUs gives each a quarter of its tokens), and the rate a pass reaches
+    depends on the work each accelerator has in it (``batch_half``), so splitting a sample
+    costs what a smaller batch per accelerator costs."""
+    own = workload.shards(v.n, xp)
+    return xp.where(v.ok, xp.maximum(shards / own, 1.0), 1.0)
 
 
 def _allreduce_time(v: _Inputs, cfg: dict, model, workload: Workload, shards, xp):

@@ -16,6 +16,7 @@ import pandas as pd
 
 from ...errors import UsageError
 from ...schema import SIMULATED_COLUMNS
+from ..model.batch_choice import batch_candidates, fastest_batches, smallest_batches
 from ..model.perfmodel import Workload, evaluate
 from ..model.predict import (
     extrapolation,
@@ -126,6 +127,7 @@ class _Batch:
     bad_mem: np.ndarray
     bad_cap: np.ndarray
     bad_shards: np.ndarray
+    shards: np.ndarray | None = None  # accelerators per replica where the batch was chosen
 
 
 @dataclass(frozen=True)
@@ -241,24 +243,59 @@ def _draw_batch(plan: Plan, s: Streams, a, n, rows: int) -> _Batch:
     return _Batch(b, b * replicas, bad_mem, bad_cap, bad_shards)
 
 
-def _model_inputs(plan: Plan, d: _Draw) -> dict:
-    """The drawn rows as :func:`~gpurank.engine.sources.model.perfmodel.evaluate`'s ``cfg``."""
-    A, a = plan.acc, d.a
+def _hardware_inputs(plan: Plan, a, layout: _Layout, host: _Host, network: _Network,
+                     dali) -> dict:
+    """The drawn rows as :func:`~gpurank.engine.sources.model.perfmodel.evaluate`'s ``cfg``,
+    all but the batch."""
+    A = plan.acc
     # memory per accelerator places a feature store; a sweep without one skips the gather
     store = {"mem_gb": A["mem"][a]} if plan.workload.gathered_bytes_per_sample > 0 else {}
     return {
         "peak_tflops": A["peak"][a], "compute_efficiency": A["eff"][a],
-        "mem_bw_tbps": A["mem_bw"][a], "n_accelerators": d.layout.n,
-        "accelerators_per_node": d.layout.per_node, "n_nodes": d.layout.m,
-        "local_batch": d.batch.b,
-        "intra_GBps": A["intra_bw"][a], "inter_GBps": d.network.inter_bw,
-        "cpu_cores_per_accelerator": d.host.cores_pa, "cpu_decode_factor": d.host.cpu_factor,
-        "dali": d.dali,
+        "mem_bw_tbps": A["mem_bw"][a], "n_accelerators": layout.n,
+        "accelerators_per_node": layout.per_node, "n_nodes": layout.m,
+        "intra_GBps": A["intra_bw"][a], "inter_GBps": network.inter_bw,
+        "cpu_cores_per_accelerator": host.cores_pa, "cpu_decode_factor": host.cpu_factor,
+        "dali": dali,
         "host_GBps": A["host_bw"][a],
         "narrow_peak_tflops": A["narrow_peak"][a],
         "scaleup_domain": A["scaleup"][a], "scaleup_GBps": A["scaleup_bw"][a],
         **store,
     }
+
+
+def _model_inputs(plan: Plan, d: _Draw) -> dict:
+    """The drawn rows as :func:`~gpurank.engine.sources.model.perfmodel.evaluate`'s ``cfg``."""
+    cfg = _hardware_inputs(plan, d.a, d.layout, d.host, d.network, d.dali)
+    cfg["local_batch"] = d.batch.b
+    if d.batch.shards is not None:
+        cfg["model_parallel"] = d.batch.shards
+    return cfg
+
+
+def _fastest_batch(plan: Plan, a, layout: _Layout, host: _Host, network: _Network,
+                   dali) -> _Batch:
+    """Each row's batch of least predicted time to train (:mod:`.batch_choice`): within the
+    reference convergence points where one fits, else the smallest that fits memory beyond
+    them (the least extrapolated); a row where none fits memory is excluded (as beyond memory)."""
+    wl, n = plan.workload, layout.n
+    mem = plan.acc["mem"][a]
+    cfg = _hardware_inputs(plan, a, layout, host, network, dali)
+    choice = fastest_batches(cfg, plan.model, wl, batch_candidates(wl, n, mem))
+    gb, b, shards = choice.global_, choice.local, choice.shards
+    miss = np.flatnonzero(~np.isfinite(gb))
+    if miss.size:
+        more = smallest_batches(batch_candidates(wl, n[miss], mem[miss],
+                                                 within_reference=False))
+        gb, b, shards = gb.copy(), b.copy(), shards.copy()
+        gb[miss], b[miss], shards[miss] = more.global_, more.local, more.shards
+    none = ~np.isfinite(gb)
+    own = np.broadcast_to(np.asarray(wl.shards(np.maximum(n, 1).astype(np.float64))), n.shape)
+    gb, b = np.where(none, n, gb).astype(np.int64), np.where(none, 1, b).astype(np.int64)
+    shards = np.where(none, own, shards)
+    # a model-parallel workload's count that is not whole replicas has no batch at all
+    bad_shards = none & (np.mod(n, own) != 0)
+    return _Batch(b, gb, none & ~bad_shards, np.zeros(n.shape, bool), bad_shards, shards)
 
 
 def _outcome(plan: Plan, d: _Draw, out: dict, s: Streams, rows: int) -> _Outcome:
@@ -361,16 +398,12 @@ def _chunk(plan: Plan, seed: int, k: int, rows: int, xp=np):
                                              plan.offer_count[a] - 1)
     layout = _draw_layout(plan, s, a, rows)
     fw = np.where(A["dali_ok"][a], _pick(s.framework, FW_NVIDIA), _pick(s.framework, FW_OTHER))
-    d = _Draw(
-        a=a,
-        offer=offer,
-        fw=fw,
-        dali=FW_DALI[fw],
-        layout=layout,
-        host=_draw_host(plan, s, a, layout.per_node),
-        network=_draw_network(plan, s, a, layout),
-        batch=_draw_batch(plan, s, a, layout.n, rows),
-    )
+    host = _draw_host(plan, s, a, layout.per_node)
+    network = _draw_network(plan, s, a, layout)
+    batch = (_fastest_batch(plan, a, layout, host, network, FW_DALI[fw])
+             if plan.batch == "fastest" else _draw_batch(plan, s, a, layout.n, rows))
+    d = _Draw(a=a, offer=offer, fw=fw, dali=FW_DALI[fw], layout=layout, host=host,
+              network=network, batch=batch)
     out = evaluate(_model_inputs(plan, d), plan.model, plan.workload, xp=xp)
     res = _outcome(plan, d, out, s, rows)
     excl, reasons = _exclusions(plan.workload, d.layout, d.batch)

@@ -1,0 +1,179 @@
+"""The global batch a submitter would pick: of the batches a configuration can run within
+the workload's reference convergence points and its memory, the one the model trains
+fastest.
+
+Submitters choose the batch that minimizes time to train, trading the samples to converge
+(which grow with the batch, :meth:`~.workload.Workload.samples`) against the rate (which
+grows with the work each accelerator has per pass). :func:`batch_candidates` lists, per row,
+the layouts a submission could run: ``b`` samples per data-parallel replica for ``b`` a
+power of two that fits memory, one sample per replica of ``s`` accelerators where the
+workload's samples split that far (tensor x context parallel), and each reference point's
+batch where it is one of those. :func:`fastest_batches` evaluates them all at once (a
+``(rows, candidates)`` broadcast of :func:`~.perfmodel.evaluate`) and keeps, per row, the
+one of least time to train.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .perfmodel import CalibratedModel, evaluate
+from .workload import Workload
+
+__all__ = ["BatchCandidates", "BatchChoice", "batch_candidates", "fastest_batches",
+           "SPLITS", "LOCAL_BATCHES", "chosen_note", "smallest_batches"]
+
+#: Accelerators one sample may be split over (tensor x context parallel degrees as
+#: submissions run them: powers of two and three times them), where the workload allows.
+SPLITS = np.array([2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128], dtype=np.float64)
+#: Samples per data-parallel replica tried: powers of two, 1 to 65,536.
+LOCAL_BATCHES = 2.0 ** np.arange(17)
+
+
+@dataclass(frozen=True)
+class BatchCandidates:
+    """Per row and candidate (shape ``(rows, K)``): the global batch, the batch per replica,
+    the accelerators per replica, and whether the candidate is allowed (whole replicas, runs
+    without accumulation in memory, within the reference points)."""
+
+    global_: np.ndarray
+    local: np.ndarray
+    shards: np.ndarray
+    ok: np.ndarray
+
+
+@dataclass(frozen=True)
+class BatchChoice:
+    """Per row: the chosen global batch, its batch per replica and accelerators per replica
+    (NaN where no candidate is allowed), and the smallest and largest allowed candidate."""
+
+    global_: np.ndarray
+    local: np.ndarray
+    shards: np.ndarray
+    lowest: np.ndarray
+    highest: np.ndarray
+
+
+def _reference_top(workload: Workload) -> float:
+    """The largest global batch of the reference convergence points (inf without any)."""
+    curve = workload.samples_curve or workload.epochs_curve
+    top = max(b for b, _ in curve) if curve else np.inf
+    if workload.max_global_batch is not None:
+        top = min(top, float(workload.max_global_batch))
+    return float(top)
+
+
+def batch_candidates(workload: Workload, n, mem_gb, *, within_reference=True,
+                     splits=True) -> BatchCandidates:
+    """The global batches each row (``n`` accelerators of ``mem_gb`` GB) could run.
+
+    Parameters
+    ----------
+    workload : Workload
+    n, mem_gb : array-like
+        Accelerators and memory per accelerator of each row (NaN memory: not checked).
+    within_reference : bool
+        Allow only global batches up to the largest reference convergence point (and
+        ``max_global_batch``); False allows any.
+    splits : bool
+        Include one-sample-per-replica layouts that split each sample over more
+        accelerators than the workload's own model parallelism.
+
+    Returns
+    -------
+    BatchCandidates
+    """
+    n = np.asarray(n, dtype=np.float64).reshape(-1, 1)
+    mem = np.asarray(mem_gb, dtype=np.float64).reshape(-1, 1)
+    n1 = np.where(n > 0, n, 1.0)
+    own = np.broadcast_to(np.asarray(workload.shards(n1), dtype=np.float64), n1.shape)
+    # data parallel over the workload's own replicas: b samples each
+    dp_shards = np.broadcast_to(own, (n.shape[0], LOCAL_BATCHES.size))
+    dp_local = np.broadcast_to(LOCAL_BATCHES, dp_shards.shape)
+    whole = np.mod(n1, own) == 0
+    dp_ok = np.broadcast_to(whole, dp_shards.shape)
+    parts = [(dp_local, dp_shards, dp_ok)]
+    if splits and workload.sample_split > 1:
+        # one sample per replica of s accelerators: s divides n, within the sample's split
+        s = np.broadcast_to(SPLITS, (n.shape[0], SPLITS.size))
+        s_ok = (s > own) & (s <= workload.sample_split) & (np.mod(n1, s) == 0) & (s <= n1)
+        parts.append((np.ones_like(s), s, s_ok))
+    local = np.concatenate([p[0] for p in parts], axis=1)
+    shards = np.concatenate([p[1] for p in parts], axis=1)
+    ok = np.concatenate([p[2] for p in parts], axis=1) & (n > 0)
+    gb = local * n1 / shards
+    if within_reference:
+        ok &= gb <= _reference_top(workload)
+    known = np.isfinite(mem)
+    max_b = workload.max_local_batch(np.where(known, mem, 0.0), shards=shards,
+                                     n=np.broadcast_to(n1, shards.shape))
+    ok &= ~known | (local <= max_b)
+    return BatchCandidates(gb, local, shards, ok)
+
+
+def fastest_batches(cfg: dict, model: CalibratedModel, workload: Workload,
+                    cand: BatchCandidates, xp=np) -> BatchChoice:
+    """The candidate of least predicted time to train per row.
+
+    ``cfg`` holds :func:`~.perfmodel.evaluate`'s per-row inputs (one value per row, or a
+    scalar); its batch inputs (``local_batch``, ``micro_batch``, ``model_parallel``) are
+    replaced by each candidate's. Only the allowed candidates are evaluated, in one call.
+    Time to train is the samples to converge at the candidate's global batch over the
+    predicted throughput (the per-run overhead is the same for every candidate); ties go to
+    the first candidate (the smaller batch per replica). Rows without an allowed candidate
+    get NaN."""
+    rows, k = cand.global_.shape
+    ri, ki = np.nonzero(cand.ok)
+    batch_keys = ("local_batch", "micro_batch", "model_parallel")
+    flat = {key: (np.asarray(v)[ri] if np.ndim(v) == 1 else v)
+            for key, v in cfg.items() if key not in batch_keys}
+    flat["local_batch"] = cand.local[ri, ki]
+    flat["model_parallel"] = cand.shards[ri, ki]
+    gb = cand.global_[ri, ki]
+    t = np.full((rows, k), np.inf)
+    if ri.size:
+        out = evaluate(flat, model, workload, xp=xp)
+        thr = np.asarray(out["throughput"], dtype=np.float64)
+        good = thr > 0
+        t[ri, ki] = np.where(good, workload.samples(gb) / np.where(good, thr, 1.0), np.inf)
+    return _least(cand, t)
+
+
+def _least(cand: BatchCandidates, score) -> BatchChoice:
+    """The candidate of least ``score`` per row (``inf``: not allowed; ties go to the first),
+    and the range of the allowed ones."""
+    rows = cand.global_.shape[0]
+    pick = (np.arange(rows), np.argmin(score, axis=1))
+    found = np.isfinite(score[pick])
+    allowed = np.where(np.isfinite(score), cand.global_, np.nan)
+    lowest = np.full(rows, np.nan)
+    highest = np.full(rows, np.nan)
+    lowest[found] = np.nanmin(allowed[found], axis=1)
+    highest[found] = np.nanmax(allowed[found], axis=1)
+    return BatchChoice(np.where(found, cand.global_[pick], np.nan),
+                       np.where(found, cand.local[pick], np.nan),
+                       np.where(found, cand.shards[pick], np.nan), lowest, highest)
+
+
+def smallest_batches(cand: BatchCandidates) -> BatchChoice:
+    """The smallest allowed candidate per row: where no batch is within the reference
+    convergence points, the one that extrapolates the samples to converge least (NaN where
+    none is allowed)."""
+    return _least(cand, np.where(cand.ok, cand.global_, np.inf))
+
+
+def chosen_note(choice: BatchChoice, within_reference: bool = True) -> np.ndarray:
+    """Per row, the ``prediction_note`` of a chosen batch ("" where none was chosen): the
+    fastest of the candidates within the reference convergence points, or (``False``) the
+    smallest that fits memory when none is within them."""
+    if within_reference:
+        return np.array([
+            f"global_batch_size chosen: {g:,.0f}, the fastest to train of {lo:,.0f}-{hi:,.0f} "
+            "within the reference convergence points and memory" if np.isfinite(g) else ""
+            for g, lo, hi in zip(choice.global_, choice.lowest, choice.highest)], dtype=object)
+    return np.array([
+        f"global_batch_size chosen: {g:,.0f}, the smallest that fits memory: no batch of this "
+        "layout is within the reference convergence points" if np.isfinite(g) else ""
+        for g in choice.global_], dtype=object)

@@ -1,0 +1,115 @@
+"""The batch a submitter would pick: the fastest to train of the batches a configuration can
+run within the reference convergence points and memory (tests/test_batch_choice.py)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpurank.engine.errors import UsageError
+from gpurank.engine.sources.model.batch_choice import batch_candidates
+from gpurank.engine.sources.model.calibrate import predict
+from gpurank.engine.sources.model.workloads import workload
+from gpurank.engine.sources.sweep.simulate import simulate
+
+GB300 = "NVIDIA Blackwell Ultra GPU (GB300)"
+#: 72 GB300 (18 nodes of 4, one NVL72 rack) on Llama 3.1 8B as the v5.1 submissions ran it
+#: (NVIDIA Theia and Lambda, ../shared/data/mlperf_training summary.csv): global batch 36,
+#: 12.98 and 14.25 minutes.
+_RACK = dict(benchmark="llama31_8b", accelerator=GB300, n_accelerators=72, n_nodes=18,
+             accelerators_per_node=4, host_cpu="Neoverse-V2", cpu_core_count=72,
+             interconnect="NVLINK Gen5 1800 GB/s + NVSWITCH Gen5",
+             network="4x ConnectX-8 IB XDR 800 Gb/s")
+_SUBMITTED_BATCH, _SUBMITTED_MIN = 36, (12.98, 14.25)
+
+
+def _chosen(note: str) -> int:
+    return int(re.search(r"global_batch_size chosen: ([\d,]+)", note).group(1).replace(",", ""))
+
+
+def test_gb300_rack_picks_what_submitters_ran():
+    p = predict(pd.DataFrame([_RACK]))
+    note = p["prediction_note"].iloc[0]
+    chosen = _chosen(note)
+    assert _SUBMITTED_BATCH / 2 <= chosen <= 2 * _SUBMITTED_BATCH, note
+    t = p["predicted_time_to_train_min"].iloc[0]
+    assert _SUBMITTED_MIN[0] * 0.8 <= t <= _SUBMITTED_MIN[1] * 1.2, (t, note)
+
+
+@pytest.mark.parametrize("row", [
+    _RACK,
+    dict(_RACK, n_accelerators=8, n_nodes=2),
+    dict(benchmark="bert", accelerator="NVIDIA H100-SXM5-80GB", n_accelerators=16, n_nodes=2,
+         accelerators_per_node=8),
+    dict(benchmark="llama2_70b_lora", accelerator="NVIDIA H100-SXM5-80GB", n_accelerators=8,
+         n_nodes=1, accelerators_per_node=8),
+])
+def test_chosen_batch_is_the_fastest_of_its_candidates(row):
+    """Brute force: predict every candidate batch given, the chosen one is the fastest (the
+    same prediction as when it is given) and the note's range spans the candidates."""
+    p = predict(pd.DataFrame([row]))
+    note = p["prediction_note"].iloc[0]
+    chosen = _chosen(note)
+    lo, hi = (int(x.replace(",", "")) for x in
+              re.search(r"fastest to train of ([\d,]+)-([\d,]+)", note).groups())
+    wl = workload(row["benchmark"])
+    mem = {"NVIDIA H100-SXM5-80GB": 80.0, GB300: 288.0}[row["accelerator"]]
+    cand = batch_candidates(wl, [row["n_accelerators"]], [mem])
+    gbs = sorted(set(cand.global_[cand.ok].astype(int)))
+    assert chosen in gbs and lo == gbs[0] and hi == gbs[-1]
+    given = predict(pd.DataFrame([dict(row, global_batch_size=g) for g in gbs]))
+    t = given["predicted_time_to_train_min"].to_numpy()
+    assert t.min() == pytest.approx(p["predicted_time_to_train_min"].iloc[0], rel=1e-12)
+    assert t[gbs.index(chosen)] == t.min()
+
+
+def test_candidates_are_whole_replicas_within_points_and_memory():
+    wl = workload("llama31_8b")
+    n = np.array([0, 1, 8, 72, 512, 1000])
+    cand = batch_candidates(wl, n, np.array([80.0, 288.0, 192.0, 288.0, 288.0, np.nan]))
+    top = max(b for b, _ in wl.samples_curve)
+    assert not cand.ok[0].any()  # no accelerators: nothing
+    for i in range(1, len(n)):
+        ok = cand.ok[i]
+        assert ok.any()
+        gb, local, shards = cand.global_[i, ok], cand.local[i, ok], cand.shards[i, ok]
+        replicas = n[i] / shards
+        assert np.all(replicas == np.round(replicas))  # whole replicas
+        assert np.all(local >= 1) and np.all(gb == local * replicas)  # >= 1 sample each
+        assert np.all(gb <= top) and np.all(shards <= wl.sample_split)
+
+
+def test_no_candidate_within_points_falls_back_and_says_so():
+    # more H100 than BERT's largest reference batch: one sample per accelerator is already
+    # beyond the points, so the least extrapolated batch is taken, and named
+    wl = workload("bert")
+    top = max(b for b, _ in (wl.samples_curve or wl.epochs_curve))
+    n = int(2 ** np.ceil(np.log2(top)) * 2)
+    row = dict(benchmark="bert", accelerator="NVIDIA H100-SXM5-80GB", n_accelerators=n,
+               n_nodes=n // 8, accelerators_per_node=8)
+    note = predict(pd.DataFrame([row]))["prediction_note"].iloc[0]
+    assert "global_batch_size chosen:" in note
+    assert "the smallest that fits memory" in note
+    assert _chosen(note) == n  # one sample per accelerator: the smallest it can run
+
+
+def test_sweep_fastest_batch_is_the_fastest_of_the_drawn_ones():
+    """Brute force on the sweep: the same seed draws the same rows (accelerator, layout,
+    host, network, noise) whatever the batch, so each row of a ``batch="fastest"`` sweep
+    trains no slower than the same row at any one local batch, and equals one of them."""
+    kw = dict(seed=5, accelerators=["H100-SXM5-80GB"], counts=[8])
+    fast = simulate(300, batch="fastest", **kw)
+    assert fast["prediction_note"].astype(str).str.startswith("global_batch_size chosen").all()
+    times = np.column_stack([simulate(300, local_batch=[b], **kw)["time_to_train_min"]
+                             for b in 2 ** np.arange(10)])
+    best = times.min(axis=1)
+    np.testing.assert_allclose(fast["time_to_train_min"], best, rtol=1e-12)
+    assert (fast["global_batch_size"] == 8 * 2 ** times.argmin(axis=1)).all()
+
+
+def test_sweep_fastest_refuses_a_local_batch():
+    with pytest.raises(UsageError, match="local_batch"):
+        simulate(100, local_batch=[8], batch="fastest")
