@@ -218,7 +218,9 @@ def _draw_batch(plan: Plan, s: Streams, a, n, rows: int) -> _Batch:
     """Local batch per replica (bounded by memory and the largest global batch)."""
     wl = plan.workload
     if wl.model_parallel == 1:
-        max_b = plan.acc["max_b"][a]
+        # a sharded optimizer state leaves each accelerator more room the more there are
+        max_b = (wl.max_local_batch(plan.acc["mem"][a], n=n.astype(np.float64)).astype(np.int64)
+                 if wl.state_sharded else plan.acc["max_b"][a])
         replicas = n
         bad_shards = np.zeros(rows, bool)
     else:
