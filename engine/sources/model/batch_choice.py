@@ -147,11 +147,9 @@ def _least(cand: BatchCandidates, score) -> BatchChoice:
     rows = cand.global_.shape[0]
     pick = (np.arange(rows), np.argmin(score, axis=1))
     found = np.isfinite(score[pick])
-    allowed = np.where(np.isfinite(score), cand.global_, np.nan)
-    lowest = np.full(rows, np.nan)
-    highest = np.full(rows, np.nan)
-    lowest[found] = np.nanmin(allowed[found], axis=1)
-    highest[found] = np.nanmax(allowed[found], axis=1)
+    allowed = np.isfinite(score)
+    lowest = np.where(found, np.min(np.where(allowed, cand.global_, np.inf), axis=1), np.nan)
+    highest = np.where(found, np.max(np.where(allowed, cand.global_, -np.inf), axis=1), np.nan)
     return BatchChoice(np.where(found, cand.global_[pick], np.nan),
                        np.where(found, cand.local[pick], np.nan),
                        np.where(found, cand.shards[pick], np.nan), lowest, highest)
