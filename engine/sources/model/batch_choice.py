@@ -125,7 +125,8 @@ def fastest_batches(cfg: dict, model: CalibratedModel, workload: Workload,
     the first candidate (the smaller batch per replica). Rows without an allowed candidate
     get NaN."""
     rows, k = cand.global_.shape
-    ri, ki = np.nonzero(cand.ok)
+    run = cand.ok & ~_outrun(cand, workload)
+    ri, ki = np.nonzero(run)
     batch_keys = ("local_batch", "micro_batch", "model_parallel")
     flat = {key: (np.asarray(v)[ri] if np.ndim(v) == 1 else v)
             for key, v in cfg.items() if key not in batch_keys}
@@ -138,16 +139,35 @@ def fastest_batches(cfg: dict, model: CalibratedModel, workload: Workload,
         thr = np.asarray(out["throughput"], dtype=np.float64)
         good = thr > 0
         t[ri, ki] = np.where(good, workload.samples(gb) / np.where(good, thr, 1.0), np.inf)
-    return _least(cand, t)
+    return _least(cand, t, cand.ok)
 
 
-def _least(cand: BatchCandidates, score) -> BatchChoice:
-    """The candidate of least ``score`` per row (``inf``: not allowed; ties go to the first),
-    and the range of the allowed ones."""
+def _outrun(cand: BatchCandidates, workload: Workload) -> np.ndarray:
+    """The data-parallel candidates another one outruns without being evaluated: below the
+    first reference point the samples to converge are the same (the curve is flat there),
+    and a replica's rate never falls as its batch grows (every term of a step is affine in
+    the batch with a non-negative intercept, so step time over batch only falls), so of
+    those only the largest can be the fastest. Not for a workload with a feature store,
+    whose place (and gather time) can change with the memory the batch leaves."""
+    curve = workload.samples_curve or workload.epochs_curve
+    out = np.zeros(cand.ok.shape, dtype=bool)
+    if not curve or workload.gathered_bytes_per_sample > 0:
+        return out
+    k = LOCAL_BATCHES.size
+    flat = cand.ok[:, :k] & (cand.global_[:, :k] <= curve[0][0])
+    last = k - 1 - np.argmax(flat[:, ::-1], axis=1)
+    out[:, :k] = flat
+    out[np.arange(flat.shape[0]), last] = False
+    return out
+
+
+def _least(cand: BatchCandidates, score, allowed=None) -> BatchChoice:
+    """The candidate of least ``score`` per row (``inf``: not chosen; ties go to the first),
+    and the range of the ``allowed`` ones (those of finite score by default)."""
     rows = cand.global_.shape[0]
     pick = (np.arange(rows), np.argmin(score, axis=1))
     found = np.isfinite(score[pick])
-    allowed = np.isfinite(score)
+    allowed = np.isfinite(score) if allowed is None else allowed
     lowest = np.where(found, np.min(np.where(allowed, cand.global_, np.inf), axis=1), np.nan)
     highest = np.where(found, np.max(np.where(allowed, cand.global_, -np.inf), axis=1), np.nan)
     return BatchChoice(np.where(found, cand.global_[pick], np.nan),
