@@ -4,6 +4,7 @@ run within the reference convergence points and memory (tests/test_batch_choice.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -115,3 +116,26 @@ def test_sweep_fastest_batch_is_the_fastest_of_the_drawn_ones():
 def test_sweep_fastest_refuses_a_local_batch():
     with pytest.raises(UsageError, match="local_batch"):
         simulate(100, local_batch=[8], batch="fastest")
+
+
+def test_a_split_sample_gives_each_accelerator_its_share_of_the_pass():
+    """Splitting each sample over s accelerators beyond the workload's own model parallelism
+    runs the compute at the rate of a pass of 1/s the work; the workload's own layout, given
+    or not, is the same bit for bit."""
+    from gpurank.engine.sources.model.perfmodel import DEFAULT_MODEL, evaluate
+
+    wl = workload("llama31_8b")
+    model = replace(DEFAULT_MODEL, step_latency_s=0.0)
+    cfg = {"peak_tflops": 989.0, "compute_efficiency": 0.5, "mem_bw_tbps": 3.35,
+           "n_accelerators": np.array([8.0]), "accelerators_per_node": 8.0, "n_nodes": 1.0,
+           "local_batch": 1.0, "intra_GBps": 450.0, "inter_GBps": 50.0,
+           "cpu_cores_per_accelerator": np.nan, "cpu_decode_factor": 1.0, "dali": False}
+    own = evaluate(cfg, model, wl)
+    given = evaluate(cfg | {"model_parallel": np.array([1.0])}, model, wl)
+    for key in own:
+        assert own[key].tobytes() == given[key].tobytes(), key
+    split = evaluate(cfg | {"model_parallel": np.array([4.0])}, model, wl)
+    bh = model.batch_half
+    # per accelerator a quarter of the FLOPs, at the rate of a quarter-sample pass
+    expect = own["t_compute"][0] / 4 * ((0.25 + bh) / 0.25) / ((1.0 + bh) / 1.0)
+    assert split["t_compute"][0] == pytest.approx(expect, rel=1e-12)
