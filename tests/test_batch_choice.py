@@ -139,3 +139,25 @@ def test_a_split_sample_gives_each_accelerator_its_share_of_the_pass():
     # per accelerator a quarter of the FLOPs, at the rate of a quarter-sample pass
     expect = own["t_compute"][0] / 4 * ((0.25 + bh) / 0.25) / ((1.0 + bh) / 1.0)
     assert split["t_compute"][0] == pytest.approx(expect, rel=1e-12)
+
+
+def test_simulate_cli_batch_fastest(tmp_path, capsys):
+    import json
+
+    import pyarrow.parquet as pq
+
+    from gpurank.engine.cli import main
+
+    out = tmp_path / "s.parquet"
+    assert main(["simulate", "--n", "800", "--seed", "2", "--workload", "llama31_8b",
+                 "--batch", "fastest", "-o", str(out)]) == 0
+    meta = json.loads(pq.read_metadata(out).metadata[b"gpurank.simulate"])
+    assert meta["batch"] == "fastest"
+    df = pd.read_parquet(out)
+    assert df["prediction_note"].astype(str).str.startswith("global_batch_size chosen").all()
+    same = simulate(800, seed=2, workload=workload("llama31_8b"), batch="fastest")
+    assert np.array_equal(df["time_to_train_min"].to_numpy(), same["time_to_train_min"].to_numpy())
+    capsys.readouterr()
+    assert main(["simulate", "--n", "10", "--batch", "slowest",
+                 "-o", str(tmp_path / "x.parquet")]) != 0
+    assert "--batch: invalid choice: 'slowest'" in capsys.readouterr().err

@@ -139,6 +139,8 @@ def simulate(n, *, seed=0, model=None, accelerators=None, counts=None, nodes=Non
     out.attrs["seed"] = int(seed)
     out.attrs["n_requested"] = int(n)
     out.attrs.update(workload_meta(plan.workload))
+    if plan.batch != "drawn":
+        out.attrs["batch"] = plan.batch
     return out
 
 
