@@ -104,12 +104,15 @@ def test_sweep_fastest_batch_is_the_fastest_of_the_drawn_ones():
     kw = dict(seed=5, accelerators=["H100-SXM5-80GB"], counts=[8])
     fast = simulate(300, batch="fastest", **kw)
     assert fast["prediction_note"].astype(str).str.startswith("global_batch_size chosen").all()
+    cand = batch_candidates(workload("resnet"), [8], [80.0])
+    locals_ = sorted(set(cand.local[cand.ok].astype(int)))  # powers of two, reference points
+    assert len(locals_) > 5
     times = np.column_stack([simulate(300, local_batch=[b], **kw)["time_to_train_min"]
-                             for b in 2 ** np.arange(10)])
+                             for b in locals_])
     best = times.min(axis=1)
     np.testing.assert_allclose(fast["time_to_train_min"], best, rtol=1e-12)
     # the chosen batch is one of those of least time (ties: equal samples and rate)
-    chosen = np.log2(fast["global_batch_size"].to_numpy() // 8).astype(int)
+    chosen = [locals_.index(b) for b in fast["local_batch_size"]]
     assert (times[np.arange(len(times)), chosen] == best).all()
 
 

@@ -8,7 +8,7 @@ grows with the work each accelerator has per pass). :func:`batch_candidates` lis
 the layouts a submission could run: ``b`` samples per data-parallel replica for ``b`` a
 power of two that fits memory, one sample per replica of ``s`` accelerators where the
 workload's samples split that far (tensor x context parallel), and each reference point's
-batch where it is one of those. :func:`fastest_batches` evaluates them all at once (a
+batch where it is one of those (with a whole number of replicas). :func:`fastest_batches` evaluates them all at once (a
 ``(rows, candidates)`` broadcast of :func:`~.perfmodel.evaluate`) and keeps, per row, the
 one of least time to train.
 """
@@ -100,6 +100,10 @@ def batch_candidates(workload: Workload, n, mem_gb, *, within_reference=True,
         s = np.broadcast_to(SPLITS, (n.shape[0], SPLITS.size))
         s_ok = (s > own) & (s <= workload.sample_split) & (np.mod(n1, s) == 0) & (s <= n1)
         parts.append((np.ones_like(s), s, s_ok))
+    curve = workload.samples_curve or workload.epochs_curve
+    if curve:
+        parts.append(_reference_layouts(workload, np.array([b for b, _ in curve]), n1, own,
+                                        whole, splits))
     local = np.concatenate([p[0] for p in parts], axis=1)
     shards = np.concatenate([p[1] for p in parts], axis=1)
     ok = np.concatenate([p[2] for p in parts], axis=1) & (n > 0)
@@ -111,6 +115,19 @@ def batch_candidates(workload: Workload, n, mem_gb, *, within_reference=True,
                                      n=np.broadcast_to(n1, shards.shape))
     ok &= ~known | (local <= max_b)
     return BatchCandidates(gb, local, shards, ok)
+
+
+def _reference_layouts(workload: Workload, points, n1, own, whole, splits):
+    """The reference points' own batches as layouts: ``p / replicas`` samples per
+    data-parallel replica where that is whole, else one sample per replica of ``n / p``
+    accelerators where that is whole and the workload's samples split that far."""
+    p = np.broadcast_to(points, (n1.shape[0], points.size))
+    b = p * own / n1
+    dp = whole & (b >= 1) & (b == np.floor(b))
+    s = n1 / p
+    split = (~dp & splits & (s > own) & (s == np.floor(s))
+             & (s <= workload.sample_split))
+    return (np.where(dp, b, 1.0), np.where(dp, own, np.where(split, s, own)), dp | split)
 
 
 def fastest_batches(cfg: dict, model: CalibratedModel, workload: Workload,
