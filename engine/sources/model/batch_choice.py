@@ -127,7 +127,11 @@ def _reference_layouts(workload: Workload, points, n1, own, whole, splits):
     s = n1 / p
     split = (~dp & splits & (s > own) & (s == np.floor(s))
              & (s <= workload.sample_split))
-    return (np.where(dp, b, 1.0), np.where(dp, own, np.where(split, s, own)), dp | split)
+    # a power of two per replica is in the grid already (and one per replica of a listed split)
+    mant, _ = np.frexp(b)
+    listed = (dp & (mant == 0.5) & (b <= LOCAL_BATCHES[-1])) | (split & np.isin(s, SPLITS))
+    return (np.where(dp, b, 1.0), np.where(dp, own, np.where(split, s, own)),
+            (dp | split) & ~listed)
 
 
 def fastest_batches(cfg: dict, model: CalibratedModel, workload: Workload,
