@@ -81,6 +81,9 @@ def test_candidates_are_whole_replicas_within_points_and_memory():
         assert np.all(replicas == np.round(replicas))  # whole replicas
         assert np.all(local >= 1) and np.all(gb == local * replicas)  # >= 1 sample each
         assert np.all(gb <= top) and np.all(shards <= wl.sample_split)
+        # a pass fits memory; a batch beyond it accumulates micro-batches
+        micro = cand.micro[i, ok]
+        assert np.all((micro >= 1) & (micro <= local))
 
 
 def test_no_candidate_within_points_falls_back_and_says_so():
@@ -101,10 +104,13 @@ def test_sweep_fastest_batch_is_the_fastest_of_the_drawn_ones():
     """Brute force on the sweep: the same seed draws the same rows (accelerator, layout,
     host, network, noise) whatever the batch, so each row of a ``batch="fastest"`` sweep
     trains no slower than the same row at any one local batch, and equals one of them."""
-    kw = dict(seed=5, accelerators=["H100-SXM5-80GB"], counts=[8])
+    # 64 GPUs: every candidate per GPU fits memory (no accumulation, which a drawn sweep
+    # would exclude instead)
+    kw = dict(seed=5, accelerators=["H100-SXM5-80GB"], counts=[64])
     fast = simulate(300, batch="fastest", **kw)
     assert fast["prediction_note"].astype(str).str.startswith("global_batch_size chosen").all()
-    cand = batch_candidates(workload("resnet"), [8], [80.0])
+    cand = batch_candidates(workload("resnet"), [64], [80.0])
+    assert (cand.micro == cand.local)[cand.ok].all()
     locals_ = sorted(set(cand.local[cand.ok].astype(int)))  # powers of two, reference points
     assert len(locals_) > 5
     times = np.column_stack([simulate(300, local_batch=[b], **kw)["time_to_train_min"]

@@ -6,7 +6,7 @@ Submitters choose the batch that minimizes time to train, trading the samples to
 (which grow with the batch, :meth:`~.workload.Workload.samples`) against the rate (which
 grows with the work each accelerator has per pass). :func:`batch_candidates` lists, per row,
 the layouts a submission could run: ``b`` samples per data-parallel replica for ``b`` a
-power of two that fits memory, one sample per replica of ``s`` accelerators where the
+power of two (as micro-batches of the most that fits memory where ``b`` does not), one sample per replica of ``s`` accelerators where the
 workload's samples split that far (tensor x context parallel), and each reference point's
 batch where it is one of those (with a whole number of replicas). :func:`fastest_batches` evaluates them all at once (a
 ``(rows, candidates)`` broadcast of :func:`~.perfmodel.evaluate`) and keeps, per row, the
@@ -35,13 +35,14 @@ LOCAL_BATCHES = 2.0 ** np.arange(17)
 @dataclass(frozen=True)
 class BatchCandidates:
     """Per row and candidate (shape ``(rows, K)``): the global batch, the batch per replica,
-    the accelerators per replica, and whether the candidate is allowed (whole replicas, runs
-    without accumulation in memory, within the reference points)."""
+    the accelerators per replica, whether the candidate is allowed (whole replicas, a pass
+    that fits memory, within the reference points) and the batch one pass runs."""
 
     global_: np.ndarray
     local: np.ndarray
     shards: np.ndarray
     ok: np.ndarray
+    micro: np.ndarray  # the batch one pass runs (a replica's batch beyond memory accumulates)
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class BatchChoice:
     shards: np.ndarray
     lowest: np.ndarray
     highest: np.ndarray
+    micro: np.ndarray
 
 
 def _reference_top(workload: Workload) -> float:
@@ -113,8 +115,11 @@ def batch_candidates(workload: Workload, n, mem_gb, *, within_reference=True,
     known = np.isfinite(mem)
     max_b = workload.max_local_batch(np.where(known, mem, 0.0), shards=shards,
                                      n=np.broadcast_to(n1, shards.shape))
-    ok &= ~known | (local <= max_b)
-    return BatchCandidates(gb, local, shards, ok)
+    # each pass must fit: a replica's batch beyond memory runs as micro-batches of the most
+    # that fits (gradient accumulation, as LLM submissions reach their batches)
+    ok &= ~known | (max_b >= 1)
+    micro = np.where(known, np.minimum(local, np.maximum(max_b, 1.0)), local)
+    return BatchCandidates(gb, local, shards, ok, micro)
 
 
 def _reference_layouts(workload: Workload, points, n1, own, whole, splits):
@@ -153,6 +158,7 @@ def fastest_batches(cfg: dict, model: CalibratedModel, workload: Workload,
             for key, v in cfg.items() if key not in batch_keys}
     flat["local_batch"] = cand.local[ri, ki]
     flat["model_parallel"] = cand.shards[ri, ki]
+    flat["micro_batch"] = cand.micro[ri, ki]
     gb = cand.global_[ri, ki]
     t = np.full((rows, k), np.inf)
     if ri.size:
@@ -193,7 +199,8 @@ def _least(cand: BatchCandidates, score, allowed=None) -> BatchChoice:
     highest = np.where(found, np.max(np.where(allowed, cand.global_, -np.inf), axis=1), np.nan)
     return BatchChoice(np.where(found, cand.global_[pick], np.nan),
                        np.where(found, cand.local[pick], np.nan),
-                       np.where(found, cand.shards[pick], np.nan), lowest, highest)
+                       np.where(found, cand.shards[pick], np.nan), lowest, highest,
+                       np.where(found, cand.micro[pick], np.nan))
 
 
 def smallest_batches(cand: BatchCandidates) -> BatchChoice:

@@ -128,6 +128,7 @@ class _Batch:
     bad_cap: np.ndarray
     bad_shards: np.ndarray
     shards: np.ndarray | None = None  # accelerators per replica where the batch was chosen
+    micro: np.ndarray | None = None  # the batch one pass runs, where the batch was chosen
 
 
 @dataclass(frozen=True)
@@ -272,6 +273,7 @@ def _model_inputs(plan: Plan, d: _Draw) -> dict:
     cfg["local_batch"] = d.batch.b
     if d.batch.shards is not None:
         cfg["model_parallel"] = d.batch.shards
+        cfg["micro_batch"] = d.batch.micro
     return cfg
 
 
@@ -284,20 +286,22 @@ def _fastest_batch(plan: Plan, a, layout: _Layout, host: _Host, network: _Networ
     mem = plan.acc["mem"][a]
     cfg = _hardware_inputs(plan, a, layout, host, network, dali)
     choice = fastest_batches(cfg, plan.model, wl, batch_candidates(wl, n, mem))
-    gb, b, shards = choice.global_, choice.local, choice.shards
+    gb, b, shards, micro = choice.global_, choice.local, choice.shards, choice.micro
     miss = np.flatnonzero(~np.isfinite(gb))
     if miss.size:
         more = smallest_batches(batch_candidates(wl, n[miss], mem[miss],
                                                  within_reference=False))
-        gb, b, shards = gb.copy(), b.copy(), shards.copy()
+        gb, b, shards, micro = gb.copy(), b.copy(), shards.copy(), micro.copy()
         gb[miss], b[miss], shards[miss] = more.global_, more.local, more.shards
+        micro[miss] = more.micro
     none = ~np.isfinite(gb)
     own = np.broadcast_to(np.asarray(wl.shards(np.maximum(n, 1).astype(np.float64))), n.shape)
     gb, b = np.where(none, n, gb).astype(np.int64), np.where(none, 1, b).astype(np.int64)
-    shards = np.where(none, own, shards)
+    shards, micro = np.where(none, own, shards), np.where(none, 1.0, micro)
     # a model-parallel workload's count that is not whole replicas has no batch at all
     bad_shards = none & (np.mod(n, own) != 0)
-    return _Batch(b, gb, none & ~bad_shards, np.zeros(n.shape, bool), bad_shards, shards)
+    return _Batch(b, gb, none & ~bad_shards, np.zeros(n.shape, bool), bad_shards, shards,
+                  micro)
 
 
 def _outcome(plan: Plan, d: _Draw, out: dict, s: Streams, rows: int) -> _Outcome:
