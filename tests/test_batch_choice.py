@@ -40,6 +40,18 @@ def test_gb300_rack_picks_what_submitters_ran():
     assert _SUBMITTED_MIN[0] * 0.8 <= t <= _SUBMITTED_MIN[1] * 1.2, (t, note)
 
 
+@pytest.mark.parametrize("bench, n, submitted", [
+    # NVIDIA's v5.1 GB300 submissions (theia_ngpu8/72/512, summary.csv): global batch 16, 36,
+    # 64 on Llama 3.1 8B and 1,152 on Llama 3.1 405B
+    ("llama31_8b", 8, 16), ("llama31_8b", 72, 36), ("llama31_8b", 512, 64),
+    ("llama31_405b", 512, 1152),
+])
+def test_gb300_picks_within_2x_of_the_submitted_batch(bench, n, submitted):
+    row = dict(_RACK, benchmark=bench, n_accelerators=n, n_nodes=n // 4)
+    note = predict(pd.DataFrame([row]))["prediction_note"].iloc[0]
+    assert submitted / 2 <= _chosen(note) <= 2 * submitted, note
+
+
 @pytest.mark.parametrize("row", [
     _RACK,
     dict(_RACK, n_accelerators=8, n_nodes=2),
