@@ -182,3 +182,21 @@ def test_simulate_cli_batch_fastest(tmp_path, capsys):
     assert main(["simulate", "--n", "10", "--batch", "slowest",
                  "-o", str(tmp_path / "x.parquet")]) != 0
     assert "--batch: invalid choice: 'slowest'" in capsys.readouterr().err
+
+
+def test_the_choice_is_the_same_on_a_strict_device():
+    from gpurank.engine.backend.strict_device import xp
+    from gpurank.engine.sources.model.batch_choice import fastest_batches
+    from gpurank.engine.sources.model.perfmodel import DEFAULT_MODEL
+
+    wl = workload("llama31_8b")
+    cfg = {"peak_tflops": 2500.0, "compute_efficiency": 0.5, "mem_bw_tbps": 8.0,
+           "n_accelerators": np.array([72.0, 8.0, 512.0]),
+           "accelerators_per_node": np.array([4.0, 4.0, 4.0]),
+           "n_nodes": np.array([18.0, 2.0, 128.0]), "intra_GBps": 900.0, "inter_GBps": 400.0,
+           "cpu_cores_per_accelerator": np.nan, "cpu_decode_factor": 1.0, "dali": False}
+    cand = batch_candidates(wl, cfg["n_accelerators"], [288.0, 288.0, 288.0])
+    host = fastest_batches(cfg, DEFAULT_MODEL, wl, cand)
+    dev = fastest_batches(cfg, DEFAULT_MODEL, wl, cand, xp=xp)
+    for a, b in zip((host.global_, host.local, host.shards), (dev.global_, dev.local, dev.shards)):
+        assert a.tobytes() == b.tobytes()

@@ -105,3 +105,21 @@ def test_each_new_workload_is_predicted_and_simulated(name):
     assert "global_batch_size chosen:" in p["prediction_note"].iloc[0]
     df = simulate(2000, seed=1, workload=workload(name))
     assert len(df) > 0 and (df["throughput"] > 0).all()
+
+
+def test_moe_terms_are_the_same_on_a_strict_device():
+    from gpurank.engine.backend.strict_device import xp
+
+    wl = workload("deepseek_v3_671b")
+    cfg = {"peak_tflops": 989.0, "compute_efficiency": 0.5, "mem_bw_tbps": 3.35,
+           "n_accelerators": np.array([256.0, 2048.0, 64.0, 72.0]),
+           "accelerators_per_node": np.array([8.0, 8.0, 8.0, 4.0]),
+           "n_nodes": np.array([32.0, 256.0, 8.0, 18.0]), "local_batch": 8.0,
+           "intra_GBps": 450.0, "inter_GBps": 400.0, "cpu_cores_per_accelerator": np.nan,
+           "cpu_decode_factor": 1.0, "dali": False,
+           "scaleup_domain": np.array([8.0, 8.0, 8.0, 72.0]),
+           "scaleup_GBps": np.array([450.0, 450.0, 450.0, 900.0]),
+           "model_parallel": np.array([16.0, 16.0, 4.0, 2.0])}
+    cpu, dev = evaluate(cfg, DEFAULT_MODEL, wl), evaluate(cfg, DEFAULT_MODEL, wl, xp=xp)
+    for key, value in cpu.items():
+        np.testing.assert_array_equal(value, xp.asnumpy(dev[key]), key)

@@ -163,7 +163,8 @@ def fastest_batches(cfg: dict, model: CalibratedModel, workload: Workload,
     t = np.full((rows, k), np.inf)
     if ri.size:
         out = evaluate(flat, model, workload, xp=xp)
-        thr = np.asarray(out["throughput"], dtype=np.float64)
+        # the candidates' throughput back on the host (a device module says so explicitly)
+        thr = np.asarray(getattr(xp, "asnumpy", np.asarray)(out["throughput"]), dtype=np.float64)
         good = thr > 0
         t[ri, ki] = np.where(good, workload.samples(gb) / np.where(good, thr, 1.0), np.inf)
     return _least(cand, t, cand.ok)
