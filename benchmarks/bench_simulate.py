@@ -3,6 +3,7 @@
     pytest benchmarks/bench_simulate.py                  # benchmark suite (own pytest root)
     BENCH_QUICK=1 pytest benchmarks/bench_simulate.py    # small sizes, smoke run
     python benchmarks/bench_simulate.py --n 10000000     # script: rows/s and peak RSS
+    python benchmarks/bench_simulate.py --n 10000000 --batch fastest   # the chosen batch
 
 The script streams to Parquet (the 10M-row target: < 60 s, < 4 GB peak RSS on 2 cores) and
 prints rows/s and the process's peak resident memory.
@@ -44,6 +45,14 @@ def test_simulate_to_parquet(benchmark, tmp_path):
     assert info["rows"] == N_PARQUET
 
 
+def test_simulate_fastest_batch(benchmark):
+    from gpurank.engine.sources.sweep.simulate import simulate
+
+    df = benchmark.pedantic(simulate, args=(N_MEM // 4,), kwargs={"seed": 0, "batch": "fastest"},
+                            rounds=2, iterations=1)
+    assert len(df) > 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=10_000_000)
@@ -51,19 +60,24 @@ def main(argv=None) -> int:
     ap.add_argument("--row-group-rows", type=int, default=1_000_000)
     ap.add_argument("--partitioned", action="store_true")
     ap.add_argument("--in-memory", action="store_true", help="simulate() instead of streaming")
+    ap.add_argument("--batch", default="drawn", choices=("drawn", "fastest"),
+                    help="each row's batch drawn, or the fastest to train (--batch fastest)")
+    ap.add_argument("--workload", default=None, help="a shipped workload (default ResNet-50)")
     ap.add_argument("-o", "--output", default=None, help="Parquet path (default: a temp dir)")
     a = ap.parse_args(argv)
+    from gpurank.engine.sources.model.workloads import workload
     from gpurank.engine.sources.sweep.simulate import simulate, simulate_to_parquet
 
+    kw = {"batch": a.batch, "workload": workload(a.workload) if a.workload else None}
     t0 = time.perf_counter()
     if a.in_memory:
-        df = simulate(a.n, seed=a.seed)
+        df = simulate(a.n, seed=a.seed, **kw)
         rows, extra = len(df), f"{df.memory_usage(deep=True).sum() / 2**20:.0f} MiB DataFrame"
     else:
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(a.output) if a.output else Path(tmp) / "sweep.parquet"
             info = simulate_to_parquet(out, a.n, seed=a.seed, row_group_rows=a.row_group_rows,
-                                       partitioned=a.partitioned)
+                                       partitioned=a.partitioned, **kw)
             rows = info["rows"]
             size = sum(p.stat().st_size for p in ([out] if out.is_file() else out.rglob("*")))
             extra = f"{info['row_groups']} row groups, {size / 2**20:.0f} MiB on disk"

@@ -41,7 +41,7 @@ from .sources.facts.catalog import merge_accelerator_catalog
 from .sources.model.card import workload_arg
 from .sources.model.outcomes import needs_prediction, predicted_outcomes, table_columns
 from .sources.model.perfmodel import CalibratedModel
-from .sources.sweep.simulate import simulate
+from .sources.sweep.simulate import BATCH_MODES, simulate
 from .spec import AnalysisSpec, parse_criteria
 from .writelock import claim
 
@@ -241,6 +241,10 @@ def _add_simulate(sub) -> None:
     sim.add_argument("--counts", default=None, help="comma-separated accelerator counts")
     sim.add_argument("--nodes", default=None, help="comma-separated node counts")
     sim.add_argument("--providers", default=None, help="comma-separated provider names")
+    sim.add_argument("--batch", default="drawn", choices=BATCH_MODES,
+                     help="drawn: draw each row's batch (default); fastest: the global batch "
+                          "each row trains fastest at within the workload's reference "
+                          "convergence points and memory")
     sim.add_argument("--row-group-rows", type=_integer, default=1_000_000)
     sim.add_argument("--partitioned", action="store_true",
                      help="write a folder of Parquet part files (a dataset for Dask)")
@@ -520,7 +524,7 @@ def _cmd_simulate(args) -> int:
                                    row_group_rows=args.row_group_rows,
                                    partitioned=args.partitioned, overwrite=args.overwrite,
                                    check_size=not args.no_size_check, workload=args.workload,
-                                   catalog=args.catalog)
+                                   catalog=args.catalog, batch=args.batch)
     finally:
         progress.close()
     for note in out.get("notes", ()):

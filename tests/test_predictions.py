@@ -59,7 +59,7 @@ def test_a_default_is_never_used_silently():
     t = _table(accelerator="NVIDIA H100-SXM5-80GB", benchmark="llama2_70b_lora")
     t = t.drop(columns=["global_batch_size"])
     note = predict(t)["prediction_note"].iloc[0]
-    assert "global_batch_size assumed:" in note and "per replica" in note
+    assert "global_batch_size chosen:" in note and "the fastest to train of" in note
 
 
 def test_huge_batch_is_flagged_as_extrapolation():

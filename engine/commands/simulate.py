@@ -45,7 +45,8 @@ def sigterm_raises():
 
 def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, counts=None,
                      nodes=None, providers=None, row_group_rows=1_000_000, partitioned=False,
-                     overwrite=False, check_size=True, workload=None, catalog=None):
+                     overwrite=False, check_size=True, workload=None, catalog=None,
+                     batch="drawn"):
     """``gpurank simulate --n N --seed S [--workload NAME] [--model model.json]
     -o sweep.parquet``.
 
@@ -56,6 +57,7 @@ def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, c
     ``catalog`` is a CSV of accelerators merged over the built-in catalog (its rows are
     sampled when they have a price: ``price_typ_usd_gpu_hr``).
 
+    ``batch="fastest"`` gives each row the global batch it trains fastest at.
     Writes Parquet (file, or folder of parts with ``partitioned``) or, when ``output`` ends
     in ``.csv``, a CSV (in memory). Returns the summary dict of ``simulate_to_parquet``.
     Sizes are checked before any work (``check_size``; ``--no-size-check`` skips it) and a
@@ -72,7 +74,7 @@ def run_simulate_cli(output, *, n, seed=0, model_path=None, accelerators=None, c
     acc = merge_accelerator_catalog(catalog) if catalog is not None else None
     output = Path(output)
     kw = dict(seed=seed, model=model, accelerators=accelerators, counts=counts, nodes=nodes,
-              providers=providers, workload=wl, accelerator_table=acc)
+              providers=providers, workload=wl, accelerator_table=acc, batch=batch)
     if output.suffix.lower() == ".csv":
         if partitioned:
             raise UsageError(f"--output '{output}' ends in .csv; --partitioned writes a folder "

@@ -30,6 +30,7 @@ from ...formatting import number
 from ..facts import catalog as _cat
 from ..facts.accelerators import resolve_accelerator
 from ..facts.hardware import hardware_facts
+from .batch_choice import batch_candidates, chosen_note, fastest_batches, smallest_batches
 from .domain import catalog_with_row_specs, domain_reasons, largest_node, without_outside
 from .perfmodel import HOST_COPY_EFFICIENCY, CalibratedModel, Workload
 from .workloads import round_samples_curve
@@ -453,6 +454,37 @@ def _batches(table: pd.DataFrame, mem_gb, workload: Workload, n, notes: RowNotes
     return _Batches(b, gb, max_b, replicas, shards)
 
 
+def _chosen_batches(table: pd.DataFrame, hw_cfg: dict, model: CalibratedModel,
+                    workload: Workload, notes: RowNotes) -> pd.DataFrame:
+    """The table with the batch a submitter would pick (:mod:`.batch_choice`) in each
+    trainable row that gives no ``global_batch_size``, noted; the table itself when every row
+    gives one. A row without a candidate within the reference convergence points takes the
+    smallest that fits memory beyond them; one without any keeps none (``_batches`` assumes
+    the most that fits, and says so)."""
+    gb = _float_column(table, "global_batch_size")
+    n = np.asarray(hw_cfg["n_accelerators"], dtype=float)
+    todo = ~(gb > 0) & (n > 0) & ~notes.refused
+    if not todo.any():
+        return table
+    rows = np.flatnonzero(todo)
+    sub = {k: (np.asarray(v)[rows] if np.ndim(v) == 1 else v) for k, v in hw_cfg.items()}
+    choice = fastest_batches(sub, model, workload,
+                             batch_candidates(workload, sub["n_accelerators"], sub["mem_gb"]))
+    pick, texts = choice.global_.copy(), chosen_note(choice)
+    miss = ~np.isfinite(pick)
+    if miss.any():
+        # none within the reference points: the smallest that fits, the least extrapolated
+        more = smallest_batches(batch_candidates(workload, sub["n_accelerators"], sub["mem_gb"],
+                                                 within_reference=False))
+        pick[miss], texts[miss] = more.global_[miss], chosen_note(more, False)[miss]
+    full = np.full(len(table), "", dtype=object)
+    full[rows] = texts
+    notes.add(todo, full)
+    gb = gb.copy()
+    gb[rows] = np.where(np.isfinite(pick), pick, np.nan)
+    return table.assign(global_batch_size=gb)
+
+
 def _training_length(table: pd.DataFrame, workload: Workload, gb, use_table_epochs: bool,
                      round_=None):
     """Epochs, samples, the reference curve's epochs to converge, and whether the row's own
@@ -554,12 +586,7 @@ def model_inputs(
         notes.add(~(np.asarray(hw.facts["mem_gb"], dtype=float) > 0) & (shape.n > 0),
                   f"accelerator memory unknown: the {_num(workload.feature_store_gb)} GB "
                   "feature store assumed in host memory")
-    bat = _batches(table, hw.facts["mem_gb"], workload, shape.n, notes)
-    epochs, samples, curve, measured = _training_length(table, workload, bat.global_,
-                                                        use_table_epochs)
-
-    micro = np.where(bat.local > bat.max_local, bat.max_local, bat.local)
-    cfg = {
+    hw_cfg = {
         "peak_tflops": peak,
         "narrow_peak_tflops": hw.peak,
         "compute_efficiency": eff,
@@ -567,19 +594,24 @@ def model_inputs(
         "n_accelerators": shape.n,
         "accelerators_per_node": shape.g,
         "n_nodes": shape.m,
-        "local_batch": bat.local,
         "intra_GBps": link.intra,
         "inter_GBps": link.inter,
         "cpu_cores_per_accelerator": cores,
         "cpu_decode_factor": cpu_factor,
         "dali": dali,
         "host_GBps": link.pcie_bw * HOST_COPY_EFFICIENCY,
-        "micro_batch": micro,
-        "model_parallel": bat.shards,
         "scaleup_domain": np.where(link.spanning, np.nan, hw.facts["scaleup_domain"]),
         "scaleup_GBps": hw.facts["scaleup_bw_GBps"],
         "mem_gb": hw.facts["mem_gb"],
     }
+    batch_table = _chosen_batches(table, hw_cfg, model, workload, notes)
+    bat = _batches(batch_table, hw.facts["mem_gb"], workload, shape.n, notes)
+    epochs, samples, curve, measured = _training_length(table, workload, bat.global_,
+                                                        use_table_epochs)
+
+    micro = np.where(bat.local > bat.max_local, bat.max_local, bat.local)
+    cfg = {**hw_cfg, "local_batch": bat.local, "micro_batch": micro,
+           "model_parallel": bat.shards}
     extra = {
         "accelerator_id": np.array(ids, dtype=object),
         "family": np.where(known, fam, None),

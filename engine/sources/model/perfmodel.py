@@ -325,6 +325,7 @@ def _device_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards
         nar = xp.broadcast_to(xp.asarray(cfg["narrow_peak_tflops"], dtype=f64), v.shape) * 1e12
         ratio = xp.where(v.ok & (nar > 0), v.peak / xp.where(nar > 0, nar, 1.0), 1.0)
         peak = v.peak / ((1.0 - model.narrow_fraction) + model.narrow_fraction * ratio)
+    bm = bm / _extra_split(v, workload, shards, xp)
     t_compute = b_acc * F / (peak * v.eff_c) * ((bm + model.batch_half) / bm)
     if model.step_latency_s > 0:
         # a fixed time per pass over a micro-batch (kernel launches, synchronizations) that
@@ -334,8 +335,9 @@ def _device_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards
     # memory: activations per sample (F / intensity bytes) plus one pass over the weights,
     # gradients and optimizer state per step, at the achieved memory bandwidth
     intensity = model.intensity_for(workload)
-    t_memory = (b_acc * (F / intensity)
-                + workload.dense_params * workload.state_bytes_per_param / shards) / v.bw
+    held = (_held_params(v, workload, shards, xp) if workload.experts
+            else workload.dense_params / shards)
+    t_memory = (b_acc * (F / intensity) + held * workload.state_bytes_per_param) / v.bw
     # roofline: the longer term plus the part of the shorter one that does not overlap it
     longer = xp.maximum(t_compute, t_memory)
     shorter = xp.minimum(t_compute, t_memory)
@@ -345,11 +347,26 @@ def _device_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards
     return t_compute, t_memory, t_device
 
 
+def _extra_split(v: _Inputs, workload: Workload, shards, xp):
+    """How many times further than the workload's own model parallelism each sample is split
+    (tensor x context parallel over ``shards`` accelerators where the workload's replica spans
+    ``Workload.shards(n)``): 1 for every row that runs the workload's own layout.
+
+    A pass's work per accelerator is the replica's micro-batch over this factor (a sample
+    split over 4 GPUs gives each a quarter of its tokens), and the rate a pass reaches
+    depends on the work each accelerator has in it (``batch_half``), so splitting a sample
+    costs what a smaller batch per accelerator costs."""
+    own = workload.shards(v.n, xp)
+    return xp.where(v.ok, xp.maximum(shards / own, 1.0), 1.0)
+
+
 def _allreduce_time(v: _Inputs, cfg: dict, model, workload: Workload, shards, xp):
     """Time of the gradient all-reduce, and the valid rows whose needed link has no
     bandwidth, ``(t_comm, bad_link)``."""
     n, ok, one = v.n, v.ok, v.one
-    s = workload.synced_params * workload.grad_bytes_per_param / shards  # per accelerator
+    s = (_held_params(v, workload, shards, xp) * workload.grad_bytes_per_param
+         if workload.experts
+         else workload.synced_params * workload.grad_bytes_per_param / shards)  # per accelerator
     ce = model.comm_efficiency
     g, m, intra, inter = _reduction_levels(v, cfg, xp)
     intra = intra * 1e9 * ce
@@ -379,6 +396,50 @@ def _allreduce_time(v: _Inputs, cfg: dict, model, workload: Workload, shards, xp
         + model.latency_inter_s * steps_inter
     )
     return t_comm, bad_link
+
+
+def _expert_group(v: _Inputs, workload: Workload, shards, xp):
+    """Accelerators one expert-parallel group spans: ``expert_parallel``, at most the
+    data-parallel replicas (the experts spread over replicas, each replica's model-parallel
+    shards in step)."""
+    return xp.maximum(xp.minimum(float(workload.expert_parallel), v.n / shards), 1.0)
+
+
+def _held_params(v: _Inputs, workload: Workload, shards, xp):
+    """Parameters one accelerator of a mixture of experts holds, updates and reduces each
+    step: its model-parallel share of the shared layers and of its expert group's share of
+    the routed experts (the memory for all experts is spread over the group)."""
+    ep = _expert_group(v, workload, shards, xp)
+    experts = workload.expert_params
+    return (workload.params - experts) / shards + experts / (shards * ep)
+
+
+def _alltoall_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards, xp):
+    """Time of a mixture of experts' all-to-all in one step (0 for a dense workload).
+
+    Each of an accelerator's tokens is sent to ``experts_per_token`` experts and back, in
+    every MoE layer, forward and backward: 4 exchanges of ``hidden_size`` values of
+    ``dispatch_bytes`` per routed copy, ``(ep - 1) / ep`` of them to other accelerators of
+    its expert group of ``ep``. The group's share inside the scale-up domain (or node)
+    crosses its link, the rest the network, each accelerator its share of its group's; the
+    two move at once, so the step waits for the longer."""
+    if not workload.experts:
+        return xp.zeros(v.shape, dtype=np.float64)
+    ep = _expert_group(v, workload, shards, xp)
+    tokens = b_acc * float(workload.tokens_per_sample)
+    nbytes = (tokens * (4.0 * workload.moe_layers * workload.experts_per_token
+                        * workload.hidden_size * workload.dispatch_bytes)
+              * (ep - 1.0) / ep)
+    g1, _, intra, inter = _reduction_levels(v, cfg, xp)
+    ce = model.comm_efficiency
+    intra = intra * 1e9 * ce
+    net = inter * 1e9 * ce / g1
+    peers = xp.maximum(ep - 1.0, 1.0)
+    inside = xp.minimum(ep, g1) - 1.0  # peers in the same domain
+    outside = ep - 1.0 - inside
+    t_in = xp.where(inside > 0, nbytes * (inside / peers) / xp.where(intra > 0, intra, 1.0), 0.0)
+    t_out = xp.where(outside > 0, nbytes * (outside / peers) / xp.where(net > 0, net, 1.0), 0.0)
+    return xp.maximum(t_in, t_out)
 
 
 def _reduction_levels(v: _Inputs, cfg: dict, xp):
@@ -509,6 +570,9 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
     b_acc = v.b / shards
     t_compute, t_memory, t_device = _device_time(v, cfg, model, workload, b_acc, shards, xp)
     t_comm, bad_link = _allreduce_time(v, cfg, model, workload, shards, xp)
+    if workload.experts:
+        # the experts' all-to-all, hidden behind compute as the all-reduce is
+        t_comm = t_comm + _alltoall_time(v, cfg, model, workload, b_acc, shards, xp)
     hidden = xp.minimum(model.overlap * t_comm, (2.0 / 3.0) * t_device)  # backward = 2/3
     t_gpu = t_device + t_comm - hidden
     t_input = _input_time(v, cfg, model, workload, b_acc, shards, xp)

@@ -130,6 +130,24 @@ class Workload:
         The optimizer state is sharded over all accelerators (a distributed optimizer,
         ZeRO/FSDP) even when the model is data parallel; a model-parallel workload's state
         always is.
+    active_params : float or None
+        Parameters a token passes through (a mixture of experts: the shared layers and the
+        ``experts_per_token`` experts it is routed to); None: all ``params`` (a dense model).
+        ``flops_per_sample`` already counts only these.
+    experts, experts_per_token : int
+        Routed experts of each mixture-of-experts layer, and how many each token is sent to;
+        0 (the default): a dense model.
+    moe_layers : int
+        Layers with routed experts (the all-to-all runs once per such layer and direction).
+    hidden_size : int
+        The model width: a routed token carries ``hidden_size`` values to each expert.
+    expert_parallel : int
+        Accelerators the routed experts are spread over (expert parallelism, within the
+        data-parallel replicas): each holds ``1 / expert_parallel`` of them, and the tokens
+        they are routed to cross the all-to-all. 1: every replica holds every expert.
+    dispatch_bytes : float
+        Bytes per value the all-to-all moves (2: bf16; DeepSeek-V3 dispatches in fp8 and
+        combines in bf16, 1.5 on average).
     efficiency_from : str
         The calibrated workload whose kernels this one's FLOPs run in (``"bert_large"``: dense
         projections and attention), whose efficiencies a first-principles prediction takes
@@ -166,6 +184,13 @@ class Workload:
     state_sharded: bool = False
     max_model_parallel: int | None = None
     efficiency_from: str = ""
+    active_params: float | None = None
+    experts: int = 0
+    experts_per_token: int = 0
+    moe_layers: int = 0
+    hidden_size: int = 0
+    expert_parallel: int = 1
+    dispatch_bytes: float = 2.0
     sources: tuple = ()
 
     parameter_constraints: ClassVar[dict] = {
@@ -189,6 +214,13 @@ class Workload:
         "precision": (Options(PRECISIONS),),
         "max_global_batch": (None, Interval(int, 1, None)),
         "max_model_parallel": (None, Interval(int, 1, None)),
+        "active_params": (None, POSITIVE),
+        "experts": (Interval(int, 0, None),),
+        "experts_per_token": (Interval(int, 0, None),),
+        "moe_layers": (Interval(int, 0, None),),
+        "hidden_size": (Interval(int, 0, None),),
+        "expert_parallel": (Interval(int, 1, None),),
+        "dispatch_bytes": (POSITIVE,),
     }
 
     def __post_init__(self):
@@ -210,6 +242,14 @@ class Workload:
                     *((None, POSITIVE) if samples else (POSITIVE,)))
         if self.throughput_unit == "tokens/s":
             check_param("tokens_per_sample", self.tokens_per_sample, POSITIVE)
+        if self.experts:
+            # a mixture of experts routes each token to some of its experts, over its layers
+            check_param("experts_per_token", self.experts_per_token,
+                        Interval(int, 1, self.experts))
+            check_param("active_params", self.active_params, Interval(float, 0, self.params))
+            check_param("moe_layers", self.moe_layers, Interval(int, 1, None))
+            check_param("hidden_size", self.hidden_size, Interval(int, 1, None))
+            check_param("tokens_per_sample", self.tokens_per_sample, POSITIVE)
         object.__setattr__(self, "local_batches", tuple(self.local_batches))
 
     @property
@@ -226,6 +266,15 @@ class Workload:
     def synced_params(self) -> float:
         """Parameters whose gradients the all-reduce exchanges."""
         return float(self.params if self.allreduce_params is None else self.allreduce_params)
+
+    @property
+    def expert_params(self) -> float:
+        """Parameters of the routed experts (0 for a dense model): from the total and active
+        counts, as a token uses ``experts_per_token / experts`` of them and all the rest."""
+        if not self.experts:
+            return 0.0
+        share = self.experts_per_token / self.experts
+        return float((self.params - self.active_params) / (1.0 - share)) if share < 1 else 0.0
 
     def shards(self, n, xp=np):
         """Accelerators sharing one copy of the model state: ``min(n, model_parallel)``."""

@@ -93,11 +93,11 @@ def workload(name: str) -> Workload:
     if wname == _RESNET:
         return resnet50()
     row = workload_table().set_index("workload").loc[wname]
-    benches = row["benchmarks"].split(";")
-    info = benchmark_info(benches[0])
-    tps = info.tokens_per_sample if info is not None else None
+    benches = [b for b in row["benchmarks"].split(";") if b]
+    info = benchmark_info(benches[0]) if benches else None
+    tps = info.tokens_per_sample if info is not None else _int(row, "tokens_per_sample")
     ds = _int(row, "dataset_size")
-    curve = _samples_curve(benches, ds, tps)
+    curve = _samples_curve(benches, ds, tps) or _card_curve(row, tps)
     if not curve:
         raise DataError(f"workload {wname}: mlperf-logging has no reference convergence points "
                         f"for {', '.join(benches)}; install mlperf-logging")
@@ -114,7 +114,8 @@ def workload(name: str) -> Workload:
         grad_bytes_per_param=_float(row, "grad_bytes_per_param"),
         decode_cost=_float(row, "decode_cost"),
         benchmark=row["benchmarks"],
-        throughput_unit=info.throughput_unit if info is not None else "samples/s",
+        throughput_unit=(info.throughput_unit if info is not None
+                         else "tokens/s" if tps else "samples/s"),
         tokens_per_sample=tps,
         samples_curve=curve,
         allreduce_params=_float(row, "allreduce_params"),
@@ -131,8 +132,30 @@ def workload(name: str) -> Workload:
         architecture=row.get("architecture", ""),
         state_sharded=str(row.get("state_sharded", "")).strip().lower() in ("yes", "true", "1"),
         max_model_parallel=_int(row, "max_model_parallel"),
+        **_experts(row),
         sources=sources,
     )
+
+
+def _experts(row) -> dict:
+    """The mixture-of-experts fields of a workload row (none for a dense model)."""
+    out = {"active_params": _float(row, "active_params")}
+    for col in ("experts", "experts_per_token", "moe_layers", "hidden_size"):
+        out[col] = _int(row, col) or 0
+    out["expert_parallel"] = _int(row, "expert_parallel") or 1
+    out["dispatch_bytes"] = _float(row, "dispatch_bytes") or 2.0
+    return out
+
+
+def _card_curve(row, tokens_per_sample) -> tuple:
+    """The samples to train of a workload without MLPerf reference points: its model card's
+    training tokens (``train_tokens``) at every batch up to its largest
+    (``max_global_batch``), as pretraining runs a fixed token budget."""
+    tokens, top = _float(row, "train_tokens"), _float(row, "max_global_batch")
+    if not (tokens and tokens_per_sample and top):
+        return ()
+    samples = tokens / float(tokens_per_sample)
+    return ((1.0, samples), (top, samples))
 
 
 @lru_cache(maxsize=256)

@@ -26,9 +26,12 @@ from ..model.workloads import default_model, model_for_workload
 from ..model.workloads import workload as _workload
 
 __all__ = ["DEFAULT_NETWORKS", "FW_NVIDIA", "FW_OTHER", "FW_DALI", "Plan", "prepare", "BATCH_OUT",
-           "SCALE_OUT", "CURVE_OUT", "workload_meta"]
+           "SCALE_OUT", "CURVE_OUT", "workload_meta", "FASTEST_NOTE"]
 
 
+#: The note of every row of a sweep whose batch is chosen (``batch="fastest"``).
+FASTEST_NOTE = ("global_batch_size chosen: the fastest to train of the batches within the "
+                "reference convergence points and memory")
 #: Inter-node networks of the default grid (link ids of interconnects.csv).
 DEFAULT_NETWORKS = ("eth_25g", "eth_100g", "roce_100g_x4", "ib_edr", "ib_hdr", "ib_ndr",
                     "roce_400g_x8", "aws_efa_p5", "ib_xdr")
@@ -73,6 +76,7 @@ class Plan:
     workload: Workload
     link_bw: dict
     intervals: IntervalTable
+    batch: str = "drawn"  # "fastest": each row's batch is the one it trains fastest at
 
 
 def _model_and_workload(model, workload) -> tuple[CalibratedModel, Workload]:
@@ -278,8 +282,12 @@ def _cpu_arrays(x86: pd.DataFrame, grace: pd.DataFrame) -> dict:
 
 
 def prepare(*, model, workload, accelerators, providers, counts, nodes, local_batch,
-             accelerator_table, price_table, host_cpu_table, interconnect_table) -> Plan:
+            accelerator_table, price_table, host_cpu_table, interconnect_table,
+            batch="drawn") -> Plan:
     """Check the options and read the catalogs into the arrays every chunk draws from."""
+    if batch == "fastest" and local_batch is not None:
+        raise UsageError(f"local_batch={local_batch!r} with batch='fastest': the fastest batch "
+                         "is chosen, not drawn; give one or the other")
     model, workload = _model_and_workload(model, workload)
     acc = _cat.accelerator_catalog(accelerator_table)
     prices = _cat.price_catalog(price_table, accelerators=acc)
@@ -310,6 +318,8 @@ def prepare(*, model, workload, accelerators, providers, counts, nodes, local_ba
         eff_basis = [(e, f"first-principles:{model.workload}") for e, _b in eff_basis]
         notes = ["; ".join(x for x in (n, first_principles_note(model, workload)) if x)
                  for n in notes]
+    if batch == "fastest":
+        notes = ["; ".join(x for x in (FASTEST_NOTE, n) if x) for n in notes]
     cats = _categories(acc, prices, cpu_names, lk, eff_basis)
     cats["prediction_note"], note_base = _note_categories(notes, model, workload)
     accd = _accelerator_arrays(acc, cats, eff_basis, lk, workload)
@@ -327,7 +337,7 @@ def prepare(*, model, workload, accelerators, providers, counts, nodes, local_ba
         counts=None if counts is None else np.array(counts, dtype=np.int64),
         nodes=None if nodes is None else np.array(nodes, dtype=np.int64),
         local_batch=None if local_batch is None else np.array(local_batch, dtype=np.int64),
-        model=model, workload=workload, link_bw=lk.bw, intervals=table_i,
+        model=model, workload=workload, link_bw=lk.bw, intervals=table_i, batch=batch,
     )
 
 

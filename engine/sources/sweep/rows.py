@@ -16,13 +16,14 @@ import pandas as pd
 
 from ...errors import UsageError
 from ...schema import SIMULATED_COLUMNS
+from ..model.batch_choice import batch_candidates, fastest_batches, smallest_batches
 from ..model.perfmodel import Workload, evaluate
 from ..model.predict import (
     extrapolation,
 )
 from .plan import BATCH_OUT, CURVE_OUT, FW_DALI, FW_NVIDIA, FW_OTHER, SCALE_OUT, Plan
 
-__all__ = ["LOGICAL_CHUNK", "DEFAULT_COUNTS", "iter_chunks", "no_rows_error"]
+__all__ = ["UNIFORM_STREAMS", "NORMAL_STREAMS", "Streams", "draw_streams", "LOGICAL_CHUNK", "DEFAULT_COUNTS", "iter_chunks", "no_rows_error"]
 
 
 LOGICAL_CHUNK = 1 << 16
@@ -37,6 +38,48 @@ _REASONS = ("accelerators_per_node_above_chassis_limit", "nodes_do_not_divide_ac
 _SHARD_REASON = "accelerators_not_whole_model_replicas"
 #: reason of a sweep of a workload whose reference points end below the replicas' batch
 _CAP_REASON = "global_batch_above_reference_points"
+
+
+#: The uniform streams of a chunk, in the order they are drawn: stream ``i`` is row ``i`` of
+#: one ``random((10, L))`` call, so renaming them changes no draw. ``spare`` is drawn and
+#: unused; it stays so that the normal streams after it draw the same values.
+UNIFORM_STREAMS = ("accelerator", "offer", "count", "per_node", "host_cpu", "sockets",
+                   "network", "framework", "batch", "spare")
+#: The standard-normal streams, drawn after the uniforms (clipped to +-3).
+NORMAL_STREAMS = ("throughput_noise", "epochs_noise")
+
+
+@dataclass(frozen=True)
+class Streams:
+    """One chunk's random streams by name, each ``rows`` values: the uniforms of
+    :data:`UNIFORM_STREAMS` and the normals of :data:`NORMAL_STREAMS`.
+
+    ``per_node`` draws the preferred accelerators per node, or the node count when both
+    counts and nodes are given.
+    """
+
+    accelerator: np.ndarray
+    offer: np.ndarray
+    count: np.ndarray
+    per_node: np.ndarray
+    host_cpu: np.ndarray
+    sockets: np.ndarray
+    network: np.ndarray
+    framework: np.ndarray
+    batch: np.ndarray
+    spare: np.ndarray
+    throughput_noise: np.ndarray
+    epochs_noise: np.ndarray
+
+
+def draw_streams(seed: int, k: int, rows: int) -> Streams:
+    """The named streams of chunk ``k``: ``L`` values per stream whatever ``rows`` is (the
+    first ``rows`` kept), so a row's values depend only on the seed and its position."""
+    L = LOGICAL_CHUNK
+    rng = np.random.Generator(np.random.Philox(np.random.SeedSequence(seed, spawn_key=(k,))))
+    u = rng.random((len(UNIFORM_STREAMS), L))[:, :rows]
+    z = np.clip(rng.standard_normal((len(NORMAL_STREAMS), L))[:, :rows], -3.0, 3.0)
+    return Streams(**dict(zip(UNIFORM_STREAMS, u)), **dict(zip(NORMAL_STREAMS, z)))
 
 
 def _pick(u, options):
@@ -84,6 +127,8 @@ class _Batch:
     bad_mem: np.ndarray
     bad_cap: np.ndarray
     bad_shards: np.ndarray
+    shards: np.ndarray | None = None  # accelerators per replica where the batch was chosen
+    micro: np.ndarray | None = None  # the batch one pass runs, where the batch was chosen
 
 
 @dataclass(frozen=True)
@@ -116,35 +161,35 @@ class _Outcome:
     bottleneck: np.ndarray
 
 
-def _draw_layout(plan: Plan, u, a, rows: int) -> _Layout:
+def _draw_layout(plan: Plan, s: Streams, a, rows: int) -> _Layout:
     """Accelerator count and node count from the grid (the options fix either or both)."""
     maxpn = plan.acc["max_per_node"][a]
-    pref = _pick(u[3], _PER_NODE_PREF)
+    pref = _pick(s.per_node, _PER_NODE_PREF)
     bad_chassis = np.zeros(rows, bool)
     bad_divide = np.zeros(rows, bool)
     if plan.nodes is None:
         counts = plan.counts if plan.counts is not None else np.array(DEFAULT_COUNTS, np.int64)
-        n = _pick(u[2], counts)
+        n = _pick(s.count, counts)
         per_node = np.gcd(n, np.minimum(pref, maxpn))
         m = n // per_node
     elif plan.counts is None:
-        m = _pick(u[2], plan.nodes)
+        m = _pick(s.count, plan.nodes)
         per_node = np.minimum(pref, maxpn)
         n = m * per_node
     else:
-        n = _pick(u[2], plan.counts)
-        m = _pick(u[3], plan.nodes)
+        n = _pick(s.count, plan.counts)
+        m = _pick(s.per_node, plan.nodes)
         bad_divide = n % m != 0
         per_node = np.maximum(n // m, 1)
         bad_chassis = ~bad_divide & (per_node > maxpn)
     return _Layout(n, m, per_node, bad_chassis, bad_divide)
 
 
-def _draw_host(plan: Plan, u, a, per_node) -> _Host:
+def _draw_host(plan: Plan, s: Streams, a, per_node) -> _Host:
     """Host CPU: an x86 model with 1 or 2 sockets, or the fixed Grace of GH200/GB200."""
     A, C = plan.acc, plan.cpu
-    ci = np.minimum((u[4] * len(C["cores"])).astype(np.int64), len(C["cores"]) - 1)
-    sockets = np.where(u[5] < _P_TWO_SOCKETS, np.minimum(2, C["max_sockets"][ci]), 1)
+    ci = np.minimum((s.host_cpu * len(C["cores"])).astype(np.int64), len(C["cores"]) - 1)
+    sockets = np.where(s.sockets < _P_TWO_SOCKETS, np.minimum(2, C["max_sockets"][ci]), 1)
     fixed = A["fixed_cpu"][a]
     node_cores = C["cores"][ci] * sockets
     return _Host(
@@ -155,11 +200,11 @@ def _draw_host(plan: Plan, u, a, per_node) -> _Host:
     )
 
 
-def _draw_network(plan: Plan, u, a, layout: _Layout) -> _Network:
+def _draw_network(plan: Plan, s: Streams, a, layout: _Layout) -> _Network:
     """Network between nodes (none on one node, the pod fabric where there is one)."""
     A, m, per_node = plan.acc, layout.m, layout.per_node
     n_net = len(plan.net["bw"]) - 1
-    net_code = np.where(m > 1, 1 + np.minimum((u[6] * n_net).astype(np.int64), n_net - 1), 0)
+    net_code = np.where(m > 1, 1 + np.minimum((s.network * n_net).astype(np.int64), n_net - 1), 0)
     inter_bw = plan.net["bw"][net_code]
     fabric = A["fabric"][a] & (m > 1)
     if fabric.any():
@@ -170,11 +215,13 @@ def _draw_network(plan: Plan, u, a, layout: _Layout) -> _Network:
     return _Network(net_code, inter_bw, intra_code)
 
 
-def _draw_batch(plan: Plan, u, a, n, rows: int) -> _Batch:
+def _draw_batch(plan: Plan, s: Streams, a, n, rows: int) -> _Batch:
     """Local batch per replica (bounded by memory and the largest global batch)."""
     wl = plan.workload
     if wl.model_parallel == 1:
-        max_b = plan.acc["max_b"][a]
+        # a sharded optimizer state leaves each accelerator more room the more there are
+        max_b = (wl.max_local_batch(plan.acc["mem"][a], n=n.astype(np.float64)).astype(np.int64)
+                 if wl.state_sharded else plan.acc["max_b"][a])
         replicas = n
         bad_shards = np.zeros(rows, bool)
     else:
@@ -186,32 +233,33 @@ def _draw_batch(plan: Plan, u, a, n, rows: int) -> _Batch:
         max_b = wl.max_local_batch(plan.acc["mem"][a], shards=shards.astype(np.float64),
                                    n=n.astype(np.float64)).astype(np.int64)
     if plan.local_batch is None:
-        b = np.minimum(_pick(u[8], np.array(wl.local_batches, dtype=np.int64)), max_b)
+        b = np.minimum(_pick(s.batch, np.array(wl.local_batches, dtype=np.int64)), max_b)
         cap = wl.max_global_batch if wl.max_global_batch is not None else np.iinfo(np.int64).max
         b = np.maximum(np.minimum(b, cap // replicas), 1)
         bad_mem = b > max_b
         # more replicas than the largest global batch: beyond the reference convergence points
         bad_cap = b * replicas > cap
     else:
-        b = _pick(u[8], plan.local_batch)
+        b = _pick(s.batch, plan.local_batch)
         bad_mem = b > max_b
         bad_cap = np.zeros(rows, bool)
     return _Batch(b, b * replicas, bad_mem, bad_cap, bad_shards)
 
 
-def _model_inputs(plan: Plan, d: _Draw) -> dict:
-    """The drawn rows as :func:`~gpurank.engine.sources.model.perfmodel.evaluate`'s ``cfg``."""
-    A, a = plan.acc, d.a
+def _hardware_inputs(plan: Plan, a, layout: _Layout, host: _Host, network: _Network,
+                     dali) -> dict:
+    """The drawn rows as :func:`~gpurank.engine.sources.model.perfmodel.evaluate`'s ``cfg``,
+    all but the batch."""
+    A = plan.acc
     # memory per accelerator places a feature store; a sweep without one skips the gather
     store = {"mem_gb": A["mem"][a]} if plan.workload.gathered_bytes_per_sample > 0 else {}
     return {
         "peak_tflops": A["peak"][a], "compute_efficiency": A["eff"][a],
-        "mem_bw_tbps": A["mem_bw"][a], "n_accelerators": d.layout.n,
-        "accelerators_per_node": d.layout.per_node, "n_nodes": d.layout.m,
-        "local_batch": d.batch.b,
-        "intra_GBps": A["intra_bw"][a], "inter_GBps": d.network.inter_bw,
-        "cpu_cores_per_accelerator": d.host.cores_pa, "cpu_decode_factor": d.host.cpu_factor,
-        "dali": d.dali,
+        "mem_bw_tbps": A["mem_bw"][a], "n_accelerators": layout.n,
+        "accelerators_per_node": layout.per_node, "n_nodes": layout.m,
+        "intra_GBps": A["intra_bw"][a], "inter_GBps": network.inter_bw,
+        "cpu_cores_per_accelerator": host.cores_pa, "cpu_decode_factor": host.cpu_factor,
+        "dali": dali,
         "host_GBps": A["host_bw"][a],
         "narrow_peak_tflops": A["narrow_peak"][a],
         "scaleup_domain": A["scaleup"][a], "scaleup_GBps": A["scaleup_bw"][a],
@@ -219,19 +267,56 @@ def _model_inputs(plan: Plan, d: _Draw) -> dict:
     }
 
 
-def _outcome(plan: Plan, d: _Draw, out: dict, z, rows: int) -> _Outcome:
+def _model_inputs(plan: Plan, d: _Draw) -> dict:
+    """The drawn rows as :func:`~gpurank.engine.sources.model.perfmodel.evaluate`'s ``cfg``."""
+    cfg = _hardware_inputs(plan, d.a, d.layout, d.host, d.network, d.dali)
+    cfg["local_batch"] = d.batch.b
+    if d.batch.shards is not None:
+        cfg["model_parallel"] = d.batch.shards
+        cfg["micro_batch"] = d.batch.micro
+    return cfg
+
+
+def _fastest_batch(plan: Plan, a, layout: _Layout, host: _Host, network: _Network,
+                   dali) -> _Batch:
+    """Each row's batch of least predicted time to train (:mod:`.batch_choice`): within the
+    reference convergence points where one fits, else the smallest that fits memory beyond
+    them (the least extrapolated); a row where none fits memory is excluded (as beyond memory)."""
+    wl, n = plan.workload, layout.n
+    mem = plan.acc["mem"][a]
+    cfg = _hardware_inputs(plan, a, layout, host, network, dali)
+    choice = fastest_batches(cfg, plan.model, wl, batch_candidates(wl, n, mem))
+    gb, b, shards, micro = choice.global_, choice.local, choice.shards, choice.micro
+    miss = np.flatnonzero(~np.isfinite(gb))
+    if miss.size:
+        more = smallest_batches(batch_candidates(wl, n[miss], mem[miss],
+                                                 within_reference=False))
+        gb, b, shards, micro = gb.copy(), b.copy(), shards.copy(), micro.copy()
+        gb[miss], b[miss], shards[miss] = more.global_, more.local, more.shards
+        micro[miss] = more.micro
+    none = ~np.isfinite(gb)
+    own = np.broadcast_to(np.asarray(wl.shards(np.maximum(n, 1).astype(np.float64))), n.shape)
+    gb, b = np.where(none, n, gb).astype(np.int64), np.where(none, 1, b).astype(np.int64)
+    shards, micro = np.where(none, own, shards), np.where(none, 1.0, micro)
+    # a model-parallel workload's count that is not whole replicas has no batch at all
+    bad_shards = none & (np.mod(n, own) != 0)
+    return _Batch(b, gb, none & ~bad_shards, np.zeros(n.shape, bool), bad_shards, shards,
+                  micro)
+
+
+def _outcome(plan: Plan, d: _Draw, out: dict, s: Streams, rows: int) -> _Outcome:
     """The model's outputs with measurement noise, and what they cost in money and power."""
     A, a, n, gb = plan.acc, d.a, d.layout.n, d.batch.gb
     wl, mdl = plan.workload, plan.model
-    noise = 1.0 + mdl.noise_sigma * z[0]
+    noise = 1.0 + mdl.noise_sigma * s.throughput_noise
     thr = out["throughput"] * noise
     util = np.minimum(out["utilization"] * noise, 1.0)
     if wl.samples_curve:
-        samples = wl.samples(gb) * (1.0 + mdl.epochs_noise_sigma * z[1])
+        samples = wl.samples(gb) * (1.0 + mdl.epochs_noise_sigma * s.epochs_noise)
         epochs = samples / float(wl.dataset_size) if wl.dataset_size else np.full(rows, np.nan)
         train_s = samples / thr + mdl.overhead_s
     else:
-        epochs = wl.epochs(gb) * (1.0 + mdl.epochs_noise_sigma * z[1])
+        epochs = wl.epochs(gb) * (1.0 + mdl.epochs_noise_sigma * s.epochs_noise)
         train_s = epochs * wl.dataset_size / thr + mdl.overhead_s
     tdp = A["tdp"][a]
     return _Outcome(
@@ -311,31 +396,22 @@ def _frame(plan: Plan, d: _Draw, res: _Outcome, keep, ev: _Evidence) -> pd.DataF
 
 def _chunk(plan: Plan, seed: int, k: int, rows: int, xp=np):
     """Rows [k*L, k*L + rows) of the sweep (rows <= L); returns (DataFrame, excluded dict)."""
-    L = LOGICAL_CHUNK
-    # every uniform and normal of the chunk is drawn here, L per stream whatever ``rows``
-    # is, so a row's values depend only on the seed and its position
-    rng = np.random.Generator(np.random.Philox(np.random.SeedSequence(seed, spawn_key=(k,))))
-    u = rng.random((10, L))[:, :rows]
-    z = np.clip(rng.standard_normal((2, L))[:, :rows], -3.0, 3.0)
+    s = draw_streams(seed, k, rows)
     A = plan.acc
 
-    a = np.minimum((u[0] * plan.n_acc).astype(np.int64), plan.n_acc - 1)
-    offer = plan.offer_start[a] + np.minimum((u[1] * plan.offer_count[a]).astype(np.int64),
+    a = np.minimum((s.accelerator * plan.n_acc).astype(np.int64), plan.n_acc - 1)
+    offer = plan.offer_start[a] + np.minimum((s.offer * plan.offer_count[a]).astype(np.int64),
                                              plan.offer_count[a] - 1)
-    layout = _draw_layout(plan, u, a, rows)
-    fw = np.where(A["dali_ok"][a], _pick(u[7], FW_NVIDIA), _pick(u[7], FW_OTHER))
-    d = _Draw(
-        a=a,
-        offer=offer,
-        fw=fw,
-        dali=FW_DALI[fw],
-        layout=layout,
-        host=_draw_host(plan, u, a, layout.per_node),
-        network=_draw_network(plan, u, a, layout),
-        batch=_draw_batch(plan, u, a, layout.n, rows),
-    )
+    layout = _draw_layout(plan, s, a, rows)
+    fw = np.where(A["dali_ok"][a], _pick(s.framework, FW_NVIDIA), _pick(s.framework, FW_OTHER))
+    host = _draw_host(plan, s, a, layout.per_node)
+    network = _draw_network(plan, s, a, layout)
+    batch = (_fastest_batch(plan, a, layout, host, network, FW_DALI[fw])
+             if plan.batch == "fastest" else _draw_batch(plan, s, a, layout.n, rows))
+    d = _Draw(a=a, offer=offer, fw=fw, dali=FW_DALI[fw], layout=layout, host=host,
+              network=network, batch=batch)
     out = evaluate(_model_inputs(plan, d), plan.model, plan.workload, xp=xp)
-    res = _outcome(plan, d, out, z, rows)
+    res = _outcome(plan, d, out, s, rows)
     excl, reasons = _exclusions(plan.workload, d.layout, d.batch)
     keep = ~excl if excl.any() else slice(None)
     return _frame(plan, d, res, keep, _evidence(plan, d)), reasons

@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...outputs import publish_file, publish_folder
-from ...params import InstanceOf, Interval, Items, validate_params
+from ...params import InstanceOf, Interval, Items, Options, validate_params
 from ...schema import SIMULATED_COLUMNS
 from ..facts.accelerators import resolve_accelerators
 from ..model.perfmodel import CalibratedModel, Workload
@@ -44,11 +44,14 @@ from .writer import (
 
 __all__ = ["simulate", "simulate_to_parquet", "SIMULATE_CONSTRAINTS", "LOGICAL_CHUNK",
            "DEFAULT_COUNTS", "DEFAULT_NETWORKS", "COLUMNS", "resolve_accelerators", "estimate_size",
-           "MEMORY_BYTES_PER_ROW", "PARQUET_BYTES_PER_ROW", "CSV_BYTES_PER_ROW"]
+           "MEMORY_BYTES_PER_ROW", "PARQUET_BYTES_PER_ROW", "CSV_BYTES_PER_ROW", "BATCH_MODES"]
 
 #: Output columns, in order (:data:`gpurank.engine.schema.SIMULATED_COLUMNS`: the header a
 #: simulated CSV is recognized by).
 COLUMNS = SIMULATED_COLUMNS
+#: How a sweep's batch is set: drawn from the workload's local batches (capped by memory and
+#: the reference points), or the one each row trains fastest at (:mod:`..model.batch_choice`).
+BATCH_MODES = ("drawn", "fastest")
 #: Largest accelerator or node count, and local batch, a sweep may be asked for.
 MAX_COUNT = 1_048_576
 MAX_LOCAL_BATCH = 1_000_000
@@ -70,6 +73,7 @@ SIMULATE_CONSTRAINTS = {
     "nodes": _counts(MAX_COUNT),
     "local_batch": _counts(MAX_LOCAL_BATCH),
     "check_size": (bool,),
+    "batch": (Options(BATCH_MODES),),
 }
 
 
@@ -77,7 +81,7 @@ SIMULATE_CONSTRAINTS = {
 def simulate(n, *, seed=0, model=None, accelerators=None, counts=None, nodes=None,
              providers=None, local_batch=None, workload=None, accelerator_table=None,
              price_table=None, host_cpu_table=None, interconnect_table=None,
-             check_size=True) -> pd.DataFrame:
+             check_size=True, batch="drawn") -> pd.DataFrame:
     """Simulate ``n`` training configurations in memory.
 
     Parameters
@@ -106,6 +110,10 @@ def simulate(n, *, seed=0, model=None, accelerators=None, counts=None, nodes=Non
     check_size : bool
         Refuse up front (``ParamError``) when ``n`` rows would need more memory than is
         available (``MEMORY_BYTES_PER_ROW`` each); ``False`` skips the check.
+    batch : {"drawn", "fastest"}
+        ``"fastest"``: each row runs the global batch it trains fastest at within the
+        workload's reference convergence points and memory, as a submitter picks it (each
+        row's note says so); ``"drawn"`` (the default) draws it. Not with ``local_batch``.
 
     Returns
     -------
@@ -117,7 +125,8 @@ def simulate(n, *, seed=0, model=None, accelerators=None, counts=None, nodes=Non
     plan = prepare(model=model, workload=workload, accelerators=accelerators,
                    providers=providers, counts=counts, nodes=nodes, local_batch=local_batch,
                    accelerator_table=accelerator_table, price_table=price_table,
-                   host_cpu_table=host_cpu_table, interconnect_table=interconnect_table)
+                   host_cpu_table=host_cpu_table, interconnect_table=interconnect_table,
+                   batch=batch)
     parts, excluded = [], {}
     for df, excluded in iter_chunks(plan, int(n), seed):
         parts.append(df)
@@ -130,6 +139,8 @@ def simulate(n, *, seed=0, model=None, accelerators=None, counts=None, nodes=Non
     out.attrs["seed"] = int(seed)
     out.attrs["n_requested"] = int(n)
     out.attrs.update(workload_meta(plan.workload))
+    if plan.batch != "drawn":
+        out.attrs["batch"] = plan.batch
     return out
 
 
@@ -139,7 +150,7 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
                         accelerator_table=None, price_table=None, host_cpu_table=None,
                         interconnect_table=None, row_group_rows=1_000_000,
                         partitioned=False, compression="snappy", overwrite=False,
-                        name="path", check_size=True) -> dict:
+                        name="path", check_size=True, batch="drawn") -> dict:
     """Stream ``simulate`` rows to Parquet with bounded memory.
 
     ``partitioned=False`` writes one file with row groups of ``row_group_rows`` rows;
@@ -161,7 +172,8 @@ def simulate_to_parquet(path, n, *, seed=0, model=None, accelerators=None, count
     plan = prepare(model=model, workload=workload, accelerators=accelerators,
                    providers=providers, counts=counts, nodes=nodes, local_batch=local_batch,
                    accelerator_table=accelerator_table, price_table=price_table,
-                   host_cpu_table=host_cpu_table, interconnect_table=interconnect_table)
+                   host_cpu_table=host_cpu_table, interconnect_table=interconnect_table,
+                   batch=batch)
     path = Path(path)
     t0 = time.perf_counter()
     excluded: dict = {}

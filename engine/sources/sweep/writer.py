@@ -98,6 +98,8 @@ def sweep_metadata(plan: Plan, seed, n, exc: dict) -> dict:
         "seed": int(seed), "n_requested": int(n), "excluded": int(sum(exc.values())),
         "excluded_by_reason": exc, "logical_chunk": LOGICAL_CHUNK,
         **workload_meta(plan.workload),
+        # a chosen batch is said; a drawn one (the default) leaves the metadata as it was
+        **({"batch": plan.batch} if plan.batch != "drawn" else {}),
     }).encode()}
 
 
