@@ -95,7 +95,7 @@ _ACTIVATION_GB = {"cnn": 0.05, "diffusion": 0.6}
 _SECTIONS = {
     "name": None,
     "model": ("architecture", "parameters", "active_parameters", "experts",
-              "experts_per_token", "layers", "hidden_size", "sequence_length", "vocabulary",
+              "experts_per_token", "moe_layers", "expert_parallel", "layers", "hidden_size", "sequence_length", "vocabulary",
               "forward_flops", "activation_gb_per_sample"),
     "training": ("tokens", "samples", "epochs", "dataset", "dataset_samples", "precision",
                  "optimizer_bytes_per_parameter"),
@@ -104,7 +104,8 @@ _SECTIONS = {
 
 _POS_INT = Interval(int, 1, None)
 #: The fields that are whole numbers.
-_INT_FIELDS = frozenset({"experts", "experts_per_token", "layers", "hidden_size",
+_INT_FIELDS = frozenset({"experts", "experts_per_token", "moe_layers", "expert_parallel",
+                         "layers", "hidden_size",
                          "sequence_length", "vocabulary", "dataset_samples", "lora_rank"})
 #: The top of a card's flat convergence curve: above any global batch a plan reaches.
 _ANY_BATCH = float(2 ** 40)
@@ -124,6 +125,10 @@ class Card:
     active_parameters, experts, experts_per_token : float, int, int or None
         A mixture of experts: the parameters one token runs through, the experts per layer
         and how many of them each token is routed to.
+    moe_layers, expert_parallel : int or None
+        A mixture of experts: the layers with routed experts (default: every layer) and the
+        accelerators the experts are spread over (default: one node of eight, or fewer
+        when there are fewer experts).
     layers, hidden_size, sequence_length, vocabulary : int or None
         A transformer's shape (required for one).
     forward_flops : float or None
@@ -149,6 +154,8 @@ class Card:
     active_parameters: float | None = None
     experts: int | None = None
     experts_per_token: int | None = None
+    moe_layers: int | None = None
+    expert_parallel: int | None = None
     layers: int | None = None
     hidden_size: int | None = None
     sequence_length: int | None = None
@@ -172,6 +179,8 @@ class Card:
         "active_parameters": (None, POSITIVE),
         "experts": (None, Interval(int, 2, None)),
         "experts_per_token": (None, _POS_INT),
+        "moe_layers": (None, _POS_INT),
+        "expert_parallel": (None, _POS_INT),
         "layers": (None, _POS_INT),
         "hidden_size": (None, _POS_INT),
         "sequence_length": (None, _POS_INT),
@@ -216,8 +225,14 @@ class Card:
                         Interval(float, 0, self.parameters, closed="right"))
             check_param("experts_per_token", self.experts_per_token,
                         Interval(int, 1, self.experts))
+            if self.moe_layers is not None:
+                check_param("moe_layers", self.moe_layers, Interval(int, 1, self.layers))
+            if self.expert_parallel is not None:
+                check_param("expert_parallel", self.expert_parallel,
+                            Interval(int, 1, self.experts))
         else:
-            for n in ("active_parameters", "experts", "experts_per_token"):
+            for n in ("active_parameters", "experts", "experts_per_token", "moe_layers",
+                      "expert_parallel"):
                 if getattr(self, n) is not None:
                     raise ParamError(n, f"applies to a moe-transformer, not a {arch}")
         if self.lora_rank is not None:
@@ -251,17 +266,33 @@ class Card:
 
 
 def moe_fields(card: Card) -> dict:
-    """The parameters that drive each term of the model for ``card``: ``flops_params`` (the
-    compute: an MoE's active parameters) and ``params`` (the state held and read each step:
-    every expert's). The one place an MoE maps onto :class:`Workload`'s fields; the
-    expert-parallel all-to-all is not modelled (the prediction's note says so)."""
-    if card.architecture == "moe-transformer":
-        return {"flops_params": float(card.active_parameters), "params": float(card.parameters),
-                "note": f"{card.experts} experts, {card.experts_per_token} per token: FLOPs of "
-                        f"the {card.active_parameters:.3g} active parameters, memory of all "
-                        f"{card.parameters:.3g}; the experts' all-to-all is not modelled"}
-    return {"flops_params": float(card.parameters), "params": float(card.parameters),
-            "note": ""}
+    """The mixture-of-experts fields of :class:`Workload` for ``card`` (empty for a dense
+    card), with the parameters that drive each term: ``flops_params`` (the compute: an
+    MoE's active parameters) and ``params`` (the state held: every expert's). The one place
+    an MoE card maps onto the model: the routed experts are spread over ``expert_parallel``
+    accelerators (the card's, else one node of eight, as gpt-oss is trained) and their
+    tokens cross the expert-parallel all-to-all once per MoE layer and direction."""
+    if card.architecture != "moe-transformer":
+        return {"flops_params": float(card.parameters), "params": float(card.parameters),
+                "workload": {}, "note": ""}
+    ep = card.expert_parallel if card.expert_parallel is not None else min(card.experts, 8)
+    layers = card.moe_layers if card.moe_layers is not None else card.layers
+    share = card.experts_per_token / card.experts
+    routed = (card.parameters - card.active_parameters) / (1.0 - share) if share < 1 else 0.0
+    return {"flops_params": float(card.active_parameters), "params": float(card.parameters),
+            # one replica's weights: the shared layers whole, the routed experts split
+            "held_params": float(card.parameters - routed + routed / ep),
+            "workload": dict(active_params=float(card.active_parameters),
+                             experts=int(card.experts),
+                             experts_per_token=int(card.experts_per_token),
+                             moe_layers=int(layers), hidden_size=int(card.hidden_size),
+                             expert_parallel=int(ep)),
+            "note": f"{card.experts} experts, {card.experts_per_token} per token over "
+                    f"{layers} MoE layers, spread over {ep} accelerators"
+                    + ("" if card.expert_parallel is not None else " (assumed: one node)")
+                    + f": FLOPs of the {card.active_parameters:.3g} active parameters, "
+                      f"memory of all {card.parameters:.3g}, the experts' all-to-all over "
+                      "the scale-up domain, else the network"}
 
 
 def _pow2_at_least(x: float) -> int:
@@ -287,7 +318,7 @@ def _transformer_fields(card: Card) -> dict:
         bytes_ = 3.0 * activations
         act_gb = activations / 1e9
         state, synced = _WEIGHT_GRAD_BYTES + card.optimizer_bytes_per_parameter, None
-    mp = _pow2_at_least(moe["params"] * 2.0 / 1e9 / _SHARD_WEIGHT_GB)
+    mp = _pow2_at_least(moe.get("held_params", moe["params"]) * 2.0 / 1e9 / _SHARD_WEIGHT_GB)
     kind = "LoRA rank %d on a frozen base" % card.lora_rank if lora else "training"
     formula = ("4 N s + 12 L h s^2" if lora else "6 N s + 12 L h s^2")
     return dict(
@@ -303,6 +334,7 @@ def _transformer_fields(card: Card) -> dict:
                  ("model_parallel", f"{mp}: one shard's bf16 weights under "
                                     f"{_SHARD_WEIGHT_GB:g} GB (estimate)"),
                  ("moe", moe["note"])),
+        **moe["workload"],
     )
 
 
