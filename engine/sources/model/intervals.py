@@ -6,9 +6,11 @@ model was fitted on (``fitted``), a family it was not (``borrowed``), a workload
 The interval of a prediction ``t`` is ``[t * exp(-w_lo), t * exp(w_hi)]`` where ``w_lo`` and
 ``w_hi`` are the 90th and 10th percentiles of the held-out log errors ``log(predicted /
 measured)`` of its basis (sign-flipped for the upper end), each widened by ``per_doubling``
-for every doubling of batch or scale beyond the fitted range; the low end also widens by
-``per_round`` for every MLPerf round a row comes after the model's latest calibration round
-(newer software trains faster than the model, fitted on older rounds, knows).
+for every doubling of batch or scale beyond the fitted range. A row of a round after the
+model's latest calibration round (newer software, a family's first round) takes the
+half-widths of its basis at its distance, 1 or 2 rounds ahead (``by_distance``: from the
+forward-in-time errors of models that predict 1 and 2 rounds ahead); beyond the farthest
+measured distance the low end widens by ``per_round`` for every further round.
 
 The table is ``engine/data/prediction_intervals.json``, written by
 ``gpurank calibrate --benchmark all --intervals`` from the held-out predictions of every
@@ -20,7 +22,7 @@ and the coverage each basis reaches when the intervals themselves are held out).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
@@ -33,6 +35,7 @@ __all__ = [
     "interval_factors",
     "fit_interval_table",
     "BASIS_KINDS",
+    "DISTANCES",
 ]
 
 #: The central probability of every prediction interval.
@@ -54,9 +57,14 @@ class IntervalTable:
     per_doubling : float
         Added to both half-widths per doubling beyond the fitted batch and scale range.
     per_round : float
-        Added to the low half-width per MLPerf round after the latest calibration round.
+        Added to the low half-width per MLPerf round beyond the farthest distance of
+        ``by_distance`` (per round after the latest calibration round for a basis without
+        distances).
     level : float
     source : str
+    by_distance : dict
+        ``{kind: {rounds_ahead: (w_lo, w_hi, n)}}`` for rows 1, 2, ... rounds after the
+        model's latest calibration round, from forward-in-time errors at that distance.
     """
 
     by_basis: dict
@@ -64,6 +72,7 @@ class IntervalTable:
     per_round: float = 0.0
     level: float = INTERVAL_LEVEL
     source: str = ""
+    by_distance: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {
@@ -73,6 +82,9 @@ class IntervalTable:
             "per_round": self.per_round,
             "by_basis": {k: {"w_lo": v[0], "w_hi": v[1], "n": v[2]}
                          for k, v in self.by_basis.items()},
+            "by_distance": {k: {str(d): {"w_lo": v[0], "w_hi": v[1], "n": v[2]}
+                                for d, v in per.items()}
+                            for k, per in self.by_distance.items()},
             "source": self.source,
         }
 
@@ -85,6 +97,9 @@ class IntervalTable:
             per_round=float(d.get("per_round", 0.0)),
             level=float(d["level"]),
             source=str(d.get("source", "")),
+            by_distance={k: {int(dd): (float(v["w_lo"]), float(v["w_hi"]), int(v["n"]))
+                             for dd, v in per.items()}
+                         for k, per in d.get("by_distance", {}).items()},
         )
 
 
@@ -123,9 +138,22 @@ def interval_factors(basis, reach, table: IntervalTable | None = None, rounds_af
         rows = kinds == k
         w_lo = np.where(rows, a, w_lo)
         w_hi = np.where(rows, b, w_hi)
+    after = np.broadcast_to(np.maximum(np.nan_to_num(np.asarray(rounds_after, dtype=float)),
+                                       0.0), w_lo.shape)
+    later = table.per_round * after
+    for k, per in table.by_distance.items():
+        if not per:
+            continue
+        far = max(per)
+        # the nearest measured distance at or below the row's; per_round for each round beyond
+        step = np.minimum(np.floor(after + 1e-9), far)
+        for d, (a, b, _n) in per.items():
+            rows = (kinds == k) & (step == d)
+            w_lo = np.where(rows, a, w_lo)
+            w_hi = np.where(rows, b, w_hi)
+        ahead = (kinds == k) & (step >= 1)
+        later = np.where(ahead, table.per_round * np.maximum(after - far, 0.0), later)
     widen = table.per_doubling * np.maximum(np.asarray(reach, dtype=float), 0.0)
-    later = table.per_round * np.maximum(np.nan_to_num(np.asarray(rounds_after, dtype=float)),
-                                         0.0)
     return np.exp(-(w_lo + widen + later)), np.exp(w_hi + widen)
 
 
@@ -159,6 +187,11 @@ def _held_out_coverage(err, rounds, nominal: float) -> float:
     return float(np.concatenate(hits).mean()) if hits else 0.0
 
 
+#: The distances (rounds after the latest calibration round) that get half-widths of their
+#: own, and the fewest held-out rows a basis needs at a distance to get them.
+DISTANCES = (1, 2)
+_MIN_DISTANCE_ROWS = 10
+
 #: The nominal levels tried for the half-widths, and the widenings per doubling.
 _NOMINAL = tuple(np.round(np.arange(0.80, 0.991, 0.01), 2))
 _WIDEN = tuple(np.round(np.arange(0.0, 0.501, 0.01), 2))
@@ -181,10 +214,12 @@ def fit_interval_table(held_out, *, level: float = INTERVAL_LEVEL, source: str =
     ``level`` of each round's rows when taken from the other rounds' errors: errors of a new
     round spread wider than those of the rounds a fit saw, and the interval must hold for
     the new one. ``per_doubling`` is the smallest widening per doubling beyond the fitted
-    range that holds ``level`` of the rows beyond it. ``per_round`` is the smallest widening
-    of the low end per round that holds ``level`` of the forward-in-time rows (those with
-    ``rounds_after`` > 0; they take no part in the half-widths) at the low end's own share,
-    ``(1 + level) / 2`` of them above it.
+    range that holds ``level`` of the rows beyond it. The forward-in-time rows (those with
+    ``rounds_after`` > 0) take no part in those: the rows of each basis :data:`DISTANCES`
+    rounds ahead give that basis's half-widths at that distance, the same way
+    (``by_distance``; a basis with fewer than 10 rows at a distance keeps the nearer
+    distance's, widened by ``per_round``); ``per_round`` is the low end's step from the
+    nearer to the farthest distance (median over bases).
     """
     err = held_out["log_error"].to_numpy(float)
     reach = held_out["reach"].to_numpy(float)
@@ -214,18 +249,27 @@ def fit_interval_table(held_out, *, level: float = INTERVAL_LEVEL, source: str =
         per = next((c for c in _WIDEN
                     if _inside(err[beyond], w_lo, w_hi, c * reach[beyond]).mean() >= level),
                    _WIDEN[-1])
-    per_round = 0.0
-    forward &= np.isin(kind, list(by))
-    if forward.any():
-        w_lo = np.array([by[k][0] for k in kind[forward]])
-        widen = per * np.maximum(reach[forward], 0.0)
-        e = err[forward]
-        # the low end alone: it must leave (1 - level) / 2 of the rows below it, as its
-        # quantile does; a row predicted too fast is the high end's, which later rounds
-        # do not move
-        tail = 1.0 - (1.0 - level) / 2.0
-        per_round = next((c for c in _WIDEN
-                          if (e <= w_lo + widen + c * after[forward] + 1e-12).mean() >= tail),
-                         _WIDEN[-1])
+    by_distance = {}
+    steps = np.floor(after + 1e-9)
+    for k in by:
+        per_k = {}
+        for d in DISTANCES:
+            rows = forward & (kind == k) & (steps == d)
+            inside = rows & (reach <= 0)
+            use = inside if inside.sum() >= _MIN_DISTANCE_ROWS else rows
+            if use.sum() < _MIN_DISTANCE_ROWS:
+                break  # a farther distance is not measured without the nearer one
+            nominal = next((q for q in _NOMINAL
+                            if _held_out_coverage(err[use], rounds[use], q) >= level),
+                           _NOMINAL[-1])
+            w_lo, w_hi = _quantile_pair(err[use], nominal)
+            per_k[int(d)] = (round(w_lo, 6), round(w_hi, 6), int(use.sum()))
+        if per_k:
+            by_distance[k] = per_k
+    # beyond the farthest distance, the low end keeps widening by the step it took from the
+    # nearer distance to the farthest (the median over bases; never negative)
+    stepped = [per_k[max(per_k)][0] - (per_k.get(max(per_k) - 1) or by[k])[0]
+               for k, per_k in by_distance.items()]
+    per_round = round(max(float(np.median(stepped)), 0.0), 6) if stepped else 0.0
     return IntervalTable(by_basis=by, per_doubling=float(per), per_round=float(per_round),
-                         level=level, source=source)
+                         level=level, source=source, by_distance=by_distance)
