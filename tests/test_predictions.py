@@ -354,3 +354,36 @@ def test_predicted_outcomes_and_robust_ranking_draws_them(tmp_path, capsys):
     rb = json.loads(capsys.readouterr().out)["robust"]
     assert rb["model_uncertainty"]["drawn"] is True
     assert rb["model_uncertainty"]["criteria"] == {"time_to_train_min": 1, "cost_usd": 1}
+
+
+def test_rank_agreement_and_forward_summaries_per_group():
+    from gpurank.engine.sources.model.evidence import forward_summary, rank_agreement
+
+    held = pd.DataFrame({
+        "benchmark": ["a"] * 4 + ["b"] * 3,
+        "time_to_train_min": [10.0, 20.0, 30.0, 40.0, 5.0, 6.0, 7.0],
+        "predicted_time_to_train_min": [11.0, 19.0, 33.0, 50.0, 7.0, 6.0, 5.0],
+    })
+    held["error_pct"] = 100 * (held["predicted_time_to_train_min"] / held["time_to_train_min"] - 1)
+    # a's order is right though its times are off; b's is reversed
+    assert rank_agreement(held[held["benchmark"] == "a"]) == pytest.approx(1.0)
+    assert rank_agreement(held[held["benchmark"] == "b"]) == pytest.approx(-1.0)
+    assert np.isnan(rank_agreement(held.iloc[:2]))  # fewer than 3 rows
+    s = forward_summary(held, "benchmark", np.array([1, 1, 0, 1, np.nan, 0, 1.0])).set_index(
+        "benchmark")
+    assert s.loc["a", "n"] == 4 and s.loc["a", "inside_pct"] == pytest.approx(75.0)
+    assert s.loc["b", "inside_pct"] == pytest.approx(50.0)  # the row without a verdict left out
+    assert s.loc["a", "signed"] == pytest.approx(np.median(held["error_pct"].iloc[:4]))
+    assert s.loc["b", "spearman"] == pytest.approx(-1.0)
+
+
+def test_a_renamed_benchmark_is_one_workload():
+    from gpurank.engine.sources.model.validation import rows_of, workload_benchmarks
+
+    t = pd.DataFrame({"round": ["v4.1", "v4.1", "v5.0", "v5.1", "v3.0"],
+                      "benchmark": ["ssd", "gnn", "retinanet", "rgat", "no_workload"]})
+    # one name per workload, the one its latest round uses; a benchmark without one left out
+    assert workload_benchmarks(t) == ["retinanet", "rgat"]
+    assert list(rows_of(t, "ssd")["round"]) == ["v4.1", "v5.0"]
+    assert list(rows_of(t, "rgat")["benchmark"]) == ["gnn", "rgat"]
+    assert list(rows_of(t, "no_workload")["benchmark"]) == ["no_workload"]
