@@ -476,3 +476,61 @@ def test_docs_and_default_model_are_what_calibrate_writes(mlperf):
     a, b = doc.index(REPORT_BEGIN), doc.index(REPORT_END) + len(REPORT_END) + 1
     assert same_report(doc[a:b], validation_report(mlperf, model=model)), (
         "docs/simulator.md's report is stale")
+
+
+# --- the fit's box (every bound with its reason, every parameter on one named) -----------
+_REPO = __import__("pathlib").Path(__file__).resolve().parents[1]
+
+
+def test_every_bound_of_the_fit_has_a_reason_and_the_docs_state_the_table():
+    from gpurank.engine.sources.model.fit import FIT_BOUNDS
+    from gpurank.engine.sources.model.validation import bounds_table
+
+    refs = (_REPO / "docs" / "references.md").read_text(encoding="utf-8")
+    for name, b in FIT_BOUNDS.items():
+        lo, hi = b.values()
+        assert b.name == name and lo < hi and b.coordinate in ("logit", "log", "offset")
+        assert len(b.reason) > 40, name
+        for key in re.findall(r"\[([A-Za-z]+\d{4})\]", b.reason):
+            assert f"**[{key}]**" in refs, (name, key)
+    doc = (_REPO / "docs" / "simulator.md").read_text(encoding="utf-8")
+    assert bounds_table() in doc, "docs/simulator.md's table of the fit's bounds is stale"
+
+
+def test_a_parameter_on_a_bound_is_named_with_the_bounds_reason():
+    import math
+
+    from gpurank.engine.sources.model.fit import FIT_BOUNDS, _bound_sides, bound_source
+    from gpurank.engine.sources.model.validation import bounds_text
+
+    names = ["overhead_s", "compute_efficiency_by_family[H100]", "mem_overlap"]
+    lo = np.array([math.log(0.5), -8.0, -6.0])
+    hi = np.array([math.log(600.0), 8.0, 6.0])
+    sides = _bound_sides(names, np.array([math.log(600.0), -8.0, 0.3]), lo, hi)
+    assert set(sides) == {"overhead_s", "compute_efficiency_by_family[H100]"}
+    assert sides["overhead_s"] == {"side": "high", "value": 600.0,
+                                   "reason": FIT_BOUNDS["overhead_s"].reason}
+    assert sides["compute_efficiency_by_family[H100]"]["side"] == "low"
+    assert bound_source("compute_efficiency_by_vendor[AMD]").name == "compute_efficiency_offset"
+    text = bounds_text({"at_bound": list(sides), "bounds": sides})
+    assert "overhead_s (high bound 600: time per run outside the steps" in text
+    assert bounds_text({"at_bound": []}) == ""
+    # a model file written before the sides were recorded still names the reason
+    assert FIT_BOUNDS["batch_half"].reason in bounds_text({"at_bound": ["batch_half"]})
+
+
+def test_every_shipped_parameter_on_a_bound_is_reported_and_justified():
+    from gpurank.engine.sources.model.fit import bound_source
+    from gpurank.engine.sources.model.perfmodel import CalibratedModel
+    from gpurank.engine.sources.model.validation import bounds_text
+
+    doc = (_REPO / "docs" / "simulator.md").read_text(encoding="utf-8")
+    section = doc[doc.index("### Parameters on a bound"):]
+    section = section[:section.index("\n## ")]
+    for path in sorted((_REPO / "engine" / "data" / "models").glob("*.json")):
+        m = CalibratedModel.from_json(path)
+        for name in m.fit.get("at_bound", []):
+            assert m.fit["bounds"][name]["reason"] == bound_source(name).reason, (path, name)
+            assert name in bounds_text(m.fit)
+            assert f"| {m.workload} | `{name}` |" in section, (
+                f"docs/simulator.md does not say why {m.workload}'s {name} is left on its bound")

@@ -234,8 +234,10 @@ def test_interval_widths_follow_the_basis():
     table = interval_table()
     widths = {k: v[0] + v[1] for k, v in table.by_basis.items()}
     assert widths["fitted"] < widths["borrowed"] < widths["first-principles"]
-    p = predict(_table(accelerator=["NVIDIA H100-SXM5-80GB", "NVIDIA B200"],
+    # H100 is fitted on Llama 2 70B LoRA, Gaudi3 borrows Intel's efficiency
+    p = predict(_table(accelerator=["NVIDIA H100-SXM5-80GB", "Intel Gaudi3"],
                        benchmark="llama2_70b_lora", global_batch_size=8))
+    assert list(p["prediction_basis"]) == ["fitted", "borrowed:Intel"]
     ratio = p["predicted_time_to_train_min_hi"] / p["predicted_time_to_train_min_lo"]
     assert ratio.iloc[0] < ratio.iloc[1]
 
@@ -244,12 +246,18 @@ def test_interval_widths_follow_the_basis():
 @pytest.mark.parametrize("bench,n,gb", [("llama31_8b", 64, 64), ("llama31_405b", 1024, 1152),
                                         ("flux1", 64, 1024)])
 def test_public_fact_workloads_are_predicted_from_first_principles(bench, n, gb):
+    from gpurank.engine.sources.model.workloads import nearest_calibrated
+
     wl = workload(bench)
-    p = predict(_table(accelerator="NVIDIA B200", benchmark=bench, n_accelerators=n,
-                       n_nodes=n // 8, global_batch_size=gb))
+    t = _table(accelerator="NVIDIA B200", benchmark=bench, n_accelerators=n, n_nodes=n // 8,
+               global_batch_size=gb)
+    # the shipped model is the workload's own fit (its rows are in the shared rounds) ...
+    assert default_model(bench).workload == wl.name
+    assert predict(t)["prediction_basis"].iloc[0] in ("fitted", "borrowed:NVIDIA")
+    # ... and without it the nearest calibrated workload's model predicts it, and says so
+    nearest = nearest_calibrated(wl, exclude=(wl.name,))
+    p = predict(t, default_model(nearest), workload=wl)
     assert p["predicted_time_to_train_min"].iloc[0] > 0, p["prediction_note"].iloc[0]
-    nearest = default_model(bench).workload
-    assert nearest != wl.name
     assert p["prediction_basis"].iloc[0] == f"first-principles:{nearest}"
     assert f"workload {wl.name} has no calibration rows" in p["prediction_note"].iloc[0]
 
@@ -270,12 +278,14 @@ def test_a_borrowed_workload_saturates_at_the_same_work_per_pass():
 def test_a_row_of_a_later_round_says_the_model_does_not_know_its_software():
     model = default_model("ssd")
     last = model.fit["domain"]["rounds"][-1]
+    names = ["v3.0", "v3.1", "v4.0", "v4.1", "v5.0", "v5.1", "v6.0", "v6.1", "v7.0"]
+    later = names[names.index(last) + 2]  # a round name only: no data of it is read
     t = _table(accelerator="NVIDIA H100-SXM5-80GB", benchmark="ssd", global_batch_size=512,
                interconnect="nvlink4", cpu_cores_per_accelerator=14.0,
-               round=["v5.1", last, "not a round"])
+               round=[later, last, "not a round"])
     p = predict(t)
     assert p["prediction_note"].iloc[0].startswith(
-        f"round v5.1 is 3 round(s) after the latest fitted round ({last}): software gains")
+        f"round {later} is 2 round(s) after the latest fitted round ({last}): software gains")
     assert p["prediction_note"].iloc[1] == "" and p["prediction_note"].iloc[2] == ""
     lo = p["predicted_time_to_train_min_lo"] / p["predicted_time_to_train_min"]
     assert lo.iloc[0] <= lo.iloc[1]
@@ -290,8 +300,12 @@ def test_round_ordinals_count_the_rounds_between():
     assert round_ordinal("training v4.1") == 10 and round_ordinal("none") is None
 
 
-def test_later_rounds_widen_the_low_end_by_what_forward_rows_need():
-    from gpurank.engine.sources.model.intervals import fit_interval_table, interval_factors
+def test_intervals_widen_with_the_rounds_ahead_from_forward_rows_at_each_distance():
+    from gpurank.engine.sources.model.intervals import (
+        IntervalTable,
+        fit_interval_table,
+        interval_factors,
+    )
 
     rng = np.random.default_rng(7)
     base = pd.DataFrame({"kind": "fitted", "log_error": rng.normal(0, 0.1, 400), "reach": 0.0,
@@ -299,15 +313,28 @@ def test_later_rounds_widen_the_low_end_by_what_forward_rows_need():
     # rows of later rounds predicted too slow by 0.2 per round: newer software
     after = rng.choice([1.0, 2.0], 200)
     fwd = pd.DataFrame({"kind": "fitted", "log_error": rng.normal(0, 0.1, 200) + 0.2 * after,
-                        "reach": 0.0, "round": "d", "rounds_after": after})
+                        "reach": 0.0, "round": rng.choice(["d", "e"], 200),
+                        "rounds_after": after})
     table = fit_interval_table(pd.concat([base, fwd], ignore_index=True))
-    assert 0.1 < table.per_round <= 0.3
-    assert fit_interval_table(base).per_round == 0.0
+    one, two = table.by_distance["fitted"][1], table.by_distance["fitted"][2]
+    # each distance holds its own rows: the low end follows the bias, 0.2 a round
+    assert 0.25 < one[0] < two[0] and two[0] - one[0] == pytest.approx(0.2, abs=0.08)
+    assert one[2] + two[2] == 200
+    assert table.per_round == pytest.approx(two[0] - one[0])
+    assert fit_interval_table(base).by_distance == {} and fit_interval_table(base).per_round == 0
     lo0, hi0 = interval_factors(["fitted"], [0.0], table)
     lo2, hi2 = interval_factors(["fitted"], [0.0], table, rounds_after=[2.0])
-    assert lo2[0] == pytest.approx(lo0[0] * np.exp(-2 * table.per_round)) and hi2[0] == hi0[0]
-    # the half-widths come from the rows of the fitted rounds only
+    lo3, hi3 = interval_factors(["fitted"], [0.0], table, rounds_after=[3.0])
+    assert lo2[0] == pytest.approx(np.exp(-two[0])) and hi2[0] == pytest.approx(np.exp(two[1]))
+    # beyond the farthest measured distance the low end keeps widening by per_round
+    assert lo3[0] == pytest.approx(lo2[0] * np.exp(-table.per_round)) and hi3[0] == hi2[0]
+    assert lo0[0] > lo2[0]
+    # the half-widths at distance 0 come from the rows of the fitted rounds only
     assert table.by_basis["fitted"][2] == 400
+    # the table's file round-trips, and an older file without distances still loads
+    assert IntervalTable.from_dict(table.to_dict()) == table
+    old = {k: v for k, v in table.to_dict().items() if k != "by_distance"}
+    assert IntervalTable.from_dict(old).by_distance == {}
 
 
 # --- analyzing predictions, and ranking under their uncertainty --------------------------
@@ -327,3 +354,36 @@ def test_predicted_outcomes_and_robust_ranking_draws_them(tmp_path, capsys):
     rb = json.loads(capsys.readouterr().out)["robust"]
     assert rb["model_uncertainty"]["drawn"] is True
     assert rb["model_uncertainty"]["criteria"] == {"time_to_train_min": 1, "cost_usd": 1}
+
+
+def test_rank_agreement_and_forward_summaries_per_group():
+    from gpurank.engine.sources.model.evidence import forward_summary, rank_agreement
+
+    held = pd.DataFrame({
+        "benchmark": ["a"] * 4 + ["b"] * 3,
+        "time_to_train_min": [10.0, 20.0, 30.0, 40.0, 5.0, 6.0, 7.0],
+        "predicted_time_to_train_min": [11.0, 19.0, 33.0, 50.0, 7.0, 6.0, 5.0],
+    })
+    held["error_pct"] = 100 * (held["predicted_time_to_train_min"] / held["time_to_train_min"] - 1)
+    # a's order is right though its times are off; b's is reversed
+    assert rank_agreement(held[held["benchmark"] == "a"]) == pytest.approx(1.0)
+    assert rank_agreement(held[held["benchmark"] == "b"]) == pytest.approx(-1.0)
+    assert np.isnan(rank_agreement(held.iloc[:2]))  # fewer than 3 rows
+    s = forward_summary(held, "benchmark", np.array([1, 1, 0, 1, np.nan, 0, 1.0])).set_index(
+        "benchmark")
+    assert s.loc["a", "n"] == 4 and s.loc["a", "inside_pct"] == pytest.approx(75.0)
+    assert s.loc["b", "inside_pct"] == pytest.approx(50.0)  # the row without a verdict left out
+    assert s.loc["a", "signed"] == pytest.approx(np.median(held["error_pct"].iloc[:4]))
+    assert s.loc["b", "spearman"] == pytest.approx(-1.0)
+
+
+def test_a_renamed_benchmark_is_one_workload():
+    from gpurank.engine.sources.model.validation import rows_of, workload_benchmarks
+
+    t = pd.DataFrame({"round": ["v4.1", "v4.1", "v5.0", "v5.1", "v3.0"],
+                      "benchmark": ["ssd", "gnn", "retinanet", "rgat", "no_workload"]})
+    # one name per workload, the one its latest round uses; a benchmark without one left out
+    assert workload_benchmarks(t) == ["retinanet", "rgat"]
+    assert list(rows_of(t, "ssd")["round"]) == ["v4.1", "v5.0"]
+    assert list(rows_of(t, "rgat")["benchmark"]) == ["gnn", "rgat"]
+    assert list(rows_of(t, "no_workload")["benchmark"]) == ["no_workload"]

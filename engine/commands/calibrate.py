@@ -26,12 +26,11 @@ from ..sources.model.validation import (
     REPORT_END,
     WORKLOADS_BEGIN,
     WORKLOADS_END,
-    benchmarks_of,
     rows_of,
+    workload_benchmarks,
     validation_report,
     workloads_report,
 )
-from ..sources.facts.benchmarks import workload_for_benchmark
 from ..sources.model.workloads import workload
 
 __all__ = ["run_calibrate_cli", "run_predict_cli"]
@@ -129,9 +128,7 @@ def run_calibrate_cli(
         rep = _report_target(report, WORKLOADS_BEGIN, WORKLOADS_END) if report else None
         table = read_table(table_path)
         models = {}
-        for bench in benchmarks_of(table):
-            if workload_for_benchmark(bench) is None:
-                continue
+        for bench in workload_benchmarks(table):
             rows = rows_of(table, bench)
             models[workload(bench).name] = (bench, calibrate(rows, workload=workload(bench)))
         if not models:

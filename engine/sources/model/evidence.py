@@ -30,10 +30,10 @@ from .predict import basis_kind, predict
 from .validation import (
     EVIDENCE_BEGIN,
     EVIDENCE_END,
-    benchmarks_of,
     cross_validate,
     held_out_frame,
     rows_of,
+    workload_benchmarks,
 )
 from ..facts.benchmarks import workload_for_benchmark
 from .workloads import nearest_calibrated, workload
@@ -45,6 +45,9 @@ __all__ = [
     "leave_one_workload_out",
     "interval_evidence",
     "interval_coverage",
+    "held_out_inside",
+    "rank_agreement",
+    "forward_summary",
     "summarize_errors",
     "evidence_report",
     "LOWO_WORKLOADS",
@@ -57,9 +60,7 @@ LOWO_WORKLOADS = ("gpt3_175b", "llama2_70b_lora", "bert_large", "stable_diffusio
 def _fits(table: pd.DataFrame, kw) -> dict:
     """A model per shipped workload the table has usable rows of: ``{workload: model}``."""
     models = {}
-    for bench in benchmarks_of(table):
-        if workload_for_benchmark(bench) is None:
-            continue
+    for bench in workload_benchmarks(table):
         wl = workload(bench)
         try:
             models[wl.name] = calibrate(rows_of(table, bench), workload=wl, **kw)
@@ -111,9 +112,7 @@ def _forward(table: pd.DataFrame, models: dict, test_round, kw) -> pd.DataFrame 
     rounds = table["round"].astype(str)
     test = _clean(table[(rounds == str(test_round)).to_numpy()])
     parts = []
-    for bench in benchmarks_of(test):
-        if workload_for_benchmark(bench) is None:
-            continue
+    for bench in workload_benchmarks(test):
         pred = _predict_with(rows_of(test, bench), workload(bench), models, kw)
         parts.append(held_out_frame(pred, str(test_round)))
     return pd.concat(parts, ignore_index=True) if parts else None
@@ -159,7 +158,7 @@ def leave_one_workload_out(table: pd.DataFrame, *, workloads=LOWO_WORKLOADS,
     parts = []
     for name in workloads:
         wl = workload(name)
-        benches = [b for b in benchmarks_of(table) if workload_for_benchmark(b) == wl.name]
+        benches = [b for b in workload_benchmarks(table) if workload_for_benchmark(b) == wl.name]
         for bench in benches:
             rows = _clean(rows_of(table, bench))
             pred = _predict_with(rows, wl, models, kw, exclude=(wl.name,))
@@ -180,9 +179,7 @@ def interval_evidence(table: pd.DataFrame, *, extra_tables=(), accelerator_table
     parts = []
     kw = dict(accelerator_table=accelerator_table)
     for t in (table, *extra_tables):
-        for bench in benchmarks_of(t):
-            if workload_for_benchmark(bench) is None:
-                continue
+        for bench in workload_benchmarks(t):
             rows = _clean(rows_of(t, bench))
             wl = workload(bench)
             for by in ("round", "family"):
@@ -214,16 +211,13 @@ def interval_evidence(table: pd.DataFrame, *, extra_tables=(), accelerator_table
     return ev.reset_index(drop=True)
 
 
-def interval_coverage(evidence: pd.DataFrame, *, level: float = INTERVAL_LEVEL
-                      ) -> pd.DataFrame:
-    """Share of held-out rows inside their interval, per basis kind, with the interval table
-    itself fitted without the rows' round: for each round, the table comes from the other
-    rounds' evidence and is applied to this round's rows. The forward-in-time rows (those
-    with ``rounds_after`` > 0, their low end widened per round) are a row of their own,
-    ``forward in time``."""
+def held_out_inside(evidence: pd.DataFrame, *, level: float = INTERVAL_LEVEL) -> np.ndarray:
+    """Whether each held-out row lies inside its interval, with the interval table itself
+    fitted without the row's round (for each round, the table comes from the other rounds'
+    evidence and is applied to this round's rows at their basis and distance); NaN for a
+    row of the only round."""
     rounds = evidence["round"].astype(str).to_numpy()
-    after = (evidence["rounds_after"].to_numpy(float) if "rounds_after" in evidence.columns
-             else np.zeros(len(evidence)))
+    after = _rounds_after(evidence)
     inside = np.full(len(evidence), np.nan)
     for r in sorted(set(rounds)):
         held = rounds == r
@@ -236,16 +230,63 @@ def interval_coverage(evidence: pd.DataFrame, *, level: float = INTERVAL_LEVEL
         e = evidence["log_error"].to_numpy(float)[held]
         # the true value t / exp(e) lies in [t lo, t hi]
         inside[held] = (-e >= np.log(lo) - 1e-12) & (-e <= np.log(hi) + 1e-12)
-    out = []
+    return inside
+
+
+def _rounds_after(evidence: pd.DataFrame) -> np.ndarray:
+    return (np.nan_to_num(evidence["rounds_after"].to_numpy(float))
+            if "rounds_after" in evidence.columns else np.zeros(len(evidence)))
+
+
+def interval_coverage(evidence: pd.DataFrame, *, level: float = INTERVAL_LEVEL,
+                      inside: np.ndarray | None = None) -> pd.DataFrame:
+    """Share of held-out rows inside their interval (:func:`held_out_inside`) per basis kind
+    and distance: ``rounds_ahead`` 0 (leave one round, family or workload out) and the
+    forward-in-time rows 1 and 2 rounds after the predicting model's latest round."""
+    inside = held_out_inside(evidence, level=level) if inside is None else inside
+    steps = np.floor(_rounds_after(evidence) + 1e-9)
     kinds = evidence["kind"].to_numpy(dtype=object)
-    forward = after > 0
-    groups = [(k, (kinds == k) & ~forward) for k in BASIS_KINDS]
-    groups.append(("forward in time", forward))
-    for k, rows in groups:
-        rows = rows & np.isfinite(inside)
-        if rows.any():
-            out.append({"basis": k, "n": int(rows.sum()),
-                        "inside_pct": float(100.0 * inside[rows].mean())})
+    out = []
+    for k in BASIS_KINDS:
+        for d in sorted(set(steps)):
+            rows = (kinds == k) & (steps == d) & np.isfinite(inside)
+            if rows.any():
+                out.append({"basis": k, "rounds_ahead": int(d), "n": int(rows.sum()),
+                            "inside_pct": float(100.0 * inside[rows].mean())})
+    return pd.DataFrame(out, columns=["basis", "rounds_ahead", "n", "inside_pct"])
+
+
+def rank_agreement(held: pd.DataFrame) -> float:
+    """Spearman's rank correlation between predicted and measured time to train (NaN for
+    fewer than 3 rows or no spread): whether a table is ordered right even where the
+    absolute time is off."""
+    from scipy.stats import spearmanr
+
+    p = held["predicted_time_to_train_min"].to_numpy(float)
+    t = held["time_to_train_min"].to_numpy(float)
+    ok = np.isfinite(p) & np.isfinite(t)
+    if ok.sum() < 3 or np.ptp(p[ok]) == 0 or np.ptp(t[ok]) == 0:
+        return float("nan")
+    return float(spearmanr(p[ok], t[ok]).statistic)
+
+
+def forward_summary(held: pd.DataFrame, by, inside: np.ndarray | None = None) -> pd.DataFrame:
+    """Per group of forward-in-time rows: n, median and p90 absolute error (%), the signed
+    median (+ = predicted slower), the share inside the 80% interval and Spearman's rank
+    correlation of predicted and measured time."""
+    h = held.assign(_inside=np.nan if inside is None else inside)
+    out = []
+    for key, g in h.groupby(by, sort=True):
+        e = g["error_pct"].to_numpy(float)
+        ins = g["_inside"].to_numpy(float)
+        ins = ins[np.isfinite(ins)]
+        out.append({**dict(zip([by] if isinstance(by, str) else by,
+                                key if isinstance(key, tuple) else (key,))),
+                    "n": len(g), "median_ape": float(np.median(np.abs(e))),
+                    "p90_ape": float(np.quantile(np.abs(e), 0.9)),
+                    "signed": float(np.median(e)),
+                    "inside_pct": float(100 * ins.mean()) if ins.size else float("nan"),
+                    "spearman": rank_agreement(g)})
     return pd.DataFrame(out)
 
 
@@ -267,6 +308,52 @@ def _pct(v) -> str:
     return "n/a" if not np.isfinite(v) else f"{v:.1f}"
 
 
+def _forward_lines(fwd: pd.DataFrame, inside: np.ndarray, train, test) -> list[str]:
+    """The forward-in-time tables of one (training rounds, test round) pair: by benchmark,
+    by basis kind and by family."""
+    cols = [("n", "--:"), ("median %", "--:"), ("p90 %", "--:"), ("signed median %", "--:"),
+            ("inside 80%, %", "--:"), ("Spearman", "--:")]
+
+    def nums(r):
+        rho = "n/a" if not np.isfinite(r.spearman) else f"{r.spearman:.2f}"
+        return [str(r.n), _pct(r.median_ape), _pct(r.p90_ape), f"{r.signed:+.1f}",
+                _pct(r.inside_pct), rho]
+
+    by_b = forward_summary(fwd, "benchmark", inside)
+    bases = fwd.groupby("benchmark")["prediction_basis"].agg(
+        lambda b: ", ".join(sorted(set(map(str, b)) - {""})))
+    by_b["basis"] = by_b["benchmark"].map(bases)
+    by_k = forward_summary(fwd.assign(kind=[basis_kind(b) for b in fwd["prediction_basis"]]),
+                           "kind", inside)
+    by_f = forward_summary(fwd, ["family", "kind"] if "kind" in fwd.columns else "family",
+                           inside)
+    every = forward_summary(fwd.assign(all="all rows"), "all", inside).iloc[0]
+    return [
+        f"**Forward in time, {test}**: every benchmark calibrated on {', '.join(train)}, then "
+        f"{test} predicted from its configuration columns alone (no logs, no measured epochs; "
+        "samples to converge from the round's reference convergence points). A benchmark "
+        "the older rounds lack is predicted from the nearest calibrated workload "
+        "(`first-principles:`). Absolute and signed (+ = predicted slower) % error of time "
+        "to train, the share inside the 80% interval and Spearman's rank correlation of "
+        "predicted and published time:",
+        "",
+        *_md_rows(by_b, [("benchmark", ":--"), *cols, ("basis", ":--")],
+                  lambda r: [r.benchmark, *nums(r), r.basis]),
+        "",
+        f"All {every.n} rows: median {every.median_ape:.1f}%, p90 {every.p90_ape:.1f}%, "
+        f"signed median {every.signed:+.1f}%, {_pct(every.inside_pct)}% inside the 80% "
+        f"interval, Spearman {every.spearman:.2f}. By basis:",
+        "",
+        *_md_rows(by_k, [("basis", ":--"), *cols], lambda r: [r.kind, *nums(r)]),
+        "",
+        "By family and basis:",
+        "",
+        *_md_rows(by_f, [("family", ":--"), ("basis", ":--"), *cols],
+                  lambda r: [r.family, r.kind, *nums(r)]),
+        "",
+    ]
+
+
 def evidence_report(table: pd.DataFrame, evidence: pd.DataFrame | None = None,
                     intervals=None) -> str:
     """The Markdown section (between :data:`~.validation.EVIDENCE_BEGIN` and ``_END``) of the
@@ -277,32 +364,18 @@ def evidence_report(table: pd.DataFrame, evidence: pd.DataFrame | None = None,
                     key=round_ordinal)
     lines = [EVIDENCE_BEGIN, ""]
     ev = interval_evidence(table) if evidence is None else evidence
-    if len(rounds) >= 2:
-        fwd = ev[(ev["method"] == "forward in time") & (ev["round"] == rounds[-1])
-                 & (ev.get("train_rounds", pd.Series("", index=ev.index)) == rounds[-2])]
+    inside = held_out_inside(ev)
+    is_fwd = (ev["method"] == "forward in time").to_numpy()
+    trained = ev.get("train_rounds", pd.Series("", index=ev.index)).astype(str).to_numpy()
+    for i in range(len(rounds) - 1, max(len(rounds) - 3, 0), -1):
+        sel = is_fwd & (ev["round"].astype(str).to_numpy() == rounds[i]) \
+            & (trained == rounds[i - 1])
+        fwd = ev[sel]
         if fwd.empty:
-            fwd = forward_in_time(table, train_rounds=rounds[:-1], test_round=rounds[-1])
-        fwd = fwd[np.isfinite(fwd["error_pct"])]
-        s = summarize_errors(fwd, "benchmark")
-        bases = fwd.groupby("benchmark")["prediction_basis"].agg(
-            lambda b: ", ".join(sorted(set(map(str, b)) - {""})))
-        s["basis"] = s["benchmark"].map(bases)
-        lines += [
-            f"**Forward in time**: every benchmark calibrated on {', '.join(rounds[:-1])}, "
-            f"then {rounds[-1]} predicted from its configuration columns alone (no logs, no "
-            "measured epochs; samples to converge from the round's reference convergence "
-            "points). A benchmark the older rounds lack is predicted from the nearest "
-            "calibrated workload (`first-principles:`). Absolute % error of time to train:",
-            "",
-            *_md_rows(s, [("benchmark", ":--"), ("n", "--:"), ("median %", "--:"),
-                          ("p90 %", "--:"), ("basis", ":--")],
-                      lambda r: [r.benchmark, str(r.n), _pct(r.median_ape), _pct(r.p90_ape),
-                                 r.basis]),
-            "",
-            f"All {len(fwd)} rows: median {fwd['error_pct'].abs().median():.1f}%, p90 "
-            f"{fwd['error_pct'].abs().quantile(0.9):.1f}%.",
-            "",
-        ]
+            continue
+        ok = np.isfinite(fwd["error_pct"].to_numpy(float))
+        fwd, ins = fwd[ok], inside[sel][ok]
+        lines += _forward_lines(fwd, ins, rounds[:i], rounds[i])
     lofo = ev[ev["method"] == "leave one family out"]
     s = summarize_errors(lofo, ["benchmark", "family"])
     s = s[s["n"] >= 5]
@@ -331,30 +404,35 @@ def evidence_report(table: pd.DataFrame, evidence: pd.DataFrame | None = None,
         "",
     ]
     table_i = fit_interval_table(ev) if intervals is None else intervals
-    cov = interval_coverage(ev)
-    cov_of = dict(zip(cov["basis"], cov["inside_pct"]))
+    cov = interval_coverage(ev, inside=inside)
+    cov_of = {(r.basis, r.rounds_ahead): (r.n, r.inside_pct) for r in cov.itertuples()}
     rows = []
     for k, (w_lo, w_hi, n) in table_i.by_basis.items():
-        rows.append(f"| {k} | {n} | {100 * (np.exp(-w_lo) - 1):+.0f}% | "
-                    f"{100 * (np.exp(w_hi) - 1):+.0f}% | {_pct(cov_of.get(k, np.nan))} |")
-    n_fwd = int(cov.loc[cov["basis"] == "forward in time", "n"].sum()) if len(cov) else 0
-    if n_fwd:
-        rows.append(f"| forward in time (any basis, one or two rounds later) | {n_fwd} | "
-                    f"low end {table_i.per_round:.2f} wider per round (log) | | "
-                    f"{_pct(cov_of.get('forward in time', np.nan))} |")
+        widths = {0: (w_lo, w_hi, n), **table_i.by_distance.get(k, {})}
+        for d in sorted(set(widths) | {d for kk, d in cov_of if kk == k}):
+            n_cov, pct = cov_of.get((k, d), (0, np.nan))
+            if d in widths:
+                a, b, m = widths[d]
+                ends = (f"{m} | {100 * (np.exp(-a) - 1):+.0f}% | "
+                        f"{100 * (np.exp(b) - 1):+.0f}%")
+            else:  # too few rows at this distance: the nearer distance's, widened per round
+                ends = "0 | nearer distance's, low end wider per round |"
+            rows.append(f"| {k} | {d} | {ends} | {n_cov} | {_pct(pct)} |")
     lines += [
         f"**Prediction intervals** ({table_i.level:.0%}): from the held-out log errors above "
-        "by basis (leave one round out for `fitted`, leave one family out for `borrowed`, "
-        "leave one workload out for `first-principles`); each end widens by "
-        f"{table_i.per_doubling:.3f} in log time per doubling of batch or scale beyond the "
-        f"fitted range, and the low end by {table_i.per_round:.3f} per MLPerf round after "
-        "the latest fitted one (from the forward-in-time predictions of every round by the "
-        "models of the rounds before it: newer software trains faster than the model knows). "
-        "Coverage: the share of held-out rows inside their interval when the interval table "
-        "is itself fitted without the rows' round.",
+        "by basis and by distance: 0 rounds ahead from leave one round out (`fitted`), leave "
+        "one family out (`borrowed`) and leave one workload out (`first-principles`); 1 and 2 "
+        "rounds ahead from the forward-in-time predictions of every round by the models of "
+        "the rounds before it, each basis at each distance its own half-widths. Each end "
+        f"widens by {table_i.per_doubling:.3f} in log time per doubling of batch or scale "
+        "beyond the fitted range, and the low end by "
+        f"{table_i.per_round:.3f} per round beyond the farthest measured distance. Coverage: "
+        "the share of held-out rows inside their interval when the interval table is itself "
+        "fitted without the rows' round.",
         "",
-        "| basis | rows | low end | high end | inside, % |",
-        "|:--|--:|--:|--:|--:|",
+        "| basis | rounds ahead | rows fitted | low end | high end | rows held out | "
+        "inside, % |",
+        "|:--|--:|--:|--:|--:|--:|--:|",
         *rows,
         "",
         EVIDENCE_END,

@@ -33,12 +33,86 @@ from ..facts.mlperf_rules import round_ordinal
 from .perfmodel import CalibratedModel, Workload
 from .predict import fit_errors, model_outputs, predict, workload_of
 
-__all__ = ["calibrate", "usable_rows", "modelled_times", "REQUIRED_CALIBRATE_COLUMNS"]
+__all__ = ["calibrate", "usable_rows", "modelled_times", "REQUIRED_CALIBRATE_COLUMNS", "FIT_BOUNDS",
+           "FitBound", "START_CLIPS", "bound_source"]
 
 REQUIRED_CALIBRATE_COLUMNS = REQUIRED_PREDICT_COLUMNS + ("time_to_train_min",)
 #: Bounds of the per-pass latency (seconds): a kernel launch is a few microseconds, a step
 #: of a large model launches thousands of them.
 _LATENCY_BOUNDS = (1e-5, 0.2)
+
+
+@dataclass(frozen=True)
+class FitBound:
+    """One side of the fit's box: a parameter, the coordinate the optimizer moves it in
+    (``logit`` of a fraction, ``log`` of a positive value, ``offset`` in logit from the
+    shared efficiency), the bounds in that coordinate, and why they are where they are."""
+
+    name: str
+    coordinate: str
+    lo: float
+    hi: float
+    reason: str
+
+    def values(self) -> tuple[float, float]:
+        """The bounds in the parameter's own units (an ``offset`` stays in logit)."""
+        if self.coordinate == "logit":
+            return float(1.0 / (1.0 + math.exp(-self.lo))), float(1.0 / (1.0 + math.exp(-self.hi)))
+        if self.coordinate == "log":
+            return math.exp(self.lo), math.exp(self.hi)
+        return self.lo, self.hi
+
+
+def _logit_of(v: float) -> float:
+    return math.log(v / (1.0 - v))
+
+
+#: The fit's box, one row per parameter, each with its reason (a reference key from
+#: docs/references.md, a measurement in the shared data, or "estimate"). docs/simulator.md
+#: states the same table; ``calibrate --report`` names every parameter that ends on a bound
+#: with the bound's reason.
+FIT_BOUNDS = {b.name: b for b in (
+    FitBound("compute_efficiency_shared", "logit", _logit_of(0.01) - 1, _logit_of(0.99) + 1,
+             "a fraction of the dense tensor peak: 1% to 99%, one logit unit wider so a start "
+             "clipped to that range stays movable"),
+    FitBound("compute_efficiency_offset", "offset", -8.0, 8.0,
+             "a vendor's or family's logit offset from the shared efficiency: the prior "
+             "(vendor_prior_sd, family_prior_sd 0.5) holds it; +-8 (16 prior SDs) only keeps "
+             "the optimizer finite"),
+    FitBound("comm_efficiency", "logit", -4.0, 6.0,
+             "the achieved fraction of the links' bandwidth in the all-reduce: 1.8% (TCP, "
+             "small messages) to 99.75% (NCCL's bus bandwidth near line rate on large "
+             "messages; estimate)"),
+    FitBound("overlap", "logit", -4.0, 6.0,
+             "the fraction of the all-reduce hidden under the backward pass: 1.8% (serial) "
+             "to 99.75% (bucketed all-reduce during backward [Li2020]); the model caps it at "
+             "0.999"),
+    FitBound("overhead_s", "log", math.log(0.5), math.log(600.0),
+             "time per run outside the steps (evaluation, synchronisation): the shared "
+             "rounds' evaluations take a median 9 s (ResNet-50) to 251 s (GPT-3) per run "
+             "(runs.csv eval_time_s); 600 s is 2.4 times the largest median"),
+    FitBound("batch_half", "log", math.log(0.5), math.log(256.0),
+             "the per-pass batch at which small kernels halve the compute rate: half a "
+             "sample to 256 samples (estimate: the shared rounds run 2 to 384 samples per "
+             "accelerator, and a knee above 256 would leave every such batch half idle)"),
+    FitBound("mem_overlap", "logit", -6.0, 6.0,
+             "the fraction of the shorter of compute and memory time hidden under the "
+             "longer: 0.25% (serial phases) to 99.75% (a pure roofline [Williams2009])"),
+    FitBound("step_latency_s", "log", *map(math.log, _LATENCY_BOUNDS),
+             "a fixed time per pass: a kernel launch is a few microseconds (10 us), a step of "
+             "a large model launches thousands (0.2 s)"),
+    FitBound("narrow_fraction", "logit", -6.0, 6.0,
+             "the share of FLOPs at the narrow format's peak: 0.25% to 99.75% (FP8 GEMMs "
+             "with BF16 elsewhere, Transformer Engine [Micikevicius2022])"),
+    FitBound("arithmetic_intensity", "log", math.log(5.0), math.log(2000.0),
+             "FLOP per byte of memory traffic: 5 (element-wise kernels) to 2,000 (large "
+             "GEMMs) [Williams2009], widened to a decade either side of the workload's own "
+             "bytes estimate"),
+)}
+#: Where the starts are clipped: a family's start efficiency to [0.05, 0.95] (twice its
+#: median achieved fraction of peak), its start offset to +-3 (logit), so no start lies on
+#: the box.
+START_CLIPS = {"efficiency": (0.05, 0.95), "offset": (-3.0, 3.0)}
 
 
 def usable_rows(t: pd.DataFrame, inputs, ttt, modelled=None) -> tuple[np.ndarray, dict]:
@@ -131,20 +205,19 @@ class _Coord:
         return math.log(v)
 
 
+def _bound_coord(name: str) -> _Coord:
+    b = FIT_BOUNDS[name]
+    return _Coord(name, b.coordinate, b.lo, b.hi)
+
+
 def _shared_coords(fit_intensity: bool, fit_narrow: bool, ai_lo: float, ai_hi: float,
                    fixed=()):
     """The shared parameters the fit moves, with their bounds (in coordinates); those named
     in ``fixed`` keep the base model's value."""
-    coords = [
-        _Coord("comm_efficiency", "logit", -4, 6),
-        _Coord("overlap", "logit", -4, 6),
-        _Coord("overhead_s", "log", math.log(0.5), math.log(600)),
-        _Coord("batch_half", "log", math.log(0.5), math.log(256)),
-        _Coord("mem_overlap", "logit", -6, 6),
-        _Coord("step_latency_s", "log", *map(math.log, _LATENCY_BOUNDS)),
-    ]
+    coords = [_bound_coord(n) for n in ("comm_efficiency", "overlap", "overhead_s",
+                                        "batch_half", "mem_overlap", "step_latency_s")]
     if fit_narrow:
-        coords.append(_Coord("narrow_fraction", "logit", -6, 6))
+        coords.append(_bound_coord("narrow_fraction"))
     if fit_intensity:
         coords.append(_Coord("arithmetic_intensity", "log", math.log(ai_lo), math.log(ai_hi)))
     return tuple(c for c in coords if c.name not in fixed)
@@ -251,8 +324,9 @@ def _intensity_range(workload: Workload, base: CalibratedModel):
         if workload.arithmetic_intensity is None
         else workload.arithmetic_intensity
     )
-    ai_lo = min(5.0, ai_est / 10.0) if ai_est else 5.0
-    ai_hi = max(2000.0, ai_est * 10.0) if ai_est else 2000.0
+    lo, hi = FIT_BOUNDS["arithmetic_intensity"].values()
+    ai_lo = min(lo, ai_est / 10.0) if ai_est else lo
+    ai_hi = max(hi, ai_est * 10.0) if ai_est else hi
     return ai0, ai_lo, ai_hi
 
 
@@ -274,7 +348,8 @@ def _start_and_bounds(rows: _FitRows, base: CalibratedModel, workload: Workload,
         )
     raw = np.array([np.median(a[np.isfinite(a)]) if np.isfinite(a).any() else np.nan
                     for a in (achieved[fi == j] for j in range(k))])
-    eff0 = (float(np.clip(2.0 * np.nanmedian(raw), 0.05, 0.95)) if np.isfinite(raw).any()
+    eff0 = (float(np.clip(2.0 * np.nanmedian(raw), *START_CLIPS["efficiency"]))
+            if np.isfinite(raw).any()
             else float(base.compute_efficiency_default))
     dev0 = [_logit(_start_efficiency(achieved[fi == j], base)) - _logit(eff0)
             for j in range(k)]
@@ -289,12 +364,11 @@ def _start_and_bounds(rows: _FitRows, base: CalibratedModel, workload: Workload,
         "narrow_fraction": 0.5,
         "arithmetic_intensity": ai0,
     }
-    x0 = np.concatenate([[_logit(eff0)], np.zeros(nv), np.clip(dev0, -3.0, 3.0),
+    shared, offset = FIT_BOUNDS["compute_efficiency_shared"], FIT_BOUNDS["compute_efficiency_offset"]
+    x0 = np.concatenate([[_logit(eff0)], np.zeros(nv), np.clip(dev0, *START_CLIPS["offset"]),
                          [c.coordinate(start[c.name]) for c in space.coords]])
-    lo = np.concatenate([[_logit(0.01) - 1], np.full(nv + k, -8.0),
-                         [c.lo for c in space.coords]])
-    hi = np.concatenate([[_logit(0.99) + 1], np.full(nv + k, 8.0),
-                         [c.hi for c in space.coords]])
+    lo = np.concatenate([[shared.lo], np.full(nv + k, offset.lo), [c.lo for c in space.coords]])
+    hi = np.concatenate([[shared.hi], np.full(nv + k, offset.hi), [c.hi for c in space.coords]])
     return x0, lo, hi
 
 
@@ -304,7 +378,7 @@ def _start_efficiency(achieved: np.ndarray, base: CalibratedModel) -> float:
     finite = achieved[np.isfinite(achieved)]
     if not finite.size:
         return float(base.compute_efficiency_default)
-    return float(np.clip(2.0 * np.median(finite), 0.05, 0.95))
+    return float(np.clip(2.0 * np.median(finite), *START_CLIPS["efficiency"]))
 
 
 def _least_squares_fit(rows: _FitRows, start, workload: Workload, space, x0, lo, hi):
@@ -334,6 +408,32 @@ def _at_bound(names, x, lo, hi) -> list[str]:
     """Parameters that ended within a thousandth of their range of a bound."""
     span = hi - lo
     return [nm for nm, v, a, b_, s in zip(names, x, lo, hi, span) if min(v - a, b_ - v) < 1e-3 * s]
+
+
+def bound_source(name: str) -> FitBound:
+    """The :data:`FIT_BOUNDS` row of a fitted parameter's name as ``model.fit["at_bound"]``
+    writes it (``compute_efficiency_by_family[H100]`` is an offset)."""
+    if name.startswith(("compute_efficiency_by_family", "compute_efficiency_by_vendor")):
+        return FIT_BOUNDS["compute_efficiency_offset"]
+    return FIT_BOUNDS[name]
+
+
+def _bound_sides(names, x, lo, hi) -> dict:
+    """For each parameter on a bound: which side, the bound's value and its reason."""
+    out = {}
+    on = set(_at_bound(names, x, lo, hi))
+    for nm, v, a, b_ in zip(names, x, lo, hi):
+        if nm not in on:
+            continue
+        side = "low" if v - a < b_ - v else "high"
+        bound = bound_source(nm)
+        at = a if side == "low" else b_
+        if bound.coordinate == "logit":
+            at = 1.0 / (1.0 + math.exp(-at))
+        elif bound.coordinate == "log":
+            at = math.exp(at)
+        out[nm] = {"side": side, "value": float(f"{at:.6g}"), "reason": bound.reason}
+    return out
 
 
 def _fitted_model(base, rows: _FitRows, space, sol, workload):
@@ -479,6 +579,7 @@ def calibrate(
         "cost": float(sol.cost),
         "success": bool(sol.success),
         "at_bound": _at_bound(space.names(rows.families, rows.vendors), sol.x, lo, hi),
+        "bounds": _bound_sides(space.names(rows.families, rows.vendors), sol.x, lo, hi),
         "domain": _domain(rows, t["round"].to_numpy(dtype=object)[in_train]
                           if "round" in t.columns else ()),
         **_error_report(pred, in_train[usable], test_rounds),

@@ -6,9 +6,11 @@ model was fitted on (``fitted``), a family it was not (``borrowed``), a workload
 The interval of a prediction ``t`` is ``[t * exp(-w_lo), t * exp(w_hi)]`` where ``w_lo`` and
 ``w_hi`` are the 90th and 10th percentiles of the held-out log errors ``log(predicted /
 measured)`` of its basis (sign-flipped for the upper end), each widened by ``per_doubling``
-for every doubling of batch or scale beyond the fitted range; the low end also widens by
-``per_round`` for every MLPerf round a row comes after the model's latest calibration round
-(newer software trains faster than the model, fitted on older rounds, knows).
+for every doubling of batch or scale beyond the fitted range. A row of a round after the
+model's latest calibration round (newer software, a family's first round) takes the
+half-widths of its basis at its distance, 1 or 2 rounds ahead (``by_distance``: from the
+forward-in-time errors of models that predict 1 and 2 rounds ahead); beyond the farthest
+measured distance the low end widens by ``per_round`` for every further round.
 
 The table is ``engine/data/prediction_intervals.json``, written by
 ``gpurank calibrate --benchmark all --intervals`` from the held-out predictions of every
@@ -20,7 +22,8 @@ and the coverage each basis reaches when the intervals themselves are held out).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
@@ -33,6 +36,7 @@ __all__ = [
     "interval_factors",
     "fit_interval_table",
     "BASIS_KINDS",
+    "DISTANCES",
 ]
 
 #: The central probability of every prediction interval.
@@ -54,9 +58,17 @@ class IntervalTable:
     per_doubling : float
         Added to both half-widths per doubling beyond the fitted batch and scale range.
     per_round : float
-        Added to the low half-width per MLPerf round after the latest calibration round.
+        Added to the low half-width per MLPerf round beyond the farthest distance of
+        ``by_distance`` (per round after the latest calibration round for a basis without
+        distances).
     level : float
     source : str
+    by_distance : dict
+        ``{kind: {rounds_ahead: (w_lo, w_hi, n)}}`` for rows 1, 2, ... rounds after the
+        model's latest calibration round, from forward-in-time errors at that distance.
+    max_reach : float
+        The farthest extrapolation (doublings) the held-out rows measure; beyond it each
+        doubling adds the basis's half-widths (infinite in a file without it).
     """
 
     by_basis: dict
@@ -64,6 +76,8 @@ class IntervalTable:
     per_round: float = 0.0
     level: float = INTERVAL_LEVEL
     source: str = ""
+    by_distance: dict = field(default_factory=dict)
+    max_reach: float = math.inf
 
     def to_dict(self) -> dict:
         return {
@@ -73,7 +87,11 @@ class IntervalTable:
             "per_round": self.per_round,
             "by_basis": {k: {"w_lo": v[0], "w_hi": v[1], "n": v[2]}
                          for k, v in self.by_basis.items()},
+            "by_distance": {k: {str(d): {"w_lo": v[0], "w_hi": v[1], "n": v[2]}
+                                for d, v in per.items()}
+                            for k, per in self.by_distance.items()},
             "source": self.source,
+            "max_reach": self.max_reach if math.isfinite(self.max_reach) else None,
         }
 
     @classmethod
@@ -85,6 +103,10 @@ class IntervalTable:
             per_round=float(d.get("per_round", 0.0)),
             level=float(d["level"]),
             source=str(d.get("source", "")),
+            by_distance={k: {int(dd): (float(v["w_lo"]), float(v["w_hi"]), int(v["n"]))
+                             for dd, v in per.items()}
+                         for k, per in d.get("by_distance", {}).items()},
+            max_reach=(math.inf if d.get("max_reach") is None else float(d["max_reach"])),
         )
 
 
@@ -123,10 +145,28 @@ def interval_factors(basis, reach, table: IntervalTable | None = None, rounds_af
         rows = kinds == k
         w_lo = np.where(rows, a, w_lo)
         w_hi = np.where(rows, b, w_hi)
-    widen = table.per_doubling * np.maximum(np.asarray(reach, dtype=float), 0.0)
-    later = table.per_round * np.maximum(np.nan_to_num(np.asarray(rounds_after, dtype=float)),
-                                         0.0)
-    return np.exp(-(w_lo + widen + later)), np.exp(w_hi + widen)
+    after = np.broadcast_to(np.maximum(np.nan_to_num(np.asarray(rounds_after, dtype=float)),
+                                       0.0), w_lo.shape)
+    later = table.per_round * after
+    for k, per in table.by_distance.items():
+        if not per:
+            continue
+        far = max(per)
+        # the nearest measured distance at or below the row's; per_round for each round beyond
+        step = np.minimum(np.floor(after + 1e-9), far)
+        for d, (a, b, _n) in per.items():
+            rows = (kinds == k) & (step == d)
+            w_lo = np.where(rows, a, w_lo)
+            w_hi = np.where(rows, b, w_hi)
+        ahead = (kinds == k) & (step >= 1)
+        later = np.where(ahead, table.per_round * np.maximum(after - far, 0.0), later)
+    reach = np.maximum(np.asarray(reach, dtype=float), 0.0)
+    widen = table.per_doubling * reach
+    # beyond the farthest measured extrapolation, each doubling costs the basis's own error
+    unmeasured = np.maximum(reach - table.max_reach, 0.0) if math.isfinite(table.max_reach) \
+        else np.zeros(len(w_lo))
+    return (np.exp(-(w_lo + widen + later + unmeasured * w_lo)),
+            np.exp(w_hi + widen + unmeasured * w_hi))
 
 
 def _quantile_pair(log_err: np.ndarray, level: float) -> tuple[float, float]:
@@ -143,24 +183,40 @@ def _inside(err, w_lo, w_hi, widen=0.0):
     return (err <= w_lo + widen + 1e-12) & (-err <= w_hi + widen + 1e-12)
 
 
-def _held_out_coverage(err, rounds, nominal: float) -> float:
+def _held_out_coverage(err, rounds, nominal: float, floor: float = 0.0) -> float:
     """Share of ``err`` inside half-widths taken at ``nominal`` from the other rounds'
-    errors (in-sample when there is one round)."""
+    errors (in-sample when there is one round); the low half-width at least ``floor``."""
     names = sorted(set(rounds))
     if len(names) < 2:
-        return float(_inside(err, *_quantile_pair(err, nominal)).mean())
+        w_lo, w_hi = _quantile_pair(err, nominal)
+        return float(_inside(err, max(w_lo, floor), w_hi).mean())
     hits = []
     for r in names:
         held = rounds == r
         if held.all() or (~held).sum() < 3:
             continue
         w_lo, w_hi = _quantile_pair(err[~held], nominal)
-        hits.append(_inside(err[held], w_lo, w_hi))
+        hits.append(_inside(err[held], max(w_lo, floor), w_hi))
     return float(np.concatenate(hits).mean()) if hits else 0.0
 
 
+def _widths(err, rounds, level: float, floor: float = 0.0) -> tuple[float, float, int]:
+    """``(w_lo, w_hi, n)`` of the errors at the smallest nominal level whose half-widths,
+    taken from the other rounds, hold ``level`` of each round's rows (the low one at least
+    ``floor``)."""
+    nominal = next((q for q in _NOMINAL if _held_out_coverage(err, rounds, q, floor) >= level),
+                   _NOMINAL[-1])
+    w_lo, w_hi = _quantile_pair(err, nominal)
+    return round(max(w_lo, floor), 6), round(w_hi, 6), int(len(err))
+
+
+#: The distances (rounds after the latest calibration round) that get half-widths of their
+#: own, and the fewest held-out rows a basis needs at a distance to get them.
+DISTANCES = (1, 2)
+_MIN_DISTANCE_ROWS = 10
+
 #: The nominal levels tried for the half-widths, and the widenings per doubling.
-_NOMINAL = tuple(np.round(np.arange(0.80, 0.991, 0.01), 2))
+_NOMINAL = tuple(np.round(np.arange(0.80, 0.991, 0.005), 3))
 _WIDEN = tuple(np.round(np.arange(0.0, 0.501, 0.01), 2))
 
 
@@ -176,15 +232,20 @@ def fit_interval_table(held_out, *, level: float = INTERVAL_LEVEL, source: str =
         fitted range) and, when known, ``round`` and ``rounds_after`` (rounds after the
         latest round the predicting model was fitted on: forward-in-time rows).
 
-    The half-widths of each kind are quantiles of the log errors of its rows inside the
-    fitted range, at the smallest nominal level (from ``level`` up) whose intervals hold
+    The half-widths of each kind are quantiles of the log errors of its rows, at the
+    smallest nominal level (from ``level`` up, in steps of half a percent) whose intervals hold
     ``level`` of each round's rows when taken from the other rounds' errors: errors of a new
     round spread wider than those of the rounds a fit saw, and the interval must hold for
     the new one. ``per_doubling`` is the smallest widening per doubling beyond the fitted
-    range that holds ``level`` of the rows beyond it. ``per_round`` is the smallest widening
-    of the low end per round that holds ``level`` of the forward-in-time rows (those with
-    ``rounds_after`` > 0; they take no part in the half-widths) at the low end's own share,
-    ``(1 + level) / 2`` of them above it.
+    range that holds ``level`` of the rows beyond it. The forward-in-time rows (those with
+    ``rounds_after`` > 0) take no part in those: the rows of each basis :data:`DISTANCES`
+    rounds ahead give that basis's half-widths at that distance, the same way
+    (``by_distance``; the low end never narrower than the nearer distance's, as a later
+    round's software only makes runs faster; a basis with fewer than 10 rows at a distance
+    keeps the nearer distance's, widened by ``per_round``); ``per_round`` is the low end's
+    step from the nearer to the farthest distance (the largest over bases). ``max_reach`` is the
+    farthest extrapolation among the rows: beyond it each doubling adds the basis's own
+    half-widths again (no row measures an error there).
     """
     err = held_out["log_error"].to_numpy(float)
     reach = held_out["reach"].to_numpy(float)
@@ -197,15 +258,10 @@ def fit_interval_table(held_out, *, level: float = INTERVAL_LEVEL, source: str =
     ok = np.isfinite(err) & ~forward
     by = {}
     for k in BASIS_KINDS:
-        rows = ok & (kind == k)
-        inside = rows & (reach <= 0)
-        use = inside if inside.sum() >= 10 else rows
+        use = ok & (kind == k)
         if use.sum() < 3:
             continue
-        nominal = next((q for q in _NOMINAL
-                        if _held_out_coverage(err[use], rounds[use], q) >= level), _NOMINAL[-1])
-        w_lo, w_hi = _quantile_pair(err[use], nominal)
-        by[k] = (round(w_lo, 6), round(w_hi, 6), int(use.sum()))
+        by[k] = _widths(err[use], rounds[use], level)
     beyond = ok & (reach > 0) & np.isin(kind, list(by))
     per = 0.0
     if beyond.any():
@@ -214,18 +270,28 @@ def fit_interval_table(held_out, *, level: float = INTERVAL_LEVEL, source: str =
         per = next((c for c in _WIDEN
                     if _inside(err[beyond], w_lo, w_hi, c * reach[beyond]).mean() >= level),
                    _WIDEN[-1])
-    per_round = 0.0
-    forward &= np.isin(kind, list(by))
-    if forward.any():
-        w_lo = np.array([by[k][0] for k in kind[forward]])
-        widen = per * np.maximum(reach[forward], 0.0)
-        e = err[forward]
-        # the low end alone: it must leave (1 - level) / 2 of the rows below it, as its
-        # quantile does; a row predicted too fast is the high end's, which later rounds
-        # do not move
-        tail = 1.0 - (1.0 - level) / 2.0
-        per_round = next((c for c in _WIDEN
-                          if (e <= w_lo + widen + c * after[forward] + 1e-12).mean() >= tail),
-                         _WIDEN[-1])
+    by_distance = {}
+    steps = np.floor(after + 1e-9)
+    for k in by:
+        per_k = {}
+        for d in DISTANCES:
+            use = forward & (kind == k) & (steps == d)
+            if use.sum() < _MIN_DISTANCE_ROWS:
+                break  # a farther distance is not measured without the nearer one
+            # a later round's software only makes runs faster than the model knows: the low
+            # end is never narrower than the nearer distance's
+            floor = (per_k.get(int(d) - 1) or by[k])[0]
+            per_k[int(d)] = _widths(err[use], rounds[use], level, floor=floor)
+        if per_k:
+            by_distance[k] = per_k
+    # beyond the farthest distance, the low end keeps widening by the step it took from the
+    # nearer distance to the farthest (the largest over bases: the software of each further
+    # round; never negative)
+    stepped = [per_k[max(per_k)][0] - (per_k.get(max(per_k) - 1) or by[k])[0]
+               for k, per_k in by_distance.items()]
+    per_round = round(max(max(stepped), 0.0), 6) if stepped else 0.0
+    measured = reach[np.isfinite(err) & np.isfinite(reach)]
+    max_reach = round(float(measured.max()), 6) if measured.size else 0.0
     return IntervalTable(by_basis=by, per_doubling=float(per), per_round=float(per_round),
-                         level=level, source=source)
+                         level=level, source=source, by_distance=by_distance,
+                         max_reach=max_reach)

@@ -239,7 +239,9 @@ def _later_notes(notes, table: pd.DataFrame, model: CalibratedModel, later) -> N
     if not (later > 0).any():
         return
     last = max(model.fit["domain"]["rounds"], key=round_ordinal)
-    wider = " (the interval's low end is wider)" if interval_table().per_round > 0 else ""
+    shipped = interval_table()
+    wider = (" (its interval is that of rows predicted as far ahead)"
+             if shipped.by_distance or shipped.per_round > 0 else "")
     notes.add(later > 0, np.array([
         f"round {r} is {int(k)} round(s) after the latest fitted round ({last}): software "
         f"gains since are not in the model{wider}" if k > 0 else ""

@@ -18,10 +18,11 @@ from ...params import InstanceOf, Options, check_param
 from ...schema import shown_names
 from ..facts import catalog as _cat
 from .inputs import model_inputs, safe_div, to_float
-from .fit import calibrate, modelled_times, usable_rows
+from .fit import FIT_BOUNDS, START_CLIPS, bound_source, calibrate, modelled_times, usable_rows
 from .perfmodel import CalibratedModel, Workload
 from .predict import predict, workload_of
 from ..facts.benchmarks import workload_for_benchmark
+from ..facts.mlperf_rules import round_ordinal
 from .workloads import workload
 
 __all__ = [
@@ -32,6 +33,9 @@ __all__ = [
     "workloads_report",
     "benchmarks_of",
     "rows_of",
+    "workload_benchmarks",
+    "bounds_text",
+    "bounds_table",
     "REPORT_BEGIN",
     "REPORT_END",
     "WORKLOADS_BEGIN",
@@ -230,7 +234,7 @@ def validation_report(mlperf_table, *, model: CalibratedModel | None = None, **k
         f"memory bandwidth; compute/memory overlap {model.mem_overlap:.3f}; communication "
         f"efficiency {model.comm_efficiency:.3f}, overlap {model.overlap:.3f}; overhead "
         f"{model.overhead_s:.1f} s; batch knee {model.batch_half:.1f}."
-        + (f" On a bound: {', '.join(f['at_bound'])}." if f.get("at_bound") else ""),
+        + bounds_text(f),
         "",
         "**Leave-one-round-out** (each round predicted by a model fitted on the other "
         "rounds; absolute % error of time to train; worst row signed, + = predicted slower):",
@@ -262,6 +266,40 @@ def validation_report(mlperf_table, *, model: CalibratedModel | None = None, **k
     return "\n".join(lines) + "\n"
 
 
+def bounds_table() -> str:
+    """The fit's box (:data:`~.fit.FIT_BOUNDS`) as the Markdown table docs/simulator.md
+    states: each parameter, its coordinate, its bounds in its own units and their reason."""
+    def num(v):
+        return f"{v:.4g}"
+
+    lines = ["| parameter | coordinate | low | high | reason |", "|:--|:--|--:|--:|:--|"]
+    for b in FIT_BOUNDS.values():
+        lo, hi = b.values()
+        lines.append(f"| `{b.name}` | {b.coordinate} | {num(lo)} | {num(hi)} | {b.reason} |")
+    e, o = START_CLIPS["efficiency"], START_CLIPS["offset"]
+    lines += ["", f"Starts: a family's start efficiency is clipped to [{e[0]}, {e[1]}] and its "
+              f"start offset to [{o[0]:+g}, {o[1]:+g}] (logit), so no start lies on the box."]
+    return "\n".join(lines) + "\n"
+
+
+def bounds_text(fit: dict) -> str:
+    """`` On a bound: name (low bound 0.5: its reason); ...`` for every parameter of a fit
+    report that ended on a bound ("" for none): each with the side, the bound's value and the
+    reason the box puts it there (:data:`~.fit.FIT_BOUNDS`)."""
+    names = list(fit.get("at_bound") or [])
+    if not names:
+        return ""
+    sides = fit.get("bounds") or {}
+    parts = []
+    for name in names:
+        b = sides.get(name)
+        if b:
+            parts.append(f"{name} ({b['side']} bound {b['value']:g}: {b['reason']})")
+        else:  # a model file written before the fit recorded the sides
+            parts.append(f"{name} ({bound_source(name).reason})")
+    return " On a bound: " + "; ".join(parts) + "."
+
+
 def workloads_report(mlperf_table, *, models: dict | None = None, **kw) -> str:
     """The Markdown section ``calibrate --benchmark all --report`` writes: per workload, the
     rows fitted, the in-sample error, the leave-one-round-out error (leave-one-submitter-out
@@ -272,9 +310,7 @@ def workloads_report(mlperf_table, *, models: dict | None = None, **kw) -> str:
     """
     models = dict(models or {})
     summary, details = [], []
-    for bench in benchmarks_of(mlperf_table):
-        if workload_for_benchmark(bench) is None:
-            continue
+    for bench in workload_benchmarks(mlperf_table):
         wl = workload(bench)
         rows = rows_of(mlperf_table, bench)
         model = models.get(wl.name) or calibrate(rows, workload=wl, **kw)
@@ -308,7 +344,7 @@ def workloads_report(mlperf_table, *, models: dict | None = None, **kw) -> str:
             f"**{wl.name}** (`{bench}`; {wl.throughput_unit}). Compute efficiency per family: "
             f"{effs}; arithmetic intensity {model.arithmetic_intensity:.0f} FLOP/B; overhead "
             f"{model.overhead_s:.0f} s; batch knee {model.batch_half:.1f}."
-            + (f" On a bound: {', '.join(f['at_bound'])}." if f.get("at_bound") else "")
+            + bounds_text(f)
             + f" Leave-one-{cv_by}-out per family:",
             "",
             *_md_cv(cv_summary(cv)),
@@ -336,9 +372,33 @@ def benchmarks_of(table: pd.DataFrame) -> list[str]:
     return sorted({str(b) for b in table["benchmark"].dropna() if str(b).strip()})
 
 
+def workload_benchmarks(table: pd.DataFrame) -> list[str]:
+    """One benchmark name per shipped workload the table has rows of: the name its latest
+    round uses (v5.0 renames ``ssd`` to ``retinanet`` and ``gnn`` to ``rgat``: one
+    workload, one fit on the rows of both names). Benchmarks without a workload are left
+    out."""
+    latest = {}
+    rounds = table["round"].astype(str) if "round" in table.columns else None
+    for bench in benchmarks_of(table):
+        wl = workload_for_benchmark(bench)
+        if wl is None:
+            continue
+        last = -1
+        if rounds is not None:
+            ords = [round_ordinal(r) for r in set(rounds[table["benchmark"].astype(str) == bench])]
+            last = max([o for o in ords if o is not None], default=-1)
+        if wl not in latest or last > latest[wl][0]:
+            latest[wl] = (last, bench)
+    return sorted(b for _o, b in latest.values())
+
+
 def rows_of(table: pd.DataFrame, benchmark: str) -> pd.DataFrame:
+    """The rows of ``benchmark`` and of every other name of its workload (a renamed
+    benchmark's rows under its old name)."""
     names = benchmarks_of(table)
     if benchmark not in names:
         raise DataError(f"benchmark {benchmark!r} matches no row; the table has: "
                         f"{shown_names(benchmark, names)}")
-    return table[table["benchmark"].astype(str) == benchmark].reset_index(drop=True)
+    wl = workload_for_benchmark(benchmark)
+    same = {benchmark} if wl is None else {b for b in names if workload_for_benchmark(b) == wl}
+    return table[table["benchmark"].astype(str).isin(same)].reset_index(drop=True)
