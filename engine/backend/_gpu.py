@@ -104,7 +104,8 @@ def _no_pool_yet(rmm) -> bool:
 
 def _configure_device_memory(rmm, cupy, numba_cuda, rmm_cupy_allocator, rmm_numba_manager):
     """One allocator for CuPy, cuDF and the Numba kernels: an RMM pool (created only when no
-    pool exists yet; it starts small and grows on demand), CuPy's allocations through it, and Numba's device allocations through
+    pool exists yet; it starts small and grows on demand), CuPy's allocations through it,
+    and Numba's device allocations through
     RMM's External Memory Management plugin, so that running out of device memory raises
     RMM's ``MemoryError`` from every library. Numba binds its memory manager when it first
     creates a CUDA context, so this runs before any kernel launch."""
