@@ -434,21 +434,26 @@ def kernel_timings(args, table):
     reps = 1 if args.simulate else 3
     bw = None if args.simulate else _copy_bandwidth()
     m = 3
+    warm = make_costs(500, m, "realistic")
+    cpu.pareto_rank(warm), cpu.domination_count(warm)  # the CPU JIT, out of the times
     for n in args.n_timing:
         if table.over_budget():
             return _skip_rest(table, "timing")
         c = make_costs(n, m, "realistic")
         d = _device(c)
-        ranks = cpu.pareto_rank(c)
-        fronts = int(ranks.max()) + 1 if n else 0
-        for name, g, h, note in (
-            ("pareto_rank", lambda: kd.pareto_rank_device(d), lambda: cpu.pareto_rank(c),
-             f"{fronts} fronts, {launch_count(n, fronts)} launches" if n else ""),
-            ("domination_count", lambda: kd.domination_count_device(d),
-             lambda: cpu.domination_count(c), "pair tests: benchmarks/gpu_work.py"),
-        ):
-            tg, tc = _gpu_time(g, reps), _cpu_time(h, 1)
-            table.add(f"timing {name} realistic m={m}", n, cpu_s=tc, gpu_s=tg, note=note)
+        t0 = time.perf_counter()
+        ranks = cpu.pareto_rank(c)  # one run: the CPU time and the number of fronts
+        tc = time.perf_counter() - t0
+        fronts = int(ranks.max()) + 1
+        tg = _gpu_time(lambda: kd.pareto_rank_device(d), reps)
+        table.add(f"timing pareto_rank realistic m={m}", n, cpu_s=tc, gpu_s=tg,
+                  note=f"{fronts} fronts, {launch_count(n, fronts)} launches")
+        t0 = time.perf_counter()
+        cpu.domination_count(c)
+        tc = time.perf_counter() - t0
+        tg = _gpu_time(lambda: kd.domination_count_device(d), reps)
+        table.add(f"timing domination_count realistic m={m}", n, cpu_s=tc, gpu_s=tg,
+                  note="pair tests: benchmarks/gpu_work.py")
         del d
     for nt in args.n_topsis:
         if table.over_budget():

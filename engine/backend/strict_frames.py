@@ -112,6 +112,24 @@ def _nan_as_null(s: pd.Series) -> pd.Series:
     return s
 
 
+def _float_nulls_as_nan(obj):
+    """What cuDF's host copies give for a float column with nulls: NumPy floats with NaN
+    (the stand-in holds them as pandas' nullable floats)."""
+    if isinstance(obj, pd.DataFrame):
+        cols = [c for c in obj.columns if _nullable_float(obj[c])]
+        if cols:
+            obj = obj.assign(**{c: obj[c].astype(obj[c].dtype.numpy_dtype) for c in cols}) \
+                if obj.columns.is_unique else obj
+        return obj
+    if isinstance(obj, pd.Series) and _nullable_float(obj):
+        return obj.astype(obj.dtype.numpy_dtype)
+    return obj
+
+
+def _nullable_float(s: pd.Series) -> bool:
+    return _masked(s) and getattr(s.dtype, "kind", "O") == "f"
+
+
 def _null_mask(x) -> bool:
     """True for a boolean mask (the stand-in's or a pandas one) that holds a null."""
     obj = x._obj if isinstance(x, _StrictPandas) else x
@@ -219,7 +237,7 @@ class _StrictPandas(FrameStandIn):
     # -- explicit host copies
     def _host(self):
         note_host_copy(self._kind, self._obj.shape)
-        return self._obj
+        return _float_nulls_as_nan(self._obj)
 
     def to_pandas(self, **kwargs):
         """The explicit copy to the host, recorded."""

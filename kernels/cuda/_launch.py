@@ -43,10 +43,17 @@ _REGISTRY = {}  # kernel name -> (Python function, PTX signatures)
 # numba-cuda warns on every launch of fewer than 128 blocks. The kernels size their grids
 # by the data, so small grids are intended: a small table, the top levels of a tree, one
 # block per tile of a short sort; the wide steps (one thread per row, one block per tile)
-# fill the device whenever the table is large enough to. The warning would only reach the
-# user's stderr, once per launch site, so it is left out (this message only).
+# fill the device whenever the table is large enough to. numba-cuda's own switch turns the
+# warning off (its test suite does the same); the message filter covers a numba-cuda
+# without that switch.
 LOW_OCCUPANCY_MESSAGE = r"Grid size \d+ will likely result in GPU under-utilization"
 warnings.filterwarnings("ignore", message=LOW_OCCUPANCY_MESSAGE)
+try:
+    from numba.cuda.core import config as _cuda_config
+except ImportError:  # an older numba-cuda: the filter above does it
+    _cuda_config = None
+if _cuda_config is not None and hasattr(_cuda_config, "CUDA_LOW_OCCUPANCY_WARNINGS"):
+    _cuda_config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
 
 
 def kernel(*signatures):

@@ -15,13 +15,15 @@ a node whose corners rule dominance out is skipped, a node that holds no unranke
 ``f``) is pruned, a node whose every row dominates every row of the tile settles the whole
 tile at once, and an undecided leaf tile is staged and tested row by row; a row stops at
 its first unranked dominator and the block leaves the walk once all its rows have one. A
-row with none gets rank ``f``. Rows ranked ``f`` during the launch still count as unranked
+row with none gets rank ``f``. Each row keeps the dominator it found (its witness): while
+the witness stays unranked, the row is settled at the next step without a test, so a row
+walks again only when its witness was just ranked. Rows ranked ``f`` during the launch still count as unranked
 for it (``rank >= f``), so the blocks never race. Two small launches then rebuild
 ``nodemax`` (one thread per tile, then one per tree node over its tiles: O(tiles log
 tiles)), and the host reads the root's value to know whether rows are left.
 
 Launches per call: the layout's ``5 + ceil(log2 n) + log2(leaves)`` (:mod:`._tree`),
-two fills, three per front and one scatter (plus one clip with ``depth``): O(fronts +
+three fills, three per front and one scatter (plus one clip with ``depth``): O(fronts +
 log n), each step as wide as the table (:func:`launch_count`). With ``depth`` the peel
 stops after ``depth`` fronts and the rows left get ``depth``.
 """
@@ -75,23 +77,25 @@ def _stage(tile, tile_rank, cs, rank_s, j0, rows, tx, m):
 
 @cuda.jit(device=True, inline=True)
 def _unranked_dominator(tile, tile_rank, rows, own, m, f):
-    """(found, pair tests): whether one of the first ``rows`` staged rows is unranked at step
-    ``f`` (rank >= f) and dominates ``own``; the scan stops at the first."""
+    """(u, pair tests): the first of the first ``rows`` staged rows that is unranked at step
+    ``f`` (rank >= f) and dominates ``own`` (-1 for none)."""
     tests = 0
     for u in range(rows):
         if tile_rank[u] >= f:
             tests += 1
             if tile_dominates(tile, u, own, m, False):
-                return True, tests
-    return False, tests
+                return u, tests
+    return -1, tests
 
 
 @kernel("void({f}[:, :], {f}[:, :], {f}[:, :], int64, int64, int32[:], int32[:], int64[:], "
-        "int64[:])")
-def peel_kernel(cs, lo, hi, npow, f, rank_s, nodemax, tests, corners):
+        "int64[:], int64[:])")
+def peel_kernel(cs, lo, hi, npow, f, rank_s, nodemax, witness, tests, corners):
     """Step ``f`` of the peel for tile ``blockIdx.x`` (one thread per tile row): its
-    unranked rows that no unranked row dominates get rank ``f``. ``tests``/``corners``
-    (when not empty) add up each row's pair tests and the rows its nodes decided."""
+    unranked rows that no unranked row dominates get rank ``f``. ``witness[p]`` is the
+    dominator row p found last (-1: none, or a whole node): while it stays unranked, p is
+    settled without a test. ``tests``/``corners`` (when not empty) add up each row's pair
+    tests and the rows its nodes decided."""
     tile = cuda.shared.array((MAX_CRITERIA, MAX_TILE), dtype=cs.dtype)
     tile_rank = cuda.shared.array(MAX_TILE, dtype=np.int32)
     own = cuda.local.array(MAX_CRITERIA, dtype=cs.dtype)
@@ -113,36 +117,44 @@ def peel_kernel(cs, lo, hi, npow, f, rank_s, nodemax, tests, corners):
         for k in range(m):
             own[k] = cs[k, p]
     done = not mine
+    if mine:
+        w = witness[p]
+        done = w >= 0 and rank_s[w] >= f  # last step's dominator is still unranked
     ntest = 0
     ncorner = 0
-    # the tile's own rows (only earlier ones can dominate, and equal rows do not)
-    _stage(tile, tile_rank, cs, rank_s, p0, tn, tx, m)
-    cuda.syncthreads()
-    if not done:
-        done, k = _unranked_dominator(tile, tile_rank, tx, own, m, f)
-        ntest += k
     stack[0] = 1
     sp = 1
+    own_tile = True  # first the tile's own rows: only earlier ones can dominate
     while True:
         # one barrier per node: every thread finished reading the staged tile
         if cuda.syncthreads_and(1 if done else 0):
             break
-        code, v, a, b, sp = walk(stack, sp, lo, hi, npow + t, 0, t, npow, m, False, nodemax,
-                                 f)
-        if code == _DONE:
-            break
+        if own_tile:
+            own_tile = False
+            code, a, rows, limit = _LEAF, t, tn, tx
+        else:
+            code, v, a, b, sp = walk(stack, sp, lo, hi, npow + t, 0, t, npow, m, False,
+                                     nodemax, f)
+            if code == _DONE:
+                break
+            rows = rows_in(a, b, n, nt)
+            limit = rows
         if code != _LEAF:
             if not done:
-                ncorner += rows_in(a, b, n, nt)  # decided by the node, without a row test
+                ncorner += rows  # decided by the node, without a row test
                 # FULL and not pruned: the node holds an unranked row, which dominates all
-                done = code == _FULL
+                if code == _FULL:
+                    done = True
+                    witness[p] = -1
         else:
-            rows = rows_in(a, b, n, nt)
             _stage(tile, tile_rank, cs, rank_s, a * nt, rows, tx, m)
             cuda.syncthreads()
             if not done:
-                done, k = _unranked_dominator(tile, tile_rank, rows, own, m, f)
+                u, k = _unranked_dominator(tile, tile_rank, limit, own, m, f)
                 ntest += k
+                if u >= 0:
+                    done = True
+                    witness[p] = a * nt + u
     if mine and not done:
         rank_s[p] = f
     if valid and tests.shape[0] > 0:
@@ -189,7 +201,7 @@ def launch_count(n, fronts, *, tile=None, clipped=False):
     ntiles = -(-n // tile)
     npow = 1 << max(0, math.ceil(math.log2(ntiles)))
     layout = 5 + max(0, math.ceil(math.log2(n))) + int(math.log2(npow))
-    return layout + 2 + 3 * fronts + 1 + int(clipped)
+    return layout + 3 + 3 * fronts + 1 + int(clipped)
 
 
 def rank_device(costs, depth=None, work=None):
@@ -206,6 +218,8 @@ def rank_device(costs, depth=None, work=None):
     fill_kernel[blocks(n), TILE](rank_s, np.int32(UNRANKED))
     nodemax = device_array(2 * lay.npow, np.int32)
     fill_kernel[blocks(2 * lay.npow), TILE](nodemax, np.int32(UNRANKED))
+    witness = device_array(n, np.int64)
+    fill_kernel[blocks(n), TILE](witness, np.int64(-1))
     tests, corners = work_counters(n, work)
     if work is not None:
         fill_kernel[blocks(n), TILE](tests, np.int64(0))
@@ -215,7 +229,7 @@ def rank_device(costs, depth=None, work=None):
     left = True
     while left and f < dep:
         peel_kernel[lay.ntiles, tile](lay.cs, lay.lo, lay.hi, lay.npow, f, rank_s, nodemax,
-                                      tests, corners)
+                                      witness, tests, corners)
         leaf_max_kernel[blocks(lay.npow), TILE](rank_s, tile, lay.npow, nodemax)
         node_max_kernel[blocks(lay.npow), TILE](lay.npow, nodemax)
         f += 1

@@ -17,8 +17,9 @@ after it for ``dominated_count``; n (n - 1) / 2 pairs in all):
 * ``pairs_decided_by_corners``: pairs settled by a node's box without touching the rows;
 * with a cap (``pareto_front`` is the count with cap 1) a row stops once it reached the
   cap, so the remaining pairs are neither tested nor counted;
-* ``pareto_rank`` peels the fronts one step each: at step ``f`` each unranked row stops at
-  its first unranked dominator, and the nodes holding no unranked row are pruned (counted
+* ``pareto_rank`` peels the fronts one step each: at step ``f`` each unranked row whose
+  last dominator (its witness) is still unranked is settled without a test, the others stop
+  at their first unranked dominator, and the nodes holding no unranked row are pruned (counted
   with the corners); its pair tests and corners are summed over the steps, which depend on
   the ranks: the mirror takes them from the CPU kernel (exact, so equal to the device's).
   Its pairs are not each decided once, so tests and corners do not add up to n (n - 1) / 2.
@@ -260,6 +261,7 @@ def _walk_peel(xs, rs, lo, hi, tile, npow, unranked):
     ntiles = -(-n // tile)
     tests = np.zeros(n, dtype=np.int64)
     corners = np.zeros(n, dtype=np.int64)
+    witness = np.full(n, -1, dtype=np.int64)
     nodemax = np.full(2 * npow, -1, dtype=np.int64)
     for f in range(rs.max() + 1):
         for t in range(npow):
@@ -277,7 +279,8 @@ def _walk_peel(xs, rs, lo, hi, tile, npow, unranked):
             done = np.empty(tn, dtype=np.bool_)
             for r in range(tn):
                 i = p0 + r
-                done[r] = rs[i] < f
+                w = witness[i]
+                done[r] = rs[i] < f or (w >= 0 and rs[w] >= f)
                 for u in range(r):
                     if done[r]:
                         break
@@ -285,6 +288,7 @@ def _walk_peel(xs, rs, lo, hi, tile, npow, unranked):
                         tests[i] += 1
                         if _dominates(xs, p0 + u, xs, i, m):
                             done[r] = True
+                            witness[i] = p0 + u
             stack = np.empty(64, dtype=np.int64)
             stack[0] = 1
             sp = 1
@@ -304,11 +308,13 @@ def _walk_peel(xs, rs, lo, hi, tile, npow, unranked):
                                 tests[i] += 1
                                 if _dominates(xs, j, xs, i, m):
                                     done[r] = True
+                                    witness[i] = j
                                     break
                     else:
                         corners[i] += rows
                         if code == _tiles.FULL:
                             done[r] = True
+                            witness[i] = -1
     return tests, corners
 
 
