@@ -29,7 +29,8 @@ from .._validate import (
 from . import _tiles
 
 __all__ = ["TILE", "MAX_CRITERIA", "LOW_OCCUPANCY_MESSAGE", "kernel", "kernel_functions",
-           "ptx_signatures", "is_available", "blocks", "mul_rn", "iota_kernel", "fill_kernel", "gather_kernel", "scatter_i32_kernel",
+           "ptx_signatures", "is_available", "blocks", "mul_rn", "iota_kernel", "fill_kernel",
+           "gather_kernel", "scatter_i32_kernel",
            "scatter_i64_kernel", "nonfinite_kernel", "merge_pass_kernel",
            "CUDA_ERROR_OUT_OF_MEMORY", "device_array", "to_device", "is_device", "host_array",
            "shape_of", "to_device_matrix", "matrix_and_result", "device_out", "sorted_rows",

@@ -17,10 +17,15 @@ tile at once, and an undecided leaf tile is staged and tested row by row; a row 
 its first unranked dominator and the block leaves the walk once all its rows have one. A
 row with none gets rank ``f``. Each row keeps the dominator it found (its witness): while
 the witness stays unranked, the row is settled at the next step without a test, so a row
-walks again only when its witness was just ranked. Rows ranked ``f`` during the launch still count as unranked
-for it (``rank >= f``), so the blocks never race. Two small launches then rebuild
-``nodemax`` (one thread per tile, then one per tree node over its tiles: O(tiles log
-tiles)), and the host reads the root's value to know whether rows are left.
+walks again only when its witness was just ranked. Rows ranked ``f`` during the launch
+still count as unranked for it (``rank >= f``), so the blocks never race. Two small
+launches then rebuild ``nodemax`` (one thread per tile, then one per tree node over its
+tiles: O(tiles log tiles)), and the host reads the root's value to know whether rows are
+left.
+
+Work: a row walks once per front until it is ranked, less the steps its witness settles;
+the host mirror (:func:`.schedule.row_work`) counts the pair tests: at 1e6 realistic rows
+with 4 criteria, 5.4e9 (218 fronts), against 3.7e7 for ``pareto_front``'s single walk.
 
 Launches per call: the layout's ``5 + ceil(log2 n) + log2(leaves)`` (:mod:`._tree`),
 three fills, three per front and one scatter (plus one clip with ``depth``): O(fronts +
