@@ -175,3 +175,15 @@ def test_readme_gives_build_test_and_gpu_check_commands():
     assert "python -m pytest /opt/gpurank/tests" in text
     assert "benchmarks/gpu_check.py" in text
     assert "info --json" in text
+
+
+def test_kernel_cache_is_writable_by_the_non_root_user():
+    """cache=True kernels need a cache folder the container's user can write (the installed
+    package is root's)."""
+    ins = _instructions()
+    env = [arg for word, arg in ins if word == "ENV"]
+    assert "NUMBA_CACHE_DIR=/var/cache/gpurank/numba" in env
+    runs = " && ".join(arg for word, arg in ins if word == "RUN")
+    assert "/var/cache/gpurank/numba" in runs
+    chown = re.search(r"chown -R 1001(:\S+)? ([^&]+)", runs)
+    assert chown and "/var/cache/gpurank" in chown.group(2).split()
