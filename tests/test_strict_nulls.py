@@ -45,6 +45,9 @@ def test_from_pandas_turns_nan_into_a_null_that_comparisons_and_logic_keep():
         below.values
     np.testing.assert_array_equal(below.to_cupy(na_value=False).get(), [False, False, True])
     np.testing.assert_array_equal(below.fillna(False).to_cupy().get(), [False, False, True])
+    # Text compares the same way: a missing cell gives a null, not False.
+    text = xdf.from_pandas(pd.Series(["a", None, ""]))
+    assert bool((text != "").isna().iloc[1]) and bool((text.astype("str") == "a").isna().iloc[1])
     # A float column with nulls still gives NaN, as cuDF's.
     assert np.isnan(t.to_cupy().get()[1]) and np.isnan(t.values.get()[1])
 

@@ -21,14 +21,14 @@ Frames (:class:`StrictFrame`, :class:`StrictSeries`, :class:`StrictIndex`, names
   ``to_dict()``, ``to_arrow()`` and ``values_host`` are explicit host copies, recorded;
 - missing values are nulls (pandas' nullable dtypes here): ``from_pandas`` (and
   ``read_parquet`` / ``read_csv``, ``to_numeric(errors="coerce")``) turns a float NaN into a
-  null; a comparison with a null gives a null, and ``&``, ``|``, ``^`` and ``~`` keep it (a
-  null operand gives a null result, not pandas' three-valued logic: libcudf's binary
-  operations); ``astype("str")`` keeps nulls, ``cat.codes`` is null (not -1) where the value
+  null; a comparison with a null (of numbers or text) gives a null, and ``&``, ``|``, ``^``
+  and ``~`` keep it (a null operand gives a null result, not pandas' three-valued logic:
+  libcudf's binary operations); ``astype("str")`` keeps nulls, ``cat.codes`` is null (not -1) where the value
   is missing, an integer or float cast keeps the null; ``to_cupy()`` of an integer or float
   column with nulls gives float64 with NaN, of a boolean one raises ``ValueError: Column
   must have no nulls`` unless ``na_value`` is given;
-- stricter than cuDF: ``.loc`` / ``.iloc`` / ``where`` with a boolean mask holding a null
-  raise ``ValueError`` (cuDF takes the null as False and silently drops or blanks the row);
+- stricter than cuDF: ``.loc`` / ``.iloc`` / ``[]`` / ``where`` with a boolean mask holding
+  a null raise ``ValueError`` (cuDF takes the null as False and silently drops or blanks the row);
 - ``.iloc`` takes integers, integer arrays and boolean masks, and refuses other keys
   (``TypeError``) as cuDF does;
 - ``groupby(sort=False)`` aggregations come back in an order that is not the order of
@@ -313,8 +313,9 @@ def _missing_of(x):
 
 
 def _logical_binary(name):
-    """``&``, ``|``, ``^`` as libcudf's: the result is null wherever an operand is null
-    (pandas' nullable booleans use three-valued logic instead: ``False & NA`` is False)."""
+    """``&``, ``|``, ``^`` and comparisons as libcudf's: the result is null wherever an
+    operand is null (pandas' nullable booleans use three-valued logic instead, ``False &
+    NA`` is False, and its text dtype compares a missing value as False)."""
     def op(self, other):
         a, b = self._obj, _unwrap(other, name)
         out = getattr(a, name)(b)
@@ -332,7 +333,8 @@ def _logical_binary(name):
 
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor",
               "eq", "ne", "lt", "le", "gt", "ge"):
-    make = _logical_binary if _name in ("and", "or", "xor") else _frame_binary
+    make = _frame_binary if _name in ("add", "sub", "mul", "truediv", "floordiv", "mod",
+                                      "pow") else _logical_binary
     setattr(_StrictPandas, f"__{_name}__", make(f"__{_name}__"))
     if _name not in ("eq", "ne", "lt", "le", "gt", "ge"):
         setattr(_StrictPandas, f"__r{_name}__", make(f"__r{_name}__"))
