@@ -23,8 +23,8 @@ Frames (:class:`StrictFrame`, :class:`StrictSeries`, :class:`StrictIndex`, names
   ``read_parquet`` / ``read_csv``, ``to_numeric(errors="coerce")``) turns a float NaN into a
   null; a comparison with a null (of numbers or text) gives a null, and ``&``, ``|``, ``^``
   and ``~`` keep it (a null operand gives a null result, not pandas' three-valued logic:
-  libcudf's binary operations); ``astype("str")`` keeps nulls, ``cat.codes`` is null (not -1) where the value
-  is missing, an integer or float cast keeps the null; ``to_cupy()`` of an integer or float
+  libcudf's binary operations); ``astype("str")`` keeps nulls, ``cat.codes`` is null (not
+  -1) where the value is missing, an integer or float cast keeps the null; ``to_cupy()`` of an integer or float
   column with nulls gives float64 with NaN, of a boolean one raises ``ValueError: Column
   must have no nulls`` unless ``na_value`` is given;
 - stricter than cuDF: ``.loc`` / ``.iloc`` / ``[]`` / ``where`` with a boolean mask holding
