@@ -20,15 +20,17 @@ Frames (:class:`StrictFrame`, :class:`StrictSeries`, :class:`StrictIndex`, names
 - ``.values`` and ``to_cupy()`` give device arrays; ``to_numpy()``, ``to_pandas()``,
   ``to_dict()``, ``to_arrow()`` and ``values_host`` are explicit host copies, recorded;
 - missing values are nulls (pandas' nullable dtypes here): ``from_pandas`` (and
-  ``read_parquet`` / ``read_csv``, ``to_numeric(errors="coerce")``) turns a float NaN into a
-  null; a comparison with a null (of numbers or text) gives a null, and ``&``, ``|``, ``^``
-  and ``~`` keep it (a null operand gives a null result, not pandas' three-valued logic:
-  libcudf's binary operations); ``astype("str")`` keeps nulls, ``cat.codes`` is null (not
-  -1) where the value is missing, an integer or float cast keeps the null; ``to_cupy()`` of an integer or float
-  column with nulls gives float64 with NaN, of a boolean one raises ``ValueError: Column
-  must have no nulls`` unless ``na_value`` is given;
+  ``read_parquet`` / ``read_csv``, ``to_numeric(errors="coerce")``) turns a float NaN into
+  a null; a comparison with a null (of numbers or text) gives a null, and ``&``, ``|``,
+  ``^`` and ``~`` keep it (a null operand gives a null result, not pandas' three-valued
+  logic: libcudf's binary operations); ``astype("str")`` keeps nulls, ``cat.codes`` is
+  null (not -1) where the value is missing, an integer or float cast keeps the null;
+  ``to_cupy()`` of an integer or float column with nulls gives float64 with NaN, of a
+  boolean one raises ``ValueError: Column must have no nulls`` unless ``na_value`` is
+  given;
 - stricter than cuDF: ``.loc`` / ``.iloc`` / ``[]`` / ``where`` with a boolean mask holding
-  a null raise ``ValueError`` (cuDF takes the null as False and silently drops or blanks the row);
+  a null raise ``ValueError`` (cuDF takes the null as False and silently drops or blanks
+  the row);
 - ``.iloc`` takes integers, integer arrays and boolean masks, and refuses other keys
   (``TypeError``) as cuDF does;
 - ``groupby(sort=False)`` aggregations come back in an order that is not the order of
