@@ -6,29 +6,38 @@
 It needs only NumPy, pandas, pyarrow, scikit-learn, Numba, numba-cuda and CuPy: gpurank is
 imported from this checkout's ``engine/`` and ``kernels/`` folders (not installed, no
 network), and what needs cuDF, cuML, pytest or hypothesis is skipped, with the reason, where
-they are missing. Steps, in order (each one row or more of the table):
+they are missing.
 
-1. ``kernel parity``: every CUDA kernel against its CPU twin on three data shapes, the input
+First a compile probe: one tiny kernel compiled to PTX and launched. Where numba-cuda cannot
+compile (no CUDA toolkit: NVVM missing) or no device answers, one line says so and how to
+fix it, and the script exits 0 without running anything else. Then the steps, in order
+(each one row or more of the table):
+
+1. ``timing``: each CUDA kernel on a device-resident input (synchronized, warmed up: no JIT
+   in the times) against its CPU twin: ``pareto_rank`` and ``domination_count`` at 1e6 and
+   1e7 rows, TOPSIS at 1e7 and 1e8; the notes give the rank's fronts and launches and
+   compare TOPSIS with the memory-bandwidth floor. First, so a cold run cannot spend the
+   budget before them.
+2. ``kernel parity``: every CUDA kernel against its CPU twin on three data shapes, the input
    as a NumPy array, a Numba device array and CuPy arrays in C and Fortran order (no copy).
-2. ``engine rank``: the engine's ranking of a simulated sweep (metrics derived first), with
+3. ``engine rank``: the engine's ranking of a simulated sweep (metrics derived first), with
    the criteria matrix on the device, against ``rank_configurations`` on the CPU.
-3. ``engine analyze (stand-in frames)``: the whole analysis on
+4. ``engine analyze (stand-in frames)``: the whole analysis on
    ``strict_device_backend()`` (the engine's device branches, CuPy/cuDF stand-ins, the
    CUDA kernels on this device) against the CPU backend.
-4. ``engine analyze (cuDF, cuML)``: the whole analysis on the GPU backend, step by step,
-   when cuDF and cuML are installed.
-5. ``kernel timings``: each CUDA kernel on a device-resident input (synchronized, warmed
-   up) against its CPU twin; the note compares it with a floor (memory bandwidth for
-   TOPSIS, pair tests at 3 instructions per lane-cycle for the pairwise kernels).
+5. ``engine analyze (cuDF, cuML)``: the whole analysis on the GPU backend, step by step
+   (warmed up first), when cuDF and cuML are installed.
 6. ``pytest tests/kernels -k "cuda or ptx"`` on the device, when pytest and hypothesis are
    installed.
 
-Prints one table (step, rows, CPU time, GPU time, speed-up, parity, note) and writes it as
-JSON (``--json``). Steps that would start after ``--budget`` seconds are skipped with that
-reason, so the default run ends in under 6 minutes. Exit status: 1 when a parity check fails
-or a step errors, 0 otherwise (and when no GPU is visible: nothing runs, and it says why).
-``--simulate`` runs the same steps under the simulator at tiny sizes, without CuPy: a check
-of this script's own code under the GPU machine's conditions (its timings mean nothing).
+Parity rows carry no times (their first calls compile the kernels); only the timing rows and
+the warmed-up cuDF/cuML rows have speed-ups. Prints one table (step, rows, CPU time, GPU
+time, speed-up, parity, note), writes it as JSON (``--json``), and ends with a one-line JSON
+summary. Steps that would start after ``--budget`` seconds are skipped with that reason.
+Exit status: 1 when a parity check fails or a step errors, 0 otherwise (and when the probe
+fails: nothing runs, and it says why). ``--simulate`` runs the same steps under the
+simulator at tiny sizes, without CuPy: a check of this script's own code under the GPU
+machine's conditions (its timings mean nothing).
 """
 
 from __future__ import annotations
@@ -47,11 +56,19 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: Default sizes (rows) on a device, and under the simulator.
+#: Default sizes (rows) on a device, and under the simulator: ``n_timing`` for the rank
+#: and count timings, ``n_topsis`` for TOPSIS's, ``n`` for the parity checks.
 SIZES = {
-    "device": {"n": 100_000, "n_topsis": 10_000_000, "n_engine": 100_000, "n_analyze": 20_000},
-    "simulate": {"n": 60, "n_topsis": 60, "n_engine": 40, "n_analyze": 30},
+    "device": {"n": 100_000, "n_timing": [1_000_000, 10_000_000],
+               "n_topsis": [10_000_000, 100_000_000], "n_engine": 100_000,
+               "n_analyze": 20_000},
+    "simulate": {"n": 60, "n_timing": [40], "n_topsis": [60], "n_engine": 40,
+                 "n_analyze": 30},
 }
+#: How to get what numba-cuda needs to compile, when the probe finds it missing.
+TOOLKIT_HINT = ("install the CUDA toolkit's compiler libraries for numba-cuda: "
+                "pip install 'numba-cuda[cu12]' (or conda install -c conda-forge "
+                "cuda-nvcc cuda-nvrtc cuda-version=12)")
 #: TOPSIS scores of the CUDA kernels and the CPU agree to this absolute tolerance.
 TOPSIS_ATOL = 1e-12
 
@@ -108,6 +125,38 @@ def gpu_reason(*, simulate):
             return "numba.cuda sees no CUDA device or driver"
     except Exception as e:  # noqa: BLE001
         return f"numba.cuda failed to query devices: {e}"
+    return None
+
+
+def _probe_kernel(a):
+    """a[i] = i + 1: the compile probe's kernel (at module level, where the simulator swaps
+    the global ``cuda`` for its per-thread fake)."""
+    i = cuda.grid(1)  # noqa: F821 - the global is set by compile_probe
+    if i < a.shape[0]:
+        a[i] = i + 1
+
+
+def compile_probe(*, simulate):
+    """None when a tiny kernel compiles to PTX and runs on the device (or the simulator),
+    else one line saying what is missing and how to get it."""
+    from numba import cuda
+
+    globals()["cuda"] = cuda  # numba is imported only now (after --simulate set it up)
+    try:
+        if not simulate:
+            cuda.compile_ptx(_probe_kernel, "void(int32[:])", cc=(7, 0))
+        kernel = cuda.jit(_probe_kernel)
+        a = cuda.to_device(np.zeros(4, dtype=np.int32))
+        kernel[1, 4](a)
+        got = a.copy_to_host()
+    except Exception as e:  # noqa: BLE001 - whatever fails, one line says why
+        text = f"{type(e).__name__}: {e}".strip().splitlines()[0][:160]
+        if "nvvm" in text.lower() or "libdevice" in text.lower():
+            return f"numba-cuda cannot compile: the CUDA toolkit's NVVM is missing ({text}); " \
+                   + TOOLKIT_HINT
+        return f"a test kernel did not compile and run ({text})"
+    if got.tolist() != [1, 2, 3, 4]:
+        return f"a test kernel ran but wrote {got.tolist()} instead of [1, 2, 3, 4]"
     return None
 
 
@@ -247,23 +296,18 @@ def kernel_parity(args, table):
             if table.over_budget():
                 return _skip_rest(table, "kernel parity")
             c = make_costs(n, m, shape)
-            t0 = time.perf_counter()
             want = (cpu.pareto_front(c), cpu.domination_count(c, cap=5), cpu.pareto_rank(c))
-            tc = time.perf_counter() - t0
-            bad, tg, sources = [], 0.0, _sources(c)
-            for kind, src in sources:
-                t0 = time.perf_counter()
+            bad = []
+            for kind, src in _sources(c):
                 got = (kc.pareto_front(src), kc.domination_count(src, cap=5),
                        kc.pareto_rank(src))
-                tg += time.perf_counter() - t0
                 bad += [f"{name} on {kind}" for name, g, w in
                         zip(("front", "counts cap=5", "ranks"), got, want)
                         if not np.array_equal(g, w)]
             if m <= 4:
                 if not np.array_equal(kc.domination_count(c), cpu.domination_count(c)):
                     bad.append("counts")
-            table.add(f"kernel parity {shape} m={m}", n, cpu_s=tc,
-                      gpu_s=tg / len(sources), parity=_ok(not bad),
+            table.add(f"kernel parity {shape} m={m}", n, parity=_ok(not bad),
                       note="front, counts, ranks" + (" (+ uncapped counts)" if m <= 4 else "")
                       + ("; FAIL: " + ", ".join(bad) if bad else ""))
     x, w, b = make_topsis(n, 4)
@@ -305,16 +349,12 @@ def engine_rank(args, table):
         return (kd.pareto_rank_device(d), kd.domination_count_device(d),
                 kd.topsis_device(d, weights, benefit))
 
-    rank_configurations(frame.iloc[: min(n, 500)], crit, backend=cpu_b)  # warms the CPU JIT
-    tg = _gpu_time(on_gpu, reps=1)
-    t0 = time.perf_counter()
     r = rank_configurations(frame, crit, backend=cpu_b)
-    tc = time.perf_counter() - t0
     pr, dc, sc = (_host(v) for v in on_gpu())
     same = (np.array_equal(pr, r.pareto_rank) and np.array_equal(dc, r.domination_count)
             and np.allclose(sc, r.topsis_score, rtol=0, atol=TOPSIS_ATOL))
-    table.add("engine rank (derived metrics, device criteria matrix)", len(frame), cpu_s=tc,
-              gpu_s=tg, parity=_ok(same),
+    table.add("engine rank (derived metrics, device criteria matrix)", len(frame),
+              parity=_ok(same),
               note=f"{len(crit)} criteria: " + ", ".join(c.column for c in crit))
 
 
@@ -328,13 +368,8 @@ def engine_analyze_standin(args, table):
     n = args.n_analyze
     df = simulate(n, seed=1)
     opts = {"n_estimators": 20, "top": 5, "robust": True, "samples": 20, "drop_invalid": True}
-    b = strict_device_backend()
-    t0 = time.perf_counter()
-    g = Engine(backend=b).analyze(df, **opts)
-    tg = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    g = Engine(backend=strict_device_backend()).analyze(df, **opts)
     c = Engine(backend="cpu").analyze(df, **opts)
-    tc = time.perf_counter() - t0
     bad = [col for col in ("pareto_rank", "domination_count", "rank", "cluster", "p_top1",
                            "p_topk", "expected_rank")
            if not _same(g.table[col].to_numpy(), c.table[col].to_numpy())]
@@ -343,8 +378,8 @@ def engine_analyze_standin(args, table):
         bad.append("topsis_score")
     if c.importance is not None and not g.importance.table.equals(c.importance.table):
         bad.append("importance")
-    table.add("engine analyze (stand-in frames, CUDA kernels)", len(g.table), cpu_s=tc,
-              gpu_s=tg, parity=_ok(not bad),
+    table.add("engine analyze (stand-in frames, CUDA kernels)", len(g.table),
+              parity=_ok(not bad),
               note="pandas-bound: a check of the device branches, not a timing"
               + ("; FAIL: " + ", ".join(bad) if bad else ""))
 
@@ -393,69 +428,52 @@ def _copy_bandwidth():
     return 2 * a.nbytes / _gpu_time(lambda: b.copy_to_device(a), reps=10)
 
 
-def _pair_rate():
-    """Pair tests per second at best: SMs x 128 FP32 lanes x clock / 3 instructions per test
-    (a shared-memory load, a compare, a branch); None where the device does not say."""
-    from numba import cuda
-
-    try:
-        dev = cuda.get_current_device()
-        return dev.MULTIPROCESSOR_COUNT * 128 * dev.CLOCK_RATE * 1e3 / 3
-    except Exception:  # noqa: BLE001 - the simulator's device has no attributes
-        return None
-
-
 def kernel_timings(args, table):
+    """The kernels on device-resident inputs (warmed up) against their CPU twins: rank and
+    count at each ``n_timing``, TOPSIS at each ``n_topsis``."""
     from gpurank.kernels import cpu
     from gpurank.kernels import cuda as kc
     from gpurank.kernels.cuda import device as kd
-    from gpurank.kernels.cuda.schedule import count_work
+    from gpurank.kernels.cuda.rank import launch_count
     from gpurank.kernels.datagen import make_costs, make_topsis
 
     reps = 1 if args.simulate else 3
     bw = None if args.simulate else _copy_bandwidth()
-    rate = _pair_rate()
-    n = args.n
-    ms = (3,) if args.simulate else (3, 6)
-    for m in ms:
+    m = 3
+    warm = make_costs(500, m, "realistic")
+    cpu.pareto_rank(warm), cpu.domination_count(warm)  # the CPU JIT, out of the times
+    for n in args.n_timing:
         if table.over_budget():
-            return _skip_rest(table, "kernel timings")
+            return _skip_rest(table, "timing")
         c = make_costs(n, m, "realistic")
         d = _device(c)
-        # The pair tests the tile schedule leaves to row-by-row tests, counted on the host
-        # (kernels.cuda.schedule, the device's own decisions); the front and capped counts
-        # stop early and the rank sweep's tests are counted by benchmarks/gpu_work.py. The
-        # uncapped counts of m <= 5 are the divide and conquer: its binary-search halvings.
-        w = count_work(c, "domination_count")
-        counted = w.pair_tests if w.scheme == "tiles" else w.search_steps
-        for name, g, h, pairs in (
-            ("pareto_front", lambda: kd.pareto_front_device(d), lambda: cpu.pareto_front(c),
-             None),
-            ("domination_count cap=10", lambda: kd.domination_count_device(d, cap=10),
-             lambda: cpu.domination_count(c, cap=10), None),
-            ("domination_count", lambda: kd.domination_count_device(d),
-             lambda: cpu.domination_count(c), float(counted)),
-            ("pareto_rank", lambda: kd.pareto_rank_device(d), lambda: cpu.pareto_rank(c),
-             None),
-        ):
-            tg, tc = _gpu_time(g, reps), _cpu_time(h, 1)
-            dnc = pairs is not None and w.scheme == "dnc"
-            note = "pair tests: benchmarks/gpu_work.py" if pairs is None else (
-                f"{pairs:.3g} search steps, {pairs / tg / 1e9:.1f} G/s" if dnc else
-                f"{pairs:.3g} pair tests, {pairs / tg / 1e9:.1f} G/s" +
-                (f", {tg * rate / pairs:.1f}x the 3-instruction floor" if rate and pairs
-                 else ""))
-            table.add(f"timing {name} realistic m={m}", n, cpu_s=tc, gpu_s=tg, note=note)
-    nt = args.n_topsis
-    x, w, b = make_topsis(nt, 4)
-    dx = _device(x)
-    tg = _gpu_time(lambda: kd.topsis_device(dx, w, b), reps if args.simulate else 5)
-    tc = _cpu_time(lambda: cpu.topsis(x, w, b), reps)
-    note = f"{tg * bw / (2 * x.nbytes + nt * 8):.1f}x the bandwidth floor" if bw else ""
-    table.add("timing topsis m=4", nt, cpu_s=tc, gpu_s=tg, note=note)
-    tg = _gpu_time(lambda: kc.vikor(dx, w, b), reps if args.simulate else 5)
-    tc = _cpu_time(lambda: cpu.vikor(x, w, b), reps)
-    table.add("timing vikor m=4", nt, cpu_s=tc, gpu_s=tg, note="Q copied to the host")
+        t0 = time.perf_counter()
+        ranks = cpu.pareto_rank(c)  # one run: the CPU time and the number of fronts
+        tc = time.perf_counter() - t0
+        fronts = int(ranks.max()) + 1
+        tg = _gpu_time(lambda: kd.pareto_rank_device(d), reps)
+        table.add(f"timing pareto_rank realistic m={m}", n, cpu_s=tc, gpu_s=tg,
+                  note=f"{fronts} fronts, {launch_count(n, fronts)} launches")
+        t0 = time.perf_counter()
+        cpu.domination_count(c)
+        tc = time.perf_counter() - t0
+        tg = _gpu_time(lambda: kd.domination_count_device(d), reps)
+        table.add(f"timing domination_count realistic m={m}", n, cpu_s=tc, gpu_s=tg,
+                  note="pair tests: benchmarks/gpu_work.py")
+        del d
+    for nt in args.n_topsis:
+        if table.over_budget():
+            return _skip_rest(table, "timing")
+        x, w, b = make_topsis(nt, 4)
+        dx = _device(x)
+        tg = _gpu_time(lambda: kd.topsis_device(dx, w, b), reps if args.simulate else 5)
+        tc = _cpu_time(lambda: cpu.topsis(x, w, b), reps)
+        note = f"{tg * bw / (2 * x.nbytes + nt * 8):.1f}x the bandwidth floor" if bw else ""
+        table.add("timing topsis m=4", nt, cpu_s=tc, gpu_s=tg, note=note)
+        tg = _gpu_time(lambda: kc.vikor(dx, w, b), reps if args.simulate else 5)
+        tc = _cpu_time(lambda: cpu.vikor(x, w, b), reps)
+        table.add("timing vikor m=4", nt, cpu_s=tc, gpu_s=tg, note="Q copied to the host")
+        del dx, x
 
 
 def kernel_tests(args, table):
@@ -488,16 +506,19 @@ def _skip_rest(table, what):
               note=f"time budget of {table.budget_s:g} s spent")
 
 
-STEPS = [kernel_parity, engine_rank, engine_analyze_standin, engine_analyze_rapids,
-         kernel_timings, kernel_tests]
+STEPS = [kernel_timings, kernel_parity, engine_rank, engine_analyze_standin,
+         engine_analyze_rapids, kernel_tests]
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description="gpurank device check (run from the checkout)")
     p.add_argument("--simulate", action="store_true",
                    help="run under Numba's CUDA simulator at tiny sizes (no GPU needed)")
-    p.add_argument("--n", type=int, help="rows for the pairwise kernels")
-    p.add_argument("--n-topsis", type=int, help="rows for the TOPSIS timing")
+    p.add_argument("--n", type=int, help="rows for the kernel parity checks")
+    p.add_argument("--n-timing", type=int, nargs="+",
+                   help="rows for the rank and count timings (default 1e6 1e7)")
+    p.add_argument("--n-topsis", type=int, nargs="+",
+                   help="rows for the TOPSIS timings (default 1e7 1e8)")
     p.add_argument("--n-engine", type=int, help="rows for the engine's rank step")
     p.add_argument("--n-analyze", type=int, help="rows for the whole analysis")
     p.add_argument("--budget", type=float, default=270.0,
@@ -515,7 +536,7 @@ def main(argv=None):
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     where = use_checkout()
     print(f"gpu_check: gpurank from {where}")
-    why = gpu_reason(simulate=args.simulate)
+    why = gpu_reason(simulate=args.simulate) or compile_probe(simulate=args.simulate)
     if why:
         print(f"gpu_check: nothing ran: {why}.")
         return 0
@@ -549,7 +570,23 @@ def main(argv=None):
     Path(args.json).write_text(json.dumps(report, indent=2, default=str) + "\n")
     print(f"\ngpu_check: {len(table.rows)} rows in {table.spent():.0f} s; table written to "
           f"{args.json}; {'FAILED' if status else 'passed'}")
+    print(json.dumps(summary(report, args.json), default=str))
     return status
+
+
+def summary(report, path):
+    """The one-line JSON summary printed last: status, the rows that failed or were
+    skipped, and every timed row's times and speed-up."""
+    rows = report["rows"]
+    return {"gpu_check": "FAILED" if report["status"] else "passed",
+            "simulate": report["simulate"], "total_s": report["total_s"],
+            "rows": len(rows), "json": str(path),
+            "failed": [r["step"] for r in rows if r["parity"] in ("FAIL", "ERROR")],
+            "skipped": [r["step"] for r in rows if r["parity"] == "skipped"],
+            "timings": {f"{r['step']} n={r['rows']}": {"cpu_s": r["cpu_s"],
+                                                      "gpu_s": r["gpu_s"],
+                                                      "speedup": r["speedup"]}
+                        for r in rows if r["gpu_s"] is not None}}
 
 
 if __name__ == "__main__":

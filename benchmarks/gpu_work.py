@@ -19,10 +19,11 @@ tests are those of its brute-force leaves, every other pair is decided by the so
 and m only (:func:`gpurank.kernels.cuda.schedule.dnc_work`). For other m it is the tile
 walk, whose schedule depends on the boxes only, so only the tree is walked.
 ``pareto_front`` (the count with cap 1) runs
-its row tests on the host to know where each tile stops, and ``pareto_rank``, which also
-prunes nodes by their largest rank, runs its row tests with the ranks of the CPU kernel:
-its cost on the host is that of its pair tests, so it is counted up to ``--rank-max`` rows
-(1e6 by default; 1e7 took about 20 minutes per shape on two shared cores).
+its row tests on the host to know where each tile stops, and ``pareto_rank``, which peels
+the fronts one step each (each step the ``cap=1`` walk of the rows still unranked, nodes
+without an unranked row pruned), runs every step's row tests with the ranks of the CPU
+kernel: its cost on the host is that of its pair tests summed over the fronts, so it is
+counted up to ``--rank-max`` rows (1e6 by default).
 
 ``--json PATH`` writes a list of objects with the keys ``kernel``, ``shape``, ``n``, ``m``,
 ``pair_tests``, ``pairs_decided_by_corners`` (and ``scheme``, ``search_steps``, ``tile``,

@@ -96,5 +96,5 @@ def _print_plan(summary, best, args) -> None:
                 f"{usd(r.cost_on_demand_usd):>11} {usd(r.cost_spot_usd):>11}"
                 + (f" {r.p_top1:6.3f}" if "p_top1" in best.columns else ""))
         print(printable(line))
-    print(printable(f"wrote ranking.parquet, summary.json"
+    print(printable("wrote ranking.parquet, summary.json"
                     + ("" if args.no_report else ", report.html") + f" in {Path(args.out)}"))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import DataError
+from .masks import definite
 from .params import ParamError
 from .schema import require_columns
 
@@ -224,7 +225,7 @@ def constraint_mask(df, constraint: Constraint):
     x = constraint.value
     keep = {"<=": v <= x, "<": v < x, ">=": v >= x, ">": v > x, "==": v == x,
             "!=": v != x}[constraint.op]
-    return keep.fillna(False) & v.notna()
+    return definite(keep) & v.notna()
 
 
 @dataclass(frozen=True)

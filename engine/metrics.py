@@ -18,6 +18,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .errors import DataError
+from .masks import definite
 from .schema import require_columns
 
 __all__ = [
@@ -49,7 +50,7 @@ DERIVED_COLUMNS = (
 def _accelerators(df):
     # Zero accelerators would divide by zero; NaN keeps such rows visible but unranked.
     n = df["n_accelerators"].astype("float64")
-    return n.where(n > 0)
+    return n.where(definite(n > 0))
 
 
 def accelerator_hours(df):
@@ -70,7 +71,7 @@ def _reference_rows(df):
     so one bad row cannot take every row of its model down with it."""
     n = _accelerators(df)
     t = df["time_to_train_min"].astype("float64")
-    return n.notna() & t.notna() & (t > 0) & (t < float("inf"))
+    return n.notna() & t.notna() & definite((t > 0) & (t < float("inf")))
 
 
 def reference_time(df, *, by="accelerator"):
@@ -91,7 +92,7 @@ def reference_time(df, *, by="accelerator"):
     t = df["time_to_train_min"].astype("float64").where(ok)
     key = df[by]
     n_min = n.groupby(key, sort=False).transform("min")
-    at_min = t.where(n == n_min)
+    at_min = t.where(definite(n == n_min))
     t_ref = at_min.groupby(key, sort=False).transform("min")
     return t_ref, n_min
 
@@ -108,7 +109,7 @@ def reference_table(df, *, by="accelerator"):
     n = _accelerators(df).where(ok)
     key = df[by]
     n_min = n.groupby(key, sort=True).min()
-    at_min = df["time_to_train_min"].astype("float64").where(ok & (n == key.map(n_min)))
+    at_min = df["time_to_train_min"].astype("float64").where(ok & definite(n == key.map(n_min)))
     t_min = at_min.groupby(key, sort=True).min()
     return t_min.to_frame("t_ref").assign(n_ref=n_min)
 

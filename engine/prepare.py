@@ -29,6 +29,7 @@ import pandas as pd
 
 from .constraints import ConstraintCounts, constraint_mask, infeasible_message
 from .errors import DataError
+from .masks import definite
 from .methods import SCORE_COLUMNS
 from .metrics import METRIC_INPUTS, derive_metrics, plan_metrics, reference_table
 from .ranking import criteria_matrix
@@ -202,7 +203,7 @@ def _selection(df, spec, backend):
             continue
         require_columns(df, [column], role=f"{column} filter")
         col = df[column]
-        m = (col.astype("str") == wanted).fillna(False) & col.notna()
+        m = definite(col.astype("str") == wanted) & col.notna()
         keep = m if keep is None else keep & m
         selections.append((column, wanted, int(keep.sum()), _values(col, backend)))
     return keep, tuple(selections)
@@ -218,9 +219,10 @@ def _coerce_numbers(df, backend):
             continue
         raw = df[col]
         text = raw.astype("str").str.strip()
-        number = backend.xdf.to_numeric(raw.where(raw.notna() & (text != "")),
-                                        errors="coerce")
-        mask = number.isna() & raw.notna() & (text != "")
+        # A missing cell compares as missing on cuDF: the masks are filled where built.
+        given = definite(raw.notna() & (text != ""))
+        number = backend.xdf.to_numeric(text.where(given), errors="coerce")
+        mask = definite(number.isna() & given)
         if bool(mask.any()):
             bad[f"{col} is not a number"] = (mask, col, raw)
         df = df.assign(**{col: number.astype("float64")})
@@ -238,12 +240,14 @@ def _domain_masks(df, backend):
             continue  # a text column named like a number: the steps that read it refuse it
         v = s.astype("float64")
         present = v.notna()
-        bad = present & ((v < dom.low) if dom.inclusive else (v <= dom.low))
-        bad = bad | (present & ((v == float("inf")) | (v == -float("inf"))))
+        # Comparisons with a missing value are missing on cuDF: filled where built.
+        below = definite((v < dom.low) if dom.inclusive else (v <= dom.low))
+        infinite = definite((v == float("inf")) | (v == -float("inf")))
+        bad = present & (below | infinite)
         if bool(bad.any()):
             out[f"{col} {dom.describe()}"] = (bad, col)
         if dom.whole:
-            frac = present & ~bad & ((v % 1) != 0)
+            frac = present & ~bad & definite((v % 1) != 0)
             if bool(frac.any()):
                 out[f"{col} must be a whole number"] = (frac, col)
     return out

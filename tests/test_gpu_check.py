@@ -133,3 +133,40 @@ def test_gpu_check_simulate_runs_from_a_bare_checkout(tmp_path):
         assert rows[step]["parity"] == "PASS", rows[step]
     assert rows["engine analyze (cuDF, cuML)"]["parity"] == "skipped"
     assert not [r for r in report["rows"] if r["parity"] in ("FAIL", "ERROR")]
+    # The timings come first (a cold run cannot spend the budget before them), rank and
+    # count at each timing size, TOPSIS at each of its sizes; parity rows carry no times.
+    steps = [r["step"] for r in report["rows"]]
+    assert steps[:3] == ["timing pareto_rank realistic m=3",
+                         "timing domination_count realistic m=3", "timing topsis m=4"]
+    assert "launches" in report["rows"][0]["note"]
+    assert all(r["speedup"] is None and r["gpu_s"] is None for r in report["rows"]
+               if r["parity"] != "n/a")
+    # One JSON summary, last.
+    last = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert last["gpu_check"] == "passed" and last["failed"] == []
+    assert set(last["timings"]) == {f"{r['step']} n={r['rows']}" for r in report["rows"]
+                                    if r["gpu_s"] is not None}
+
+
+def _gpu_check_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "benchmarks" /
+                                                  "gpu_check.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_compile_probe_says_in_one_line_that_nvvm_is_missing(monkeypatch):
+    """Where numba-cuda has no NVVM, the probe (not every step) says so, with the fix."""
+    from numba import cuda
+
+    def no_nvvm(*args, **kwargs):
+        raise RuntimeError("libNVVM cannot be found. Do `conda install cudatoolkit`:\n"
+                           "library nvvm not found")
+
+    monkeypatch.setattr(cuda, "compile_ptx", no_nvvm, raising=False)
+    why = _gpu_check_module().compile_probe(simulate=False)
+    assert why is not None and "\n" not in why
+    assert "NVVM is missing" in why and "pip install 'numba-cuda[cu12]'" in why

@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpurank.engine import DataError, SchemaError, derive_metrics
+from gpurank.engine import DataError, derive_metrics
 from gpurank.engine import metrics
 from gpurank.engine.metrics import plan_metrics
 

@@ -18,7 +18,8 @@ from gpurank.engine import DeviceMemoryError, Engine
 from gpurank.engine import pipeline as pipeline_module
 from gpurank.engine import ranking as ranking_module
 from gpurank.engine.backend import MISSING_CODE, resolve_backend, strict_device_backend
-from gpurank.engine.backend._gpu import _configure_device_memory
+from gpurank.engine.backend._gpu import (RMM_INITIAL_POOL_BYTES, _configure_device_memory,
+                                         _cuml_kmeans, _cuml_random_forest)
 from gpurank.engine.backend.strict_device import HostCopy, StrictArray, record_host_copies, xp
 from gpurank.engine.backend.strict_frames import StrictFrame, StrictSeries, xdf
 from gpurank.engine.errors import BackendUnavailableError, DataError
@@ -165,7 +166,7 @@ def test_frames_keep_nulls_as_cudf_does():
     arr = ints.to_cupy()  # ... and to_cupy() makes it NaN in float64
     assert arr.dtype == np.float64 and np.isnan(arr.get()[1])
     np.testing.assert_array_equal(ints.fillna(-1).to_cupy().get(), [1, -1, 0, 1])
-    with pytest.raises(ValueError, match="bool"):
+    with pytest.raises(ValueError, match="Column must have no nulls"):
         f["t"].isna().where(f["i"] > 1).astype("bool").to_cupy()
 
 
@@ -472,8 +473,11 @@ def test_device_memory_pool_is_created_only_where_none_exists():
 
     _configure_device_memory(*fake(CudaMemoryResource), "rmm_cupy_allocator",
                              "RMMNumbaManager")
-    assert calls == [("reinitialize", {"pool_allocator": True}),
+    assert calls == [("reinitialize", {"pool_allocator": True,
+                                       "initial_pool_size": RMM_INITIAL_POOL_BYTES}),
                      ("cupy", "rmm_cupy_allocator"), ("numba", "RMMNumbaManager")]
+    # The pool starts small (RMM's default would reserve half the device at start).
+    assert RMM_INITIAL_POOL_BYTES <= 2**30 and RMM_INITIAL_POOL_BYTES % 256 == 0
     calls.clear()
     _configure_device_memory(*fake(PoolMemoryResource), "rmm_cupy_allocator",
                              "RMMNumbaManager")
@@ -495,3 +499,30 @@ def test_values_of_a_text_column_on_the_device_is_a_clear_error(strict):
     f = xdf.from_pandas(pd.DataFrame({"x": ["a", "b"]}))
     with pytest.raises(DataError, match="criterion column 'x' must be numeric"):
         strict.values(f, "x", role="criterion")
+
+
+def test_cuml_models_get_exact_kmeans_plus_plus_and_cuml_default_streams(monkeypatch):
+    """scikit-learn's ``init="k-means++"`` is cuML's exact k-means++ (not k-means||); the
+    forest keeps cuML's default streams (its fits are deterministic for any number)."""
+    import sys
+    import types
+
+    made = {}
+
+    def model(name):
+        return type(name, (), {"__init__": lambda self, **kw: made.__setitem__(name, kw)})
+
+    cuml = types.ModuleType("cuml")
+    cluster = types.ModuleType("cuml.cluster")
+    ensemble = types.ModuleType("cuml.ensemble")
+    cluster.KMeans, ensemble.RandomForestRegressor = model("KMeans"), model("Forest")
+    for name, mod in (("cuml", cuml), ("cuml.cluster", cluster), ("cuml.ensemble", ensemble)):
+        monkeypatch.setitem(sys.modules, name, mod)
+    km = {"n_clusters": 3, "n_init": 2, "max_iter": 50, "tol": 1e-4, "random_state": 0}
+    _cuml_kmeans(**km, init="k-means++")
+    assert made["KMeans"]["init"] == "k-means++"
+    _cuml_kmeans(**km, init="random")
+    assert made["KMeans"]["init"] == "random"
+    _cuml_random_forest(n_estimators=5, max_depth=None, max_features=1.0, min_samples_leaf=1,
+                        bootstrap=True, random_state=0)
+    assert made["Forest"]["n_streams"] == 4 and made["Forest"]["n_bins"] == 128

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from generated import same_report
 from gpurank.engine.errors import DataError, UsageError
-from gpurank.engine.commands import run_calibrate_cli, run_predict_cli
+from gpurank.engine.commands import run_calibrate_cli
 from gpurank.engine.sources.model.calibrate import (
     WORKLOADS_BEGIN,
     WORKLOADS_END,

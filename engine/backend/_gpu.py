@@ -11,12 +11,18 @@ import numpy as np
 
 from .base import Backend
 
-__all__ = ["gpu_backend", "device_silhouette", "CUML_N_BINS", "CUML_SILHOUETTE_CHUNK"]
+__all__ = ["gpu_backend", "device_silhouette", "CUML_N_BINS", "CUML_N_STREAMS",
+           "CUML_KMEANS_INIT", "CUML_SILHOUETTE_CHUNK", "RMM_INITIAL_POOL_BYTES"]
 
 
 # cuML's defaults differ from scikit-learn's and have changed between releases, so every
 # parameter is set here from the scikit-learn-style request.
 CUML_N_BINS = 128
+#: Streams a cuML forest builds its trees on (cuML's default).
+CUML_N_STREAMS = 4
+#: scikit-learn's KMeans ``init`` names and cuML's: both have exact k-means++ (cuML since
+#: 25.x as ``"k-means++"``, beside its default ``"scalable-k-means++"``, k-means||).
+CUML_KMEANS_INIT = {"k-means++": "k-means++", "random": "random"}
 
 
 def _cuml_random_forest(**params):
@@ -31,8 +37,10 @@ def _cuml_random_forest(**params):
         random_state=params["random_state"],
         n_bins=CUML_N_BINS,
         split_criterion="mse",
-        # One stream makes the forest reproducible for a given random_state.
-        n_streams=1,
+        # cuML 26.x builds the same forest for a given random_state whatever the number of
+        # streams (the one-stream reproducibility caveat is gone from its docs), so the
+        # forest keeps cuML's default of 4 streams, set here like every other parameter.
+        n_streams=CUML_N_STREAMS,
     )
 
 
@@ -42,7 +50,7 @@ def _cuml_kmeans(**params):
     init = params.get("init", "k-means++")
     return KMeans(
         n_clusters=params["n_clusters"],
-        init="scalable-k-means++" if init == "k-means++" else init,
+        init=CUML_KMEANS_INIT.get(init, init) if isinstance(init, str) else init,
         n_init=params["n_init"],
         max_iter=params["max_iter"],
         tol=params["tol"],
@@ -82,6 +90,9 @@ def _cuml_silhouette(X, labels, *, sample_size, seed):
 
 
 _MEMORY_READY = []
+#: The RMM pool's first reservation; it grows on demand up to the device's free memory.
+#: RMM's default (half the device) would hold memory another process on a shared GPU needs.
+RMM_INITIAL_POOL_BYTES = 256 * 2**20
 
 
 def _no_pool_yet(rmm) -> bool:
@@ -93,12 +104,13 @@ def _no_pool_yet(rmm) -> bool:
 
 def _configure_device_memory(rmm, cupy, numba_cuda, rmm_cupy_allocator, rmm_numba_manager):
     """One allocator for CuPy, cuDF and the Numba kernels: an RMM pool (created only when no
-    pool exists yet), CuPy's allocations through it, and Numba's device allocations through
+    pool exists yet; it starts small and grows on demand), CuPy's allocations through it,
+    and Numba's device allocations through
     RMM's External Memory Management plugin, so that running out of device memory raises
     RMM's ``MemoryError`` from every library. Numba binds its memory manager when it first
     creates a CUDA context, so this runs before any kernel launch."""
     if _no_pool_yet(rmm):
-        rmm.reinitialize(pool_allocator=True)
+        rmm.reinitialize(pool_allocator=True, initial_pool_size=RMM_INITIAL_POOL_BYTES)
     cupy.cuda.set_allocator(rmm_cupy_allocator)
     numba_cuda.set_memory_manager(rmm_numba_manager)
 

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, UnsupportedOnGPU, UsageError
+from ..masks import definite
 from ..schema import numeric_values
 
 __all__ = ["Backend", "MISSING_CODE", "CUDA_ERROR_OUT_OF_MEMORY", "is_device_oom"]
@@ -176,8 +177,21 @@ class Backend:
             return numeric_values(df, column, role=role)
         s = df[column]
         if s.dtype.kind not in "iufb":
-            raise DataError(f"{role} column '{column}' must be numeric; it has dtype {s.dtype}")
+            # Text that holds numbers is read as numbers, as on the CPU; the first value that
+            # is not one is named (a null mask is filled before it reaches the device).
+            s = self._numbers_of_text(s, column, role=role)
         return s.astype("float64").to_cupy(na_value=np.nan)
+
+    def _numbers_of_text(self, s, column, *, role):
+        """A text column's values as numbers (missing stays missing), or the CPU's error
+        naming the first value that is not a number."""
+        number = self.xdf.to_numeric(s, errors="coerce")
+        bad = definite(number.isna() & s.notna())
+        if bool(bad.any()):
+            i = int(self.xp.flatnonzero(bad.to_cupy())[0])
+            raise DataError(f"{role} column '{column}' must be numeric; row {i} holds "
+                            f"{s.iloc[i]!r}")
+        return number
 
     def codes(self, series):
         """Ordinal codes of a text or categorical column, as an int32 array of the backend.

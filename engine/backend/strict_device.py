@@ -30,9 +30,10 @@ What it cannot check
 - Speed, memory and anything about the device itself (out of memory, streams, kernels'
   launch limits, FMA contraction in compiled CUDA code): the CUDA kernels run where Numba
   runs them (the simulator in CI) on NumPy copies of the arrays.
-- cuDF's NaN-versus-null distinction: a float column here is pandas', where NaN is
-  missing; on cuDF a NaN produced by arithmetic is a value (``notna()`` is True for it).
-  The engine calls ``nans_to_nulls`` where that matters; here it is a no-op.
+- cuDF's NaN-versus-null distinction beyond the way in: ``from_pandas`` turns NaN into
+  nulls (pandas' nullable floats) as cuDF does, but a NaN produced by arithmetic on a
+  nullable float column is a null here and a value on cuDF. The engine calls
+  ``nans_to_nulls`` where that matters.
 - Dtype objects: ``dtype`` is pandas' (cuDF has its own ``CategoricalDtype`` and string
   dtype); code that tests dtypes should use ``dtype.kind`` or ``str(dtype)``.
 - cuML: the models are scikit-learn's behind cuML-like wrappers (device arrays in and out,

@@ -19,9 +19,18 @@ Frames (:class:`StrictFrame`, :class:`StrictSeries`, :class:`StrictIndex`, names
   ``itertuples``, ``__array__`` (hence ``np.asarray(series)``) raise ``TypeError``;
 - ``.values`` and ``to_cupy()`` give device arrays; ``to_numpy()``, ``to_pandas()``,
   ``to_dict()``, ``to_arrow()`` and ``values_host`` are explicit host copies, recorded;
-- missing values are nulls: ``astype("str")`` keeps them, ``cat.codes`` is null (not -1)
-  where the value is missing, an integer cast keeps the null, and ``to_cupy()`` of an
-  integer column with nulls gives float64 with NaN (of a boolean one, ``ValueError``);
+- missing values are nulls (pandas' nullable dtypes here): ``from_pandas`` (and
+  ``read_parquet`` / ``read_csv``, ``to_numeric(errors="coerce")``) turns a float NaN into
+  a null; a comparison with a null (of numbers or text) gives a null, and ``&``, ``|``,
+  ``^`` and ``~`` keep it (a null operand gives a null result, not pandas' three-valued
+  logic: libcudf's binary operations); ``astype("str")`` keeps nulls, ``cat.codes`` is
+  null (not -1) where the value is missing, an integer or float cast keeps the null;
+  ``to_cupy()`` of an integer or float column with nulls gives float64 with NaN, of a
+  boolean one raises ``ValueError: Column must have no nulls`` unless ``na_value`` is
+  given;
+- stricter than cuDF: ``.loc`` / ``.iloc`` / ``[]`` / ``where`` with a boolean mask holding
+  a null raise ``ValueError`` (cuDF takes the null as False and silently drops or blanks
+  the row);
 - ``.iloc`` takes integers, integer arrays and boolean masks, and refuses other keys
   (``TypeError``) as cuDF does;
 - ``groupby(sort=False)`` aggregations come back in an order that is not the order of
@@ -44,7 +53,7 @@ _PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
 _TEXT_DTYPE = "str" if _PANDAS_3 else "string"
 _NULLABLE = {"int8": "Int8", "int16": "Int16", "int32": "Int32", "int64": "Int64",
              "uint8": "UInt8", "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
-             "bool": "boolean"}
+             "bool": "boolean", "float32": "Float32", "float64": "Float64"}
 
 
 def _refuse_pandas(x, where):
@@ -97,15 +106,56 @@ def _masked(s: pd.Series) -> bool:
         hasattr(s.array, "_mask")
 
 
-def _device_copy(obj):
+def _nan_as_null(s: pd.Series) -> pd.Series:
+    """A float column with its NaN as nulls (pandas' nullable float dtype), as cuDF holds a
+    NaN that arrives from pandas."""
+    if isinstance(s.dtype, np.dtype) and s.dtype.kind == "f" and bool(s.isna().any()):
+        return s.astype(_NULLABLE[s.dtype.name])
+    return s
+
+
+def _float_nulls_as_nan(obj):
+    """What cuDF's host copies give for a float column with nulls: NumPy floats with NaN
+    (the stand-in holds them as pandas' nullable floats)."""
+    if isinstance(obj, pd.DataFrame):
+        cols = [c for c in obj.columns if _nullable_float(obj[c])]
+        if cols:
+            obj = obj.assign(**{c: obj[c].astype(obj[c].dtype.numpy_dtype) for c in cols}) \
+                if obj.columns.is_unique else obj
+        return obj
+    if isinstance(obj, pd.Series) and _nullable_float(obj):
+        return obj.astype(obj.dtype.numpy_dtype)
+    return obj
+
+
+def _nullable_float(s: pd.Series) -> bool:
+    return _masked(s) and getattr(s.dtype, "kind", "O") == "f"
+
+
+def _null_mask(x) -> bool:
+    """True for a boolean mask (the stand-in's or a pandas one) that holds a null."""
+    obj = x._obj if isinstance(x, _StrictPandas) else x
+    return isinstance(obj, pd.Series) and getattr(obj.dtype, "kind", "O") == "b" and \
+        _masked(obj) and _has_missing(obj)
+
+
+def _refuse_null_mask(x, where):
+    if _null_mask(x):
+        raise ValueError(f"{where}: the boolean mask holds a missing value (null); cuDF "
+                         "would take it as False and silently leave the row out: fill the "
+                         "mask (.fillna(False)) where it is built")
+
+
+def _device_copy(obj, nan_as_null=False):
     """A frame or series as it is after ``cudf.from_pandas``: a copy, object columns
-    converted as Arrow converts them (text; mixed types refused)."""
+    converted as Arrow converts them (text; mixed types refused), float NaN as nulls when
+    ``nan_as_null``."""
     if isinstance(obj, pd.DataFrame):
         out = obj.copy()
         for c in out.columns:
-            out[c] = _device_copy(out[c])
+            out[c] = _device_copy(out[c], nan_as_null)
         return out
-    s = obj.copy()
+    s = _nan_as_null(obj.copy()) if nan_as_null else obj.copy()
     if s.dtype == object:
         try:
             arr = pa.array(s, from_pandas=True)
@@ -189,7 +239,7 @@ class _StrictPandas(FrameStandIn):
     # -- explicit host copies
     def _host(self):
         note_host_copy(self._kind, self._obj.shape)
-        return self._obj
+        return _float_nulls_as_nan(self._obj)
 
     def to_pandas(self, **kwargs):
         """The explicit copy to the host, recorded."""
@@ -223,8 +273,14 @@ class _StrictPandas(FrameStandIn):
         return StrictIndex._of(self._obj.index)
 
     def nans_to_nulls(self):
-        """cuDF turns NaN into nulls here; pandas already treats NaN as missing."""
-        return _wrap(self._obj.copy())
+        """Float NaN as nulls, as cuDF's."""
+        return _wrap(_device_copy(self._obj, nan_as_null=True))
+
+    def where(self, cond, *args, **kwargs):
+        """pandas' ``where``; a condition holding a null refused (see the module docstring)."""
+        _refuse_null_mask(cond, f"{type(self).__name__}.where")
+        return _wrap(self._obj.where(_unwrap(cond, "where"), *_unwrap(args, "where"),
+                                     **_unwrap(kwargs, "where")))
 
     def groupby(self, by=None, *args, sort=False, **kwargs):
         """Grouped operations; ``sort=False`` (cuDF's default) gives aggregations in an order
@@ -234,6 +290,7 @@ class _StrictPandas(FrameStandIn):
         return _GroupBy(gb, sort)
 
     def __getitem__(self, key):
+        _refuse_null_mask(key, "indexing")
         return _wrap(self._obj[_unwrap(key, "indexing")])
 
     def __setitem__(self, key, value):
@@ -247,11 +304,42 @@ def _frame_binary(name):
     return op
 
 
+def _missing_of(x):
+    """Where an operand of a logical operation is null (a Series), or whether it is (a
+    scalar); None for operands that cannot be null."""
+    if isinstance(x, pd.Series):
+        return x.isna().to_numpy()
+    if x is None or x is pd.NA:
+        return True
+    return None
+
+
+def _logical_binary(name):
+    """``&``, ``|``, ``^`` and comparisons as libcudf's: the result is null wherever an
+    operand is null (pandas' nullable booleans use three-valued logic instead, ``False &
+    NA`` is False, and its text dtype compares a missing value as False)."""
+    def op(self, other):
+        a, b = self._obj, _unwrap(other, name)
+        out = getattr(a, name)(b)
+        if isinstance(out, pd.Series) and getattr(out.dtype, "kind", "O") == "b":
+            missing = [m for m in (_missing_of(a), _missing_of(b)) if m is not None]
+            if any(np.any(m) for m in missing):
+                null = np.zeros(len(out), dtype=bool)
+                for m in missing:
+                    null |= m
+                out = out.astype("boolean").mask(null)
+        return _wrap(out)
+
+    return op
+
+
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor",
               "eq", "ne", "lt", "le", "gt", "ge"):
-    setattr(_StrictPandas, f"__{_name}__", _frame_binary(f"__{_name}__"))
+    make = _frame_binary if _name in ("add", "sub", "mul", "truediv", "floordiv", "mod",
+                                      "pow") else _logical_binary
+    setattr(_StrictPandas, f"__{_name}__", make(f"__{_name}__"))
     if _name not in ("eq", "ne", "lt", "le", "gt", "ge"):
-        setattr(_StrictPandas, f"__r{_name}__", _frame_binary(f"__r{_name}__"))
+        setattr(_StrictPandas, f"__r{_name}__", make(f"__r{_name}__"))
 for _name in ("neg", "pos", "abs", "invert"):
     setattr(_StrictPandas, f"__{_name}__",
             (lambda nm: lambda self: _wrap(getattr(self._obj, nm)()))(f"__{_name}__"))
@@ -271,12 +359,11 @@ class StrictSeries(_StrictPandas):
 
     @property
     def values(self):
-        """A device array of the values; nulls in an integer or boolean column refused (cuDF
-        raises the same)."""
+        """A device array of the values, as cuDF's: nulls of a number column as NaN (an
+        integer column becomes float64), of a boolean column refused."""
         s = self._obj
-        if _masked(s) and _has_missing(s):
-            raise ValueError(f"cannot convert to '{s.dtype}'-dtype NumPy array with missing "
-                             "values. Specify an appropriate 'na_value' for this dtype.")
+        if getattr(s.dtype, "kind", "O") == "b" and _has_missing(s):
+            raise ValueError(f"Column must have no nulls for dtype={s.dtype}")
         return self.to_cupy()
 
     def to_cupy(self, dtype=None, copy=False, na_value=None):
@@ -292,7 +379,7 @@ class StrictSeries(_StrictPandas):
             if na_value is not None:
                 s = s.fillna(na_value)
             elif kind == "b":
-                raise ValueError("Cannot convert to cupy bool array with nulls.")
+                raise ValueError("Column must have no nulls.")
             elif kind in "iu":
                 s = s.astype("float64")
         np_dtype = np.dtype(dtype) if dtype is not None else \
@@ -394,9 +481,11 @@ class _Indexer:
         return _unwrap(key, self._kind)
 
     def __getitem__(self, key):
+        _refuse_null_mask(key[0] if isinstance(key, tuple) else key, f".{self._kind}")
         return _wrap(getattr(self._owner._obj, self._kind)[self._key(key)], scalar_read=True)
 
     def __setitem__(self, key, value):
+        _refuse_null_mask(key[0] if isinstance(key, tuple) else key, f".{self._kind}")
         getattr(self._owner._obj, self._kind)[self._key(key)] = _unwrap(value, self._kind)
 
 
@@ -483,11 +572,12 @@ class _Categorical(_Accessor):
 
 
 def from_pandas(obj, nan_as_null=True):
-    """The way in: a pandas DataFrame or Series copied to the stand-in's device."""
+    """The way in: a pandas DataFrame or Series copied to the stand-in's device (float NaN
+    as nulls, cuDF's default)."""
     if isinstance(obj, pd.DataFrame):
-        return StrictFrame._of(_device_copy(obj))
+        return StrictFrame._of(_device_copy(obj, nan_as_null))
     if isinstance(obj, pd.Series):
-        return StrictSeries._of(_device_copy(obj))
+        return StrictSeries._of(_device_copy(obj, nan_as_null))
     if isinstance(obj, pd.Index):
         return StrictIndex._of(obj.copy())
     raise TypeError(f"from_pandas takes a pandas DataFrame, Series or Index; got "
@@ -505,11 +595,22 @@ class _StrictFrames:
 
     @staticmethod
     def read_parquet(path, **kwargs):
-        return StrictFrame._of(_device_copy(pd.read_parquet(path, **kwargs)))
+        return StrictFrame._of(_device_copy(pd.read_parquet(path, **kwargs), True))
 
     @staticmethod
     def read_csv(path, **kwargs):
-        return StrictFrame._of(_device_copy(pd.read_csv(path, **kwargs)))
+        return StrictFrame._of(_device_copy(pd.read_csv(path, **kwargs), True))
+
+    @staticmethod
+    def to_numeric(arg, errors="raise", downcast=None):
+        """cuDF's ``to_numeric`` of a Series: with ``errors="coerce"`` a value that is not a
+        number becomes a null."""
+        if not isinstance(arg, StrictSeries):
+            _refuse_pandas(arg, "to_numeric")
+            raise TypeError("to_numeric takes a Series of the device library")
+        out = pd.to_numeric(arg._obj, errors=errors, downcast=downcast)
+        return StrictSeries._of(_nan_as_null(out.astype("float64")
+                                             if out.dtype == object else out))
 
     @staticmethod
     def concat(objs, **kwargs):

@@ -11,6 +11,7 @@ kernel module imports ``cuda`` at module level.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 from numba import config, cuda
@@ -27,8 +28,9 @@ from .._validate import (
 )
 from . import _tiles
 
-__all__ = ["TILE", "MAX_CRITERIA", "kernel", "kernel_functions", "ptx_signatures", "is_available",
-           "blocks", "mul_rn", "iota_kernel", "fill_kernel", "gather_kernel", "scatter_i32_kernel",
+__all__ = ["TILE", "MAX_CRITERIA", "LOW_OCCUPANCY_MESSAGE", "kernel", "kernel_functions",
+           "ptx_signatures", "is_available", "blocks", "mul_rn", "iota_kernel", "fill_kernel",
+           "gather_kernel", "scatter_i32_kernel",
            "scatter_i64_kernel", "nonfinite_kernel", "merge_pass_kernel",
            "CUDA_ERROR_OUT_OF_MEMORY", "device_array", "to_device", "is_device", "host_array",
            "shape_of", "to_device_matrix", "matrix_and_result", "device_out", "sorted_rows",
@@ -39,9 +41,24 @@ MAX_CRITERIA = 16  # columns per row held in shared and local memory
 
 _REGISTRY = {}  # kernel name -> (Python function, PTX signatures)
 
+# numba-cuda warns on every launch of fewer than 128 blocks. The kernels size their grids
+# by the data, so small grids are intended: a small table, the top levels of a tree, one
+# block per tile of a short sort; the wide steps (one thread per row, one block per tile)
+# fill the device whenever the table is large enough to. numba-cuda's own switch turns the
+# warning off (its test suite does the same); the message filter covers a numba-cuda
+# without that switch.
+LOW_OCCUPANCY_MESSAGE = r"Grid size \d+ will likely result in GPU under-utilization"
+warnings.filterwarnings("ignore", message=LOW_OCCUPANCY_MESSAGE)
+try:
+    from numba.cuda.core import config as _cuda_config
+except ImportError:  # an older numba-cuda: the filter above does it
+    _cuda_config = None
+if _cuda_config is not None and hasattr(_cuda_config, "CUDA_LOW_OCCUPANCY_WARNINGS"):
+    _cuda_config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
+
 
 def kernel(*signatures):
-    """Register a kernel and return its ``numba.cuda.jit`` dispatcher.
+    """Register a kernel and return its ``numba.cuda.jit(cache=True)`` dispatcher.
 
     ``signatures`` are the Numba signatures compiled to PTX by the tests; ``{f}`` in one
     stands for both float32 and float64. The kernel's name is the function's, without a
@@ -53,7 +70,9 @@ def kernel(*signatures):
         for s in signatures:
             sigs += [s.format(f=f) for f in ("float32", "float64")] if "{f}" in s else [s]
         _REGISTRY[fn.__name__.removesuffix("_kernel")] = (fn, sigs)
-        return cuda.jit(fn)
+        # Compiled once per machine, not per process: the on-disk cache (NUMBA_CACHE_DIR,
+        # else __pycache__ beside the module) keyed by signature and compute capability.
+        return cuda.jit(fn, cache=True)
 
     return register
 
@@ -126,7 +145,7 @@ def iota_kernel(a):
         a[i] = i
 
 
-@kernel("void(int32[:], int32)", "void(int8[:], int8)")
+@kernel("void(int32[:], int32)", "void(int8[:], int8)", "void(int64[:], int64)")
 def fill_kernel(a, v):
     """a[:] = v on the device (no host buffer to copy from)."""
     i = cuda.grid(1)

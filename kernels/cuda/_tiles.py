@@ -35,7 +35,8 @@ orthant to row tests, about n^(2 - 1/m) of them for spread-out data (the bound o
 orthant counting), against n^2 / 2 without pruning; the host mirror counts them.
 """
 
-__all__ = ["SKIP", "ALL", "SPLIT", "DONE", "FULL", "LEAF", "SKIPPED", "PRUNED", "box_relation",
+__all__ = ["SKIP", "ALL", "SPLIT", "DONE", "FULL", "LEAF", "SKIPPED", "PRUNED", "UNRANKED",
+           "box_relation",
            "rows_in", "node_tiles", "compile_walk", "morton_code", "key_compare"]
 
 SKIP = 0  # no row of the source node dominates any row of the target node
@@ -48,6 +49,10 @@ FULL = 1  # a node (in range) whose rows all dominate every target row
 LEAF = 2  # a tile (in range) to test row by row
 SKIPPED = 3  # a node decided by its corners: nothing to add
 PRUNED = 4  # a node whose largest rank cannot raise any target row's bound (ranks only)
+
+#: The rank of a row the front-by-front peel has not ranked yet: above every front, and
+#: safe to add 1 to in int32 (the walk compares ``nodemax + 1``).
+UNRANKED = 2**30
 
 
 def box_relation(lo, hi, a, b, m):

@@ -17,10 +17,12 @@ after it for ``dominated_count``; n (n - 1) / 2 pairs in all):
 * ``pairs_decided_by_corners``: pairs settled by a node's box without touching the rows;
 * with a cap (``pareto_front`` is the count with cap 1) a row stops once it reached the
   cap, so the remaining pairs are neither tested nor counted;
-* ``pareto_rank`` also prunes the nodes whose largest rank cannot raise any bound of the
-  target tile (counted with the corners): its schedule depends on the ranks, which the
-  mirror takes from the CPU kernel (exact, so equal to the device's), and it runs the row
-  tests it schedules.
+* ``pareto_rank`` peels the fronts one step each: at step ``f`` each unranked row whose
+  last dominator (its witness) is still unranked is settled without a test, the others stop
+  at their first unranked dominator, and the nodes holding no unranked row are pruned (counted
+  with the corners); its pair tests and corners are summed over the steps, which depend on
+  the ranks: the mirror takes them from the CPU kernel (exact, so equal to the device's).
+  Its pairs are not each decided once, so tests and corners do not add up to n (n - 1) / 2.
 
 The exact counts for 2 <= m <= ``DNC_MAX_M`` columns without a cap or with a cap above
 ``DNC_CAP`` are the divide and conquer of :mod:`._dnc` instead (:func:`uses_dnc`). Its
@@ -250,59 +252,76 @@ def _walk_capped(xs, lo, hi, tile, npow, cap, reverse):
 
 
 @njit(parallel=True, cache=True)
-def _walk_rank(xs, rs, lo, hi, nodemax, tile, npow):
-    """Per sorted row: (pair tests, pairs decided without a row test) of the rank sweep,
-    given the final ranks ``rs`` of the sorted rows and ``nodemax`` from them: the tiles
-    are independent here, since every rank they read is known."""
+def _walk_peel(xs, rs, lo, hi, tile, npow, unranked):
+    """Per sorted row: (pair tests, pairs decided without a row test) of the front-by-front
+    peel, summed over its steps, given the final ranks ``rs`` of the sorted rows: at step
+    ``f`` the unranked rows are those with ``rs >= f`` and ``nodemax`` holds the ranks below
+    ``f`` (``unranked`` for the others), so every step is known in advance."""
     n, m = xs.shape
     ntiles = -(-n // tile)
     tests = np.zeros(n, dtype=np.int64)
     corners = np.zeros(n, dtype=np.int64)
-    for t in prange(ntiles):
-        p0 = t * tile
-        tn = _rows_in(t, t + 1, n, tile)
-        lb = np.zeros(tn, dtype=np.int64)
-        stack = np.empty(64, dtype=np.int64)
-        stack[0] = 1
-        sp = 1
-        while True:
-            code, v, a, b, sp = _walk(stack, sp, lo, hi, npow + t, 0, t, npow, m, False,
-                                      nodemax, lb.min())
-            if code == _tiles.DONE:
-                break
-            rows = _rows_in(a, b, n, tile)
+    witness = np.full(n, -1, dtype=np.int64)
+    nodemax = np.full(2 * npow, -1, dtype=np.int64)
+    for f in range(rs.max() + 1):
+        for t in range(npow):
+            mx = -1
+            for j in range(min(t * tile, n), min(t * tile + tile, n)):
+                mx = max(mx, rs[j] if rs[j] < f else unranked)
+            nodemax[npow + t] = mx
+        for v in range(npow - 1, 0, -1):
+            nodemax[v] = max(nodemax[2 * v], nodemax[2 * v + 1])
+        for t in prange(ntiles):
+            if nodemax[npow + t] < f:
+                continue
+            p0 = t * tile
+            tn = _rows_in(t, t + 1, n, tile)
+            done = np.empty(tn, dtype=np.bool_)
             for r in range(tn):
                 i = p0 + r
-                if code == _tiles.LEAF:
-                    tests[i] += rows  # the device tests every row of the leaf
-                    if nodemax[v] + 1 <= lb[r]:
-                        continue  # no row of this leaf can raise the bound (same result)
-                    for j in range(a * tile, a * tile + rows):
-                        r1 = rs[j] + 1
-                        if r1 > lb[r] and _dominates(xs, j, xs, i, m):
-                            lb[r] = r1
-                else:
-                    corners[i] += rows
-                    if code == _tiles.FULL:
-                        lb[r] = max(lb[r], nodemax[v] + 1)
-        for r in range(tn):
-            tests[p0 + r] += r  # the chain inside the tile
+                w = witness[i]
+                done[r] = rs[i] < f or (w >= 0 and rs[w] >= f)
+                for u in range(r):
+                    if done[r]:
+                        break
+                    if rs[p0 + u] >= f:
+                        tests[i] += 1
+                        if _dominates(xs, p0 + u, xs, i, m):
+                            done[r] = True
+                            witness[i] = p0 + u
+            stack = np.empty(64, dtype=np.int64)
+            stack[0] = 1
+            sp = 1
+            while not done.all():
+                code, _v, a, b, sp = _walk(stack, sp, lo, hi, npow + t, 0, t, npow, m, False,
+                                           nodemax, f)
+                if code == _tiles.DONE:
+                    break
+                rows = _rows_in(a, b, n, tile)
+                for r in range(tn):
+                    i = p0 + r
+                    if done[r]:
+                        continue
+                    if code == _tiles.LEAF:
+                        for j in range(a * tile, a * tile + rows):
+                            if rs[j] >= f:
+                                tests[i] += 1
+                                if _dominates(xs, j, xs, i, m):
+                                    done[r] = True
+                                    witness[i] = j
+                                    break
+                    else:
+                        corners[i] += rows
+                        if code == _tiles.FULL:
+                            done[r] = True
+                            witness[i] = -1
     return tests, corners
 
 
 def _rank_walk(xs, x, order, lo, hi, npow, tile):
-    """:func:`_walk_rank` on the ranks of the CPU kernel (equal to the device's)."""
+    """:func:`_walk_peel` on the ranks of the CPU kernel (equal to the device's)."""
     rs = cpu.pareto_rank(x)[order].astype(np.int64)
-    ntiles = -(-xs.shape[0] // tile)
-    nodemax = np.full(2 * npow, -1, dtype=np.int32)
-    starts = np.arange(0, xs.shape[0], tile)
-    nodemax[npow : npow + ntiles] = np.maximum.reduceat(rs, starts)
-    v = npow
-    while v > 1:
-        half = v // 2
-        nodemax[half:v] = np.maximum(nodemax[v : 2 * v : 2], nodemax[v + 1 : 2 * v : 2])
-        v = half
-    return _walk_rank(xs, rs, lo, hi, nodemax, tile, npow)
+    return _walk_peel(xs, rs, lo, hi, tile, npow, _tiles.UNRANKED)
 
 
 def _prepare(costs, tile):

@@ -219,7 +219,13 @@ def test_cuda_pareto_rank_follows_the_host_schedule(cuda_impl, monkeypatch, n, m
         np.testing.assert_array_equal(work["tests"], tests)
         np.testing.assert_array_equal(work["corners"], corners)
         w = schedule.count_work(c, "pareto_rank", tile=tile)
-        assert w.pair_tests + w.pairs_decided_by_corners == n * (n - 1) // 2
+        assert (w.pair_tests, w.pairs_decided_by_corners) == (tests.sum(), corners.sum())
+        # one step per front, each as wide as the table: O(fronts + log n) launches
+        fronts = int(ref.pareto_rank(c).max()) + 1
+        assert work["fronts"] == fronts
+        log_n = int(np.ceil(np.log2(n))) if n > 1 else 0
+        assert work["launches"] == rank.launch_count(n, fronts, tile=tile) + 2
+        assert work["launches"] <= 3 * fronts + 2 * log_n + 12
     for depth in (1, 3):
         np.testing.assert_array_equal(cuda_impl.pareto_rank(c, depth=depth),
                                       ref.pareto_rank(c, depth=depth))
@@ -339,3 +345,31 @@ def test_cuda_out_of_device_memory_is_a_memory_error(cuda_impl, monkeypatch, whe
         cuda_impl.pareto_front(c)
     monkeypatch.setattr(_launch.cuda, where, real)
     np.testing.assert_array_equal(cuda_impl.pareto_front(c), ref.pareto_front(c))
+
+
+def test_no_low_occupancy_warning_reaches_the_user():
+    """numba-cuda's warning for grids under 128 blocks (intended: grids sized by the data)
+    is switched off once the kernels are imported (numba-cuda's own switch, and a filter of
+    that message only); other performance warnings still show. In a fresh process, as a
+    user's program imports gpurank."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import warnings
+        import gpurank.kernels.cuda
+        from numba.cuda.core import config
+        from numba.cuda.core.errors import NumbaPerformanceWarning
+        assert config.CUDA_LOW_OCCUPANCY_WARNINGS == 0
+        with warnings.catch_warnings(record=True) as log:  # the filters as imported
+            warnings.warn(NumbaPerformanceWarning(
+                "Grid size 1 will likely result in GPU under-utilization due to low "
+                "occupancy."))
+            warnings.warn(NumbaPerformanceWarning("another performance note"))
+        print([str(w.message) for w in log])
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "['another performance note']"

@@ -395,8 +395,8 @@ def _value(table: dict, key: str, section: str):
 def _fields(doc: dict) -> dict:
     unknown = [k for k in doc if k not in _SECTIONS]
     if unknown:
-        raise ParamError(unknown[0], f"is not a card field; a card has name and the tables "
-                                     f"[model], [training], [fine_tune]")
+        raise ParamError(unknown[0], "is not a card field; a card has name and the tables "
+                                     "[model], [training], [fine_tune]")
     out = {"name": doc.get("name")}
     for section, keys in _SECTIONS.items():
         if keys is None:

@@ -17,7 +17,6 @@ prediction intervals calibrated on both.
 
 from __future__ import annotations
 
-import re
 
 import numpy as np
 import pandas as pd
