@@ -27,6 +27,7 @@ a run never goes ahead without its lock, and a link's target is never created or
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -226,6 +227,13 @@ def _holder(fd: int) -> dict | None:
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+#: The errors of opening a lock path that say the path itself cannot hold a lock (a folder,
+#: a link refused by O_NOFOLLOW, a FIFO or device, a read-only file or file system): a
+#: refusal in the user's words. Any other (a full disk, an I/O error) is the file system's
+#: failure and surfaces as one, like every other failed write.
+_UNLOCKABLE = frozenset({errno.EISDIR, errno.ELOOP, errno.EACCES, errno.EPERM, errno.EROFS,
+                         errno.ENXIO, errno.ENOTDIR, errno.ETXTBSY, errno.EINVAL,
+                         errno.ENOLCK, errno.EOPNOTSUPP})
 
 
 def _unlockable(path: Path, target: Path, name: str, why: str) -> UsageError:
@@ -261,6 +269,8 @@ def _take(path: Path, target: Path, name: str) -> tuple[int, list] | None:
         except FileNotFoundError:
             return None  # the folder went away: the write itself will say why
         except OSError as exc:
+            if exc.errno not in _UNLOCKABLE:
+                raise
             raise _unlockable(path, target, name, exc.strerror or str(exc)) from None
         try:
             kind = os.fstat(fd).st_mode
@@ -277,6 +287,8 @@ def _take(path: Path, target: Path, name: str) -> tuple[int, list] | None:
             raise
         except OSError as exc:
             os.close(fd)  # a file system without locks: no run goes ahead unlocked
+            if exc.errno not in _UNLOCKABLE:
+                raise
             raise _unlockable(path, target, name, exc.strerror or str(exc)) from None
         try:
             mine, now = os.fstat(fd), os.stat(path)

@@ -366,6 +366,7 @@ def workloads_report(mlperf_table, *, models: dict | None = None, **kw) -> str:
 
 
 def benchmarks_of(table: pd.DataFrame) -> list[str]:
+    """The benchmark names of a table ``gpurank mlperf`` wrote, sorted."""
     if "benchmark" not in table.columns:
         raise DataError("the table has no column 'benchmark'; --benchmark needs a table "
                         "gpurank mlperf wrote")
