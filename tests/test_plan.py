@@ -145,6 +145,32 @@ def test_card_formulas_follow_the_shipped_workloads():
     # FLOPs of the active parameters, memory of all of them
     assert moe.flops_per_sample == pytest.approx(6 * 12.9e9 * s + 12 * L * h * s * s)
     assert moe.params == pytest.approx(46.7e9)
+    # the experts' own fields, for the all-to-all and the sharded experts
+    assert (moe.experts, moe.experts_per_token, moe.moe_layers) == (8, 2, 32)
+    assert moe.active_params == pytest.approx(12.9e9) and moe.expert_parallel == 8
+
+
+def test_a_card_chooses_its_batch_within_its_limit(tmp_path):
+    """Without a global batch, a transformer card trains at most at the compute-optimal
+    batch of [DeepSeekLLM2024]; with one, at most at the card's; the batch chosen for each
+    configuration stays within it (a flat token budget alone would choose any batch)."""
+    dense = read_card(EXAMPLES / "dense_13b_pretrain.toml")
+    wl = card_workload(dense)
+    c = wl.flops_per_sample * dense.training_samples
+    assert wl.max_global_batch == int(0.2920 * c ** 0.3271 // 4096)
+    assert 500 < wl.max_global_batch < 4000  # a few million tokens, as 13B runs train
+    text = (EXAMPLES / "dense_13b_pretrain.toml").read_text()
+    own = tmp_path / "own.toml"
+    own.write_text(text.replace("[training]", "[training]\nglobal_batch = 256"))
+    assert card_workload(read_card(own)).max_global_batch == 256
+    t = pd.DataFrame({"accelerator": ["H100-SXM5-80GB"] * 3, "n_accelerators": [8, 64, 512],
+                      "n_nodes": [1, 8, 64], "accelerators_per_node": [8, 8, 8]})
+    for w, top in ((wl, wl.max_global_batch), (workload_arg(str(own)), 256)):
+        p = predict_workload(t, w)
+        chosen = p["prediction_note"].str.extract(r"global_batch_size chosen: ([\d,]+)")[0]
+        assert chosen.notna().all()
+        assert (chosen.str.replace(",", "").astype(int) <= top).all()
+        assert p["prediction_note"].str.contains("global batch at most").all()
 
 
 def test_a_card_predicts_from_the_nearest_calibrated_workload():

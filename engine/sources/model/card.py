@@ -56,6 +56,7 @@ __all__ = [
     "read_card",
     "card_workload",
     "moe_fields",
+    "batch_limit",
     "is_card_path",
     "workload_arg",
     "card_model",
@@ -97,18 +98,25 @@ _SECTIONS = {
     "model": ("architecture", "parameters", "active_parameters", "experts",
               "experts_per_token", "moe_layers", "expert_parallel", "layers", "hidden_size", "sequence_length", "vocabulary",
               "forward_flops", "activation_gb_per_sample"),
-    "training": ("tokens", "samples", "epochs", "dataset", "dataset_samples", "precision",
-                 "optimizer_bytes_per_parameter"),
+    "training": ("tokens", "samples", "epochs", "dataset", "dataset_samples", "global_batch",
+                 "precision", "optimizer_bytes_per_parameter"),
     "fine_tune": ("lora_rank", "frozen_base"),
 }
 
 _POS_INT = Interval(int, 1, None)
 #: The fields that are whole numbers.
 _INT_FIELDS = frozenset({"experts", "experts_per_token", "moe_layers", "expert_parallel",
-                         "layers", "hidden_size",
+                         "layers", "global_batch", "hidden_size",
                          "sequence_length", "vocabulary", "dataset_samples", "lora_rank"})
-#: The top of a card's flat convergence curve: above any global batch a plan reaches.
-_ANY_BATCH = float(2 ** 40)
+#: The compute-optimal batch in tokens, B = 0.2920 C^0.3271 for C training FLOPs: the fit of
+#: [DeepSeekLLM2024] over language-model runs from 1e17 to 3e20 FLOPs (its batch grows
+#: slowly with the budget: 0.5M tokens for a small fine-tune, 6M for a 13B model on 300B
+#: tokens, 70M for Llama 3.1 405B's 3.8e25 FLOPs).
+_OPTIMAL_BATCH = (0.2920, 0.3271)
+#: Without a global batch on the card, a CNN or a diffusion model trains at most at the
+#: largest batch its shipped workload's reference convergence points reach (ResNet-50's
+#: 65,536, Stable Diffusion's 2,048: engine/data/workloads.csv, mlperf-logging).
+_MAX_BATCH = {"cnn": 65_536, "diffusion": 2_048}
 
 
 @dataclass(frozen=True)
@@ -139,6 +147,11 @@ class Card:
     dataset : str or None
         A data set of :data:`DATASETS`; or ``dataset_samples`` for another one.
     dataset_samples : int or None
+    global_batch : int or None
+        The largest global batch (samples; sequences for a transformer) the training plan
+        allows; the batch chosen for a configuration is at most this. None: the
+        compute-optimal batch of [DeepSeekLLM2024] for a transformer (:func:`batch_limit`),
+        the largest batch a shipped workload of the kind is measured at otherwise.
     precision : str
     optimizer_bytes_per_parameter : float
         Optimizer state per trained parameter (12: fp32 master, Adam's m and v).
@@ -167,6 +180,7 @@ class Card:
     epochs: float | None = None
     dataset: str | None = None
     dataset_samples: int | None = None
+    global_batch: int | None = None
     precision: str = "bf16"
     optimizer_bytes_per_parameter: float = 12.0
     lora_rank: int | None = None
@@ -192,6 +206,7 @@ class Card:
         "epochs": (None, POSITIVE),
         "dataset": (None, Options(tuple(DATASETS))),
         "dataset_samples": (None, _POS_INT),
+        "global_batch": (None, _POS_INT),
         "precision": (Options(PRECISIONS),),
         "optimizer_bytes_per_parameter": (Interval(float, 0, 64),),
         "lora_rank": (None, _POS_INT),
@@ -356,24 +371,49 @@ def _other_fields(card: Card) -> dict:
     )
 
 
+def batch_limit(card: Card, flops_per_sample: float) -> tuple[int, str]:
+    """The largest global batch (samples) a configuration may choose for ``card``, and why.
+
+    The card's ``global_batch`` when it gives one. Else, for a transformer, the
+    compute-optimal batch of [DeepSeekLLM2024], ``0.2920 C^0.3271`` tokens for the job's
+    ``C`` training FLOPs, in whole sequences: beyond it a larger batch trains no faster per
+    step taken but converges worse, which a flat token budget cannot show. A CNN or a
+    diffusion model: the largest batch its kind's shipped workload is measured at.
+    """
+    if card.global_batch is not None:
+        return int(card.global_batch), f"{card.global_batch:,}: the card's global_batch"
+    if card.architecture in _TRANSFORMERS:
+        c = flops_per_sample * card.training_samples
+        a, b = _OPTIMAL_BATCH
+        tokens = a * c ** b
+        top = max(1, int(tokens // card.sequence_length))
+        return top, (f"{top:,} sequences: the compute-optimal batch of {tokens:.3g} tokens "
+                     f"for {c:.3g} training FLOPs, 0.2920 C^0.3271 [DeepSeekLLM2024]")
+    top = _MAX_BATCH[card.architecture]
+    return top, (f"{top:,}: the largest batch the shipped {card.architecture} workload's "
+                 "reference convergence points reach (assumed; give global_batch)")
+
+
 def card_workload(card: Card) -> Workload:
     """The :class:`Workload` of a card: FLOPs, bytes and memory by the shipped formulas, and
-    the samples to train as a flat convergence curve (the card says how much; it does not
-    depend on the batch)."""
+    the samples to train as a flat convergence curve up to the batch limit (the card says
+    how much to train; within :func:`batch_limit` it does not depend on the batch)."""
     f = _transformer_fields(card) if card.architecture in _TRANSFORMERS else _other_fields(card)
     sources = tuple((k, v) for k, v in f.pop("sources") if v)
     samples = card.training_samples
+    top, why = batch_limit(card, f["flops_per_sample"])
     return Workload(
         name=card.name,
         dataset_size=card.dataset_samples or (DATASETS[card.dataset] if card.dataset else None),
         epochs_curve=(),
-        # flat at every batch: the card says how much to train, whatever the batch
-        samples_curve=((1.0, samples), (_ANY_BATCH, samples)),
+        # flat up to the batch limit: the card says how much to train, whatever the batch
+        samples_curve=((1.0, samples), (float(top), samples)) if top > 1 else
+        ((1.0, samples),),
         grad_bytes_per_param=2.0,
         precision=card.precision,
         architecture=ARCHITECTURES[card.architecture],
-        max_global_batch=None,
-        sources=sources + (("card", card.source),),
+        max_global_batch=top,
+        sources=sources + (("max_global_batch", why), ("card", card.source)),
         **f,
     )
 
@@ -518,9 +558,11 @@ def predict_workload(table: pd.DataFrame, wl: Workload, **kw) -> pd.DataFrame:
     out["predicted_time_to_train_min_hi"] = hi * widen
     note = (f"card {wl.name}: nearest calibrated workload {near} at distance {dist:.2f}"
             + (f"; interval widened x{widen:.2f} for the distance" if widen > 1.0 else ""))
-    moe = dict(wl.sources).get("moe", "")
+    said = dict(wl.sources)
+    moe, batch = said.get("moe", ""), said.get("max_global_batch", "")
     ok = out["prediction_basis"].astype(str).to_numpy() != ""
     old = out["prediction_note"].astype(str).to_numpy()
-    extra = note + (f"; {moe}" if moe else "")
+    extra = note + (f"; global batch at most {batch}" if batch else "") + \
+        (f"; {moe}" if moe else "")
     out["prediction_note"] = np.where(ok, np.where(old == "", extra, old + "; " + extra), old)
     return out
