@@ -19,7 +19,8 @@ from __future__ import annotations
 from .inputs import REQUIRED_PREDICT_COLUMNS
 from .fit import REQUIRED_CALIBRATE_COLUMNS, calibrate
 from .perfmodel import CalibratedModel
-from .predict import BOTTLENECKS, PREDICTED, fit_errors, predict, workload_of
+from .evaluation import BOTTLENECKS, PREDICTED, fit_errors, workload_of
+from .predict import predict
 from .validation import (
     REPORT_BEGIN,
     REPORT_END,

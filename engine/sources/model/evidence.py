@@ -25,7 +25,8 @@ from ...errors import DataError
 from .fit import calibrate
 from .intervals import BASIS_KINDS, INTERVAL_LEVEL, fit_interval_table, interval_factors
 from ..facts.mlperf_rules import round_ordinal
-from .predict import basis_kind, predict
+from .evaluation import basis_kind
+from .predict import predict
 from .validation import (
     EVIDENCE_BEGIN,
     EVIDENCE_END,

@@ -20,7 +20,8 @@ from ..facts import catalog as _cat
 from .inputs import model_inputs, safe_div, to_float
 from .fit import FIT_BOUNDS, START_CLIPS, bound_source, calibrate, modelled_times, usable_rows
 from .perfmodel import CalibratedModel, Workload
-from .predict import predict, workload_of
+from .evaluation import workload_of
+from .predict import predict
 from ..facts.benchmarks import workload_for_benchmark
 from ..facts.mlperf_rules import round_ordinal
 from .workloads import workload
@@ -117,7 +118,7 @@ def cross_validate(
     inputs = model_inputs(t, start, workload, **kw)
     usable, _ = usable_rows(t, inputs, ttt, modelled_times(inputs, start, workload))
     u = t[usable].reset_index(drop=True)
-    fam = inputs.extra["family"][usable].astype(str)
+    fam = inputs.facts.family[usable].astype(str)
     key = (u["round"].astype(str).to_numpy() if by == "round"
            else u["submitter"].astype(str).to_numpy() if by == "submitter" else fam)
     parts = []

@@ -15,7 +15,7 @@ from ..facts.accelerators import resolve_accelerators
 from ..facts.hardware import hardware_facts
 from ..model.intervals import IntervalTable, interval_table
 from ..model.perfmodel import HOST_COPY_EFFICIENCY, CalibratedModel, Workload, resnet50
-from ..model.predict import (
+from ..model.evaluation import (
     basis_kind,
     basis_note,
     first_principles,
