@@ -84,6 +84,44 @@ def test_json_round_trip(tmp_path):
     assert back.compute_efficiency_for("MI300", vendor="AMD") == (0.35, "borrowed:shared")
 
 
+def test_shipped_model_files_are_written_back_byte_identical(tmp_path):
+    """Every shipped model reads into a typed report and writes the same bytes back."""
+    from gpurank.engine.sources.model.fit_report import FitReport
+    from gpurank.engine.sources.model.perfmodel import CalibratedModel
+
+    root = __import__("pathlib").Path(__file__).resolve().parents[1] / "engine" / "data"
+    paths = sorted((root / "models").glob("*.json")) + [root / "default_model.json"]
+    assert len(paths) > 2
+    for i, path in enumerate(paths):
+        m = CalibratedModel.from_json(path)
+        assert isinstance(m.fit, FitReport) and m.fit.fitted and m.fit.domain, path
+        out = m.to_json(tmp_path / f"{i}.json")
+        assert out.read_bytes() == path.read_bytes(), path
+
+
+@pytest.mark.parametrize("dropped", [("bounds",), ("bounds", "at_bound"), ("rows_per_family",)])
+def test_a_model_file_without_newer_fit_parts_loads(tmp_path, dropped):
+    from gpurank.engine.sources.model.perfmodel import CalibratedModel
+
+    root = __import__("pathlib").Path(__file__).resolve().parents[1] / "engine" / "data"
+    raw = json.loads((root / "default_model.json").read_text())
+    for k in dropped:
+        raw["fit"].pop(k)
+    (tmp_path / "old.json").write_text(json.dumps(raw, indent=2, sort_keys=True) + "\n")
+    m = CalibratedModel.from_json(tmp_path / "old.json")
+    assert all(getattr(m.fit, k) is None and k not in m.fit for k in dropped)
+    assert m.fit.domain == raw["fit"]["domain"] and m.fit["n_train"] == raw["fit"]["n_train"]
+    back = json.loads(m.to_json(tmp_path / "back.json").read_text())
+    assert back == raw  # nothing added, nothing lost
+    # it predicts, and says where it extrapolates, as the full file does
+    t = pd.DataFrame({"accelerator": ["H100-SXM5-80GB"], "n_accelerators": [8192],
+                      "n_nodes": [1024], "accelerators_per_node": [8],
+                      "global_batch_size": [65536]})
+    note = predict(t, m)["prediction_note"].iloc[0]
+    assert "beyond the largest fitted system" in note
+    assert note == predict(t, DEFAULT_MODEL)["prediction_note"].iloc[0]
+
+
 def test_default_model_is_the_shipped_fit():
     assert DEFAULT_MODEL.fit["success"] and DEFAULT_MODEL.fit["n_train"] > 200
     assert DEFAULT_MODEL.compute_efficiency_for("H100", "Hopper")[1] == "fitted"

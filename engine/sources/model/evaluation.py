@@ -146,11 +146,11 @@ class Extrapolation:
 def extrapolation(model: CalibratedModel, workload: Workload, global_batch, n,
                   measured=None) -> Extrapolation:
     """How far each row (``global_batch``, ``n`` accelerators) goes beyond the model's fitted
-    domain (``model.fit["domain"]``) and the workload's reference convergence points (rows
+    domain (``model.fit.domain``) and the workload's reference convergence points (rows
     whose ``measured`` convergence is known do not extrapolate it)."""
     gb = np.asarray(global_batch, dtype=float)
     n = np.asarray(n, dtype=float)
-    dom = model.fit.get("domain", {}) if isinstance(model.fit, dict) else {}
+    dom = model.fit.domain or {}
     zeros = np.zeros(gb.shape, dtype=bool)
     reach = np.zeros(gb.shape)
     batch_out, scale_out, curve_out = zeros, zeros, zeros

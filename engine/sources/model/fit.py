@@ -29,6 +29,7 @@ import pandas as pd
 from ...errors import DataError
 from ...params import InstanceOf, check_param
 from .inputs import REQUIRED_PREDICT_COLUMNS, model_inputs, safe_div, to_float
+from .fit_report import FitReport
 from .model_arrays import ConfigArrays, RowFacts
 from ..facts.mlperf_rules import round_ordinal
 from .perfmodel import CalibratedModel, Workload
@@ -412,7 +413,7 @@ def _at_bound(names, x, lo, hi) -> list[str]:
 
 
 def bound_source(name: str) -> FitBound:
-    """The :data:`FIT_BOUNDS` row of a fitted parameter's name as ``model.fit["at_bound"]``
+    """The :data:`FIT_BOUNDS` row of a fitted parameter's name as ``model.fit.at_bound``
     writes it (``compute_efficiency_by_family[H100]`` is an offset)."""
     if name.startswith(("compute_efficiency_by_family", "compute_efficiency_by_vendor")):
         return FIT_BOUNDS["compute_efficiency_offset"]
@@ -451,7 +452,7 @@ def _fitted_model(base, rows: _FitRows, space, sol, workload):
         compute_efficiency_shared=round(shared, 6),
         compute_efficiency_by_vendor={v: round(float(e), 6) for v, e in zip(rows.vendors, ven)},
         workload=workload.name,
-        fit={},
+        fit=FitReport(),
         **rounded,
     )
     return model, rows_per_family
@@ -503,7 +504,7 @@ def calibrate(
     ----------
     mlperf_table : DataFrame
         Canonical columns (:mod:`.configs`) with measured ``time_to_train_min``. Rows are
-        skipped (and counted in ``model.fit["skipped"]``) without a finite time > 0, when
+        skipped (and counted in ``model.fit.skipped``) without a finite time > 0, when
         :func:`.configs.model_inputs` refuses them (an accelerator the catalog does not
         model, no count, an inconsistent topology, ...), from the open division, flagged
         ``is_duplicate``, or repeating an earlier row's accelerator, count and time.
@@ -569,20 +570,20 @@ def calibrate(
     model, rows_per_family = _fitted_model(start, rows, space, sol, workload)
 
     pred = predicted_times(t[usable], model, workload, **kw)
-    report = {
-        "n_rows": int(len(t)),
-        "n_usable": int(usable.sum()),
-        "n_train": int(in_train.sum()),
-        "skipped": {r: c for r, c in skipped.items() if c},
-        "rows_per_family": rows_per_family,
-        "train_rounds": None if train_rounds is None else [str(r) for r in train_rounds],
-        "test_rounds": None if test_rounds is None else [str(r) for r in test_rounds],
-        "cost": float(sol.cost),
-        "success": bool(sol.success),
-        "at_bound": _at_bound(space.names(rows.families, rows.vendors), sol.x, lo, hi),
-        "bounds": _bound_sides(space.names(rows.families, rows.vendors), sol.x, lo, hi),
-        "domain": _domain(rows, t["round"].to_numpy(dtype=object)[in_train]
-                          if "round" in t.columns else ()),
+    report = FitReport(
+        n_rows=int(len(t)),
+        n_usable=int(usable.sum()),
+        n_train=int(in_train.sum()),
+        skipped={r: c for r, c in skipped.items() if c},
+        rows_per_family=rows_per_family,
+        train_rounds=None if train_rounds is None else [str(r) for r in train_rounds],
+        test_rounds=None if test_rounds is None else [str(r) for r in test_rounds],
+        cost=float(sol.cost),
+        success=bool(sol.success),
+        at_bound=_at_bound(space.names(rows.families, rows.vendors), sol.x, lo, hi),
+        bounds=_bound_sides(space.names(rows.families, rows.vendors), sol.x, lo, hi),
+        domain=_domain(rows, t["round"].to_numpy(dtype=object)[in_train]
+                       if "round" in t.columns else ()),
         **_error_report(pred, in_train[usable], test_rounds),
-    }
+    )
     return replace(model, fit=report)

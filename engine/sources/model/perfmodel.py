@@ -11,7 +11,8 @@ are in ``docs/simulator.md``.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from copy import deepcopy
+from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import ClassVar
@@ -27,10 +28,12 @@ from ...params import (
     NON_NEGATIVE,
     POSITIVE,
     TEXT,
+    InstanceOf,
     Mapping,
     Options,
     check_fields,
 )
+from .fit_report import FitReport
 from .model_arrays import ConfigArrays
 from .model_schema import check_model_file
 from .workload import IMAGENET_TRAIN_SAMPLES, Workload, resnet50
@@ -102,7 +105,7 @@ class CalibratedModel:
     epochs_noise_sigma: float = 0.025  # run-to-run spread of epochs to converge
     idle_power_frac: float = 0.30  # accelerator power at 0% busy, fraction of TDP
     workload: str = "resnet50"
-    fit: dict = field(default_factory=dict)  # calibration report (errors, rounds, n rows)
+    fit: FitReport = field(default_factory=FitReport)  # calibration report (a dict is read)
 
     parameter_constraints: ClassVar[dict] = {
         "compute_efficiency_default": (FRACTION_OPEN,),
@@ -129,12 +132,14 @@ class CalibratedModel:
         "allreduce": (Options(("hierarchical", "ring")),),
         "compute_efficiency_by_family": (Mapping(TEXT, FRACTION_OPEN),),
         "compute_efficiency_by_vendor": (Mapping(TEXT, FRACTION_OPEN),),
-        "fit": (Mapping(TEXT),),
+        "fit": (InstanceOf(FitReport, "a FitReport (or a dict of its parts)"),),
         "compute_efficiency_shared": (None, FRACTION_OPEN),
         "workload": (TEXT,),
     }
 
     def __post_init__(self):
+        if isinstance(self.fit, dict):  # a model file's part, or a report written by hand
+            object.__setattr__(self, "fit", FitReport.from_dict(self.fit))
         check_fields(self, self.parameter_constraints)
 
     def compute_efficiency_for(
@@ -173,7 +178,10 @@ class CalibratedModel:
 
     # --- JSON -------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {"format": "gpurank.CalibratedModel", "version": MODEL_VERSION, **asdict(self)}
+        """The model file's content: format, version, every parameter and the fit's report."""
+        params = {f.name: deepcopy(getattr(self, f.name)) for f in fields(self) if f.name != "fit"}
+        return {"format": "gpurank.CalibratedModel", "version": MODEL_VERSION, **params,
+                "fit": self.fit.to_dict()}
 
     def to_json(self, path, *, overwrite=False) -> Path:
         """Write the model as JSON atomically (temp file in the same folder, then rename);
@@ -218,11 +226,11 @@ class CalibratedModel:
                 f"keys are: {', '.join(sorted(names))}"
             )
         try:
-            model = cls(**{k: v for k, v in raw.items() if k in names})
+            model = cls(**{k: v for k, v in raw.items() if k in names and k != "fit"})
         except UsageError as exc:
             raise DataError(f"model file '{path}': {_one_line(exc)}") from None
         check_model_file(raw, what=f"model file '{path}'")  # fit and its domain, typed
-        return model
+        return replace(model, fit=FitReport.from_dict(raw["fit"]))
 
 
 def _short(value, limit: int = 60) -> str:

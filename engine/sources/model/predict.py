@@ -82,8 +82,8 @@ def rounds_after(table: pd.DataFrame, model: CalibratedModel) -> np.ndarray:
     """MLPerf rounds each row's ``round`` comes after the latest round the model was fitted
     on (``fit["domain"]["rounds"]``); 0 for a row of a fitted round or earlier, without a
     round, or for a model that does not say its rounds."""
-    dom = model.fit.get("domain", {}) if isinstance(model.fit, dict) else {}
-    fitted = [o for o in (round_ordinal(r) for r in (dom or {}).get("rounds") or ())
+    dom = model.fit.domain or {}
+    fitted = [o for o in (round_ordinal(r) for r in dom.get("rounds") or ())
               if o is not None]
     if not fitted or "round" not in table.columns:
         return np.zeros(len(table))
@@ -97,7 +97,7 @@ def _later_notes(notes, table: pd.DataFrame, model: CalibratedModel, later) -> N
     software of that round."""
     if not (later > 0).any():
         return
-    last = max(model.fit["domain"]["rounds"], key=round_ordinal)
+    last = max(model.fit.domain["rounds"], key=round_ordinal)
     shipped = interval_table()
     wider = (" (its interval is that of rows predicted as far ahead)"
              if shipped.by_distance or shipped.per_round > 0 else "")

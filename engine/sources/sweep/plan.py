@@ -354,7 +354,7 @@ def _note_categories(base_notes, model, workload):
     """The sweep's ``prediction_note`` dictionary and each accelerator's base code: every
     distinct base note (its basis) combined with the three extrapolation flags."""
     distinct = list(dict.fromkeys(base_notes))
-    dom = model.fit.get("domain", {}) if isinstance(model.fit, dict) else {}
+    dom = model.fit.domain or {}
     rng = dom.get("global_batch")
     nmax = (dom.get("n_accelerators") or [None, None])[1]
     curve = workload.samples_curve or workload.epochs_curve
