@@ -15,16 +15,14 @@ import pytest
 from generated import ERROR_ATOL, fit_differences, same_report
 from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.commands import run_calibrate_cli, run_predict_cli
+from gpurank.engine.commands.calibrate_report import REPORT_BEGIN, REPORT_END, validation_report
 from gpurank.engine.sources.model.calibrate import (
-    REPORT_BEGIN,
-    REPORT_END,
     CalibratedModel,
     calibrate,
     cross_validate,
     cv_summary,
     fit_errors,
     predict,
-    validation_report,
 )
 from gpurank.engine.sources.model.perfmodel import DEFAULT_MODEL, Workload, resnet50
 from gpurank.engine.sources.sweep.simulate import simulate
@@ -522,7 +520,7 @@ _REPO = __import__("pathlib").Path(__file__).resolve().parents[1]
 
 def test_every_bound_of_the_fit_has_a_reason_and_the_docs_state_the_table():
     from gpurank.engine.sources.model.fit import FIT_BOUNDS
-    from gpurank.engine.sources.model.validation import bounds_table
+    from gpurank.engine.commands.calibrate_report import bounds_table
 
     refs = (_REPO / "docs" / "references.md").read_text(encoding="utf-8")
     for name, b in FIT_BOUNDS.items():
@@ -539,7 +537,7 @@ def test_a_parameter_on_a_bound_is_named_with_the_bounds_reason():
     import math
 
     from gpurank.engine.sources.model.fit import FIT_BOUNDS, _bound_sides, bound_source
-    from gpurank.engine.sources.model.validation import bounds_text
+    from gpurank.engine.commands.calibrate_report import bounds_text
 
     names = ["overhead_s", "compute_efficiency_by_family[H100]", "mem_overlap"]
     lo = np.array([math.log(0.5), -8.0, -6.0])
@@ -560,7 +558,7 @@ def test_a_parameter_on_a_bound_is_named_with_the_bounds_reason():
 def test_every_shipped_parameter_on_a_bound_is_reported_and_justified():
     from gpurank.engine.sources.model.fit import bound_source
     from gpurank.engine.sources.model.perfmodel import CalibratedModel
-    from gpurank.engine.sources.model.validation import bounds_text
+    from gpurank.engine.commands.calibrate_report import bounds_text
 
     doc = (_REPO / "docs" / "simulator.md").read_text(encoding="utf-8")
     section = doc[doc.index("### Parameters on a bound"):]

@@ -21,16 +21,7 @@ from .fit import REQUIRED_CALIBRATE_COLUMNS, calibrate
 from .perfmodel import CalibratedModel
 from .evaluation import BOTTLENECKS, PREDICTED, fit_errors, workload_of
 from .predict import predict
-from .validation import (
-    REPORT_BEGIN,
-    REPORT_END,
-    WORKLOADS_BEGIN,
-    WORKLOADS_END,
-    cross_validate,
-    cv_summary,
-    validation_report,
-    workloads_report,
-)
+from .validation import cross_validate, cv_summary
 
 __all__ = [
     "CalibratedModel",
@@ -39,15 +30,9 @@ __all__ = [
     "fit_errors",
     "cross_validate",
     "cv_summary",
-    "validation_report",
     "REQUIRED_PREDICT_COLUMNS",
     "REQUIRED_CALIBRATE_COLUMNS",
     "PREDICTED",
     "BOTTLENECKS",
-    "REPORT_BEGIN",
-    "REPORT_END",
-    "WORKLOADS_BEGIN",
-    "WORKLOADS_END",
     "workload_of",
-    "workloads_report",
 ]
