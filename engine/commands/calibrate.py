@@ -112,7 +112,7 @@ def run_calibrate_cli(
     hold the two marker lines and only the text between them is replaced, the rest of the
     file is kept byte for byte. With ``"all"`` a file that holds the ``EVIDENCE_BEGIN`` /
     ``EVIDENCE_END`` lines (or a new one) also gets the cross-workload evidence
-    (:func:`~.evidence.evidence_report`), and ``intervals`` names the JSON file that
+    (:func:`~.calibrate_report.evidence_report`), and ``intervals`` names the JSON file that
     receives the prediction-interval table fitted on it (``engine/data/
     prediction_intervals.json`` for the shipped one).
     """

@@ -28,6 +28,7 @@ from ..sources.model.evidence import (
     summarize_errors,
 )
 from ..sources.model.fit import FIT_BOUNDS, START_CLIPS, bound_source, calibrate
+from ..sources.model.fit_report import FitReport
 from ..sources.model.intervals import fit_interval_table
 from ..sources.model.perfmodel import CalibratedModel
 from ..sources.model.validation import cross_validate, cv_summary, rows_of, workload_benchmarks
@@ -56,7 +57,7 @@ WORKLOADS_BEGIN = ("<!-- gpurank calibrate --benchmark all --report: begin (gene
 WORKLOADS_END = "<!-- gpurank calibrate --benchmark all --report: end -->"
 #: The section ``calibrate --benchmark all --report`` rewrites where a file has it: the
 #: evidence across workloads (forward in time, leave one family and one workload out, the
-#: prediction intervals and their coverage; :mod:`.evidence`).
+#: prediction intervals and their coverage; :mod:`~gpurank.engine.sources.model.evidence`).
 EVIDENCE_BEGIN = ("<!-- gpurank calibrate --benchmark all --report, evidence: begin (generated; "
                   "edits here are replaced) -->")
 EVIDENCE_END = "<!-- gpurank calibrate --benchmark all --report, evidence: end -->"
@@ -81,12 +82,12 @@ def validation_report(mlperf_table, *, model: CalibratedModel | None = None, **k
     lofo = cross_validate(mlperf_table, by="family", **kw)
     s_loro, s_lofo = cv_summary(loro), cv_summary(lofo)
     f = model.fit
-    ins = [r for r in f.get("train_errors", []) if r["group"] == "ALL"]
+    ins = [r for r in f.train_errors or [] if r["group"] == "ALL"]
     lines = [
         REPORT_BEGIN,
         "",
-        f"Fit on {f.get('n_train', 0)} usable rows of {f.get('n_rows', 0)} "
-        f"(skipped: {', '.join(f'{c} {r}' for r, c in f.get('skipped', {}).items()) or 'none'}). "
+        f"Fit on {f.n_train or 0} usable rows of {f.n_rows or 0} "
+        f"(skipped: {', '.join(f'{c} {r}' for r, c in (f.skipped or {}).items()) or 'none'}). "
         f"In-sample absolute error of time to train: median {ins[0]['median_ape']:.1f}%, "
         f"p90 {ins[0]['p90_ape']:.1f}%."
         if ins
@@ -132,8 +133,9 @@ def validation_report(mlperf_table, *, model: CalibratedModel | None = None, **k
 
 
 def bounds_table() -> str:
-    """The fit's box (:data:`~.fit.FIT_BOUNDS`) as the Markdown table docs/simulator.md
-    states: each parameter, its coordinate, its bounds in its own units and their reason."""
+    """The fit's box (:data:`~gpurank.engine.sources.model.fit.FIT_BOUNDS`) as the Markdown
+    table docs/simulator.md states: each parameter, its coordinate, its bounds in its own
+    units and their reason."""
     def num(v):
         return f"{v:.4g}"
 
@@ -150,12 +152,14 @@ def bounds_table() -> str:
 
 def bounds_text(fit) -> str:
     """`` On a bound: name (low bound 0.5: its reason); ...`` for every parameter of a fit
-    report that ended on a bound ("" for none): each with the side, the bound's value and the
-    reason the box puts it there (:data:`~.fit.FIT_BOUNDS`)."""
-    names = list(fit.get("at_bound") or [])
+    report (a :class:`~gpurank.engine.sources.model.fit_report.FitReport` or a dict of its
+    parts) that ended on a bound ("" for none): each with the side, the bound's value and the
+    reason the box puts it there (:data:`~gpurank.engine.sources.model.fit.FIT_BOUNDS`)."""
+    fit = FitReport.from_dict(fit)
+    names = list(fit.at_bound or [])
     if not names:
         return ""
-    sides = fit.get("bounds") or {}
+    sides = fit.bounds or {}
     parts = []
     for name in names:
         b = sides.get(name)
@@ -181,7 +185,7 @@ def workloads_report(mlperf_table, *, models: dict | None = None, **kw) -> str:
         rows = rows_of(mlperf_table, bench)
         model = models.get(wl.name) or calibrate(rows, workload=wl, **kw)
         f = model.fit
-        ins = [r for r in f.get("train_errors", []) if r["group"] == "ALL"]
+        ins = [r for r in f.train_errors or [] if r["group"] == "ALL"]
         rounds = sorted(set(rows["round"].astype(str)))
         cv_by = "round"
         try:
@@ -198,7 +202,7 @@ def workloads_report(mlperf_table, *, models: dict | None = None, **kw) -> str:
         worst = cv.loc[ape.idxmax()]
         label = "round" if cv_by == "round" else "submitter (one round)"
         summary.append([
-            wl.name, bench, wl.throughput_unit, ", ".join(rounds), f.get("n_train", 0),
+            wl.name, bench, wl.throughput_unit, ", ".join(rounds), f.n_train or 0,
             f"{ins[0]['median_ape']:.1f}", label, len(cv), f"{ape.median():.1f}",
             f"{ape.quantile(0.9):.1f}",
             f"{worst['round']} {worst['system'] or worst['accelerator']} "
@@ -289,7 +293,7 @@ def _forward_lines(fwd: pd.DataFrame, inside: np.ndarray, train, test) -> list[s
 
 def evidence_report(table: pd.DataFrame, evidence: pd.DataFrame | None = None,
                     intervals=None) -> str:
-    """The Markdown section (between :data:`~.validation.EVIDENCE_BEGIN` and ``_END``) of the
+    """The Markdown section (between :data:`EVIDENCE_BEGIN` and ``_END``) of the
     cross-workload evidence: forward in time (every round but the
     latest predicts the latest), leave one family out and leave one workload out from the
     configuration columns, and the prediction intervals with their held-out coverage."""
