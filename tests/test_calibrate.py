@@ -15,16 +15,14 @@ import pytest
 from generated import ERROR_ATOL, fit_differences, same_report
 from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.commands import run_calibrate_cli, run_predict_cli
+from gpurank.engine.commands.calibrate_report import REPORT_BEGIN, REPORT_END, validation_report
 from gpurank.engine.sources.model.calibrate import (
-    REPORT_BEGIN,
-    REPORT_END,
     CalibratedModel,
     calibrate,
     cross_validate,
     cv_summary,
     fit_errors,
     predict,
-    validation_report,
 )
 from gpurank.engine.sources.model.perfmodel import DEFAULT_MODEL, Workload, resnet50
 from gpurank.engine.sources.sweep.simulate import simulate
@@ -82,6 +80,44 @@ def test_json_round_trip(tmp_path):
     assert back.compute_efficiency_for("A100") == (0.25, "fitted")
     assert back.compute_efficiency_for("L40", "Ada", vendor="NVIDIA") == (0.3, "borrowed:NVIDIA")
     assert back.compute_efficiency_for("MI300", vendor="AMD") == (0.35, "borrowed:shared")
+
+
+def test_shipped_model_files_are_written_back_byte_identical(tmp_path):
+    """Every shipped model reads into a typed report and writes the same bytes back."""
+    from gpurank.engine.sources.model.fit_report import FitReport
+    from gpurank.engine.sources.model.perfmodel import CalibratedModel
+
+    root = __import__("pathlib").Path(__file__).resolve().parents[1] / "engine" / "data"
+    paths = sorted((root / "models").glob("*.json")) + [root / "default_model.json"]
+    assert len(paths) > 2
+    for i, path in enumerate(paths):
+        m = CalibratedModel.from_json(path)
+        assert isinstance(m.fit, FitReport) and m.fit.fitted and m.fit.domain, path
+        out = m.to_json(tmp_path / f"{i}.json")
+        assert out.read_bytes() == path.read_bytes(), path
+
+
+@pytest.mark.parametrize("dropped", [("bounds",), ("bounds", "at_bound"), ("rows_per_family",)])
+def test_a_model_file_without_newer_fit_parts_loads(tmp_path, dropped):
+    from gpurank.engine.sources.model.perfmodel import CalibratedModel
+
+    root = __import__("pathlib").Path(__file__).resolve().parents[1] / "engine" / "data"
+    raw = json.loads((root / "default_model.json").read_text())
+    for k in dropped:
+        raw["fit"].pop(k)
+    (tmp_path / "old.json").write_text(json.dumps(raw, indent=2, sort_keys=True) + "\n")
+    m = CalibratedModel.from_json(tmp_path / "old.json")
+    assert all(getattr(m.fit, k) is None and k not in m.fit for k in dropped)
+    assert m.fit.domain == raw["fit"]["domain"] and m.fit["n_train"] == raw["fit"]["n_train"]
+    back = json.loads(m.to_json(tmp_path / "back.json").read_text())
+    assert back == raw  # nothing added, nothing lost
+    # it predicts, and says where it extrapolates, as the full file does
+    t = pd.DataFrame({"accelerator": ["H100-SXM5-80GB"], "n_accelerators": [8192],
+                      "n_nodes": [1024], "accelerators_per_node": [8],
+                      "global_batch_size": [65536]})
+    note = predict(t, m)["prediction_note"].iloc[0]
+    assert "beyond the largest fitted system" in note
+    assert note == predict(t, DEFAULT_MODEL)["prediction_note"].iloc[0]
 
 
 def test_default_model_is_the_shipped_fit():
@@ -484,7 +520,7 @@ _REPO = __import__("pathlib").Path(__file__).resolve().parents[1]
 
 def test_every_bound_of_the_fit_has_a_reason_and_the_docs_state_the_table():
     from gpurank.engine.sources.model.fit import FIT_BOUNDS
-    from gpurank.engine.sources.model.validation import bounds_table
+    from gpurank.engine.commands.calibrate_report import bounds_table
 
     refs = (_REPO / "docs" / "references.md").read_text(encoding="utf-8")
     for name, b in FIT_BOUNDS.items():
@@ -501,7 +537,7 @@ def test_a_parameter_on_a_bound_is_named_with_the_bounds_reason():
     import math
 
     from gpurank.engine.sources.model.fit import FIT_BOUNDS, _bound_sides, bound_source
-    from gpurank.engine.sources.model.validation import bounds_text
+    from gpurank.engine.commands.calibrate_report import bounds_text
 
     names = ["overhead_s", "compute_efficiency_by_family[H100]", "mem_overlap"]
     lo = np.array([math.log(0.5), -8.0, -6.0])
@@ -522,7 +558,7 @@ def test_a_parameter_on_a_bound_is_named_with_the_bounds_reason():
 def test_every_shipped_parameter_on_a_bound_is_reported_and_justified():
     from gpurank.engine.sources.model.fit import bound_source
     from gpurank.engine.sources.model.perfmodel import CalibratedModel
-    from gpurank.engine.sources.model.validation import bounds_text
+    from gpurank.engine.commands.calibrate_report import bounds_text
 
     doc = (_REPO / "docs" / "simulator.md").read_text(encoding="utf-8")
     section = doc[doc.index("### Parameters on a bound"):]

@@ -214,6 +214,37 @@ def test_nvl72_domain_speeds_up_the_allreduce():
     assert rack["t_comm"][0] < 0.5 * flat["t_comm"][0]
 
 
+def test_model_inputs_are_declared_fields_and_evaluate_checks_a_mapping():
+    """model_inputs returns typed arrays; evaluate gives the same numbers for the typed inputs
+    and for a mapping of their names, and refuses a name the model does not read."""
+    from dataclasses import fields
+
+    from gpurank.engine.errors import UsageError
+    from gpurank.engine.sources.model.inputs import model_inputs
+    from gpurank.engine.sources.model.model_arrays import ConfigArrays, RowFacts
+    from gpurank.engine.sources.model.perfmodel import DEFAULT_MODEL, evaluate, resnet50
+
+    t = pd.DataFrame({"accelerator": ["H100-SXM5-80GB", "A100-SXM4-80GB", "nonesuch"],
+                      "n_accelerators": [8, 64, 8], "n_nodes": [1, 8, 1],
+                      "accelerators_per_node": [8, 8, 8], "global_batch_size": [2048, 4096, 8]})
+    inputs = model_inputs(t, DEFAULT_MODEL, resnet50())
+    assert isinstance(inputs.cfg, ConfigArrays) and isinstance(inputs.facts, RowFacts)
+    assert inputs.facts.valid.tolist() == [True, True, False]
+    as_map = {f.name: getattr(inputs.cfg, f.name) for f in fields(ConfigArrays)
+              if getattr(inputs.cfg, f.name) is not None}
+    typed, mapped = (evaluate(c, DEFAULT_MODEL, resnet50()) for c in (inputs.cfg, as_map))
+    for k in typed:
+        np.testing.assert_array_equal(typed[k], mapped[k])
+    one = inputs.cfg.take([1])
+    np.testing.assert_array_equal(evaluate(one, DEFAULT_MODEL, resnet50())["throughput"],
+                                  typed["throughput"][[1]])
+    with pytest.raises(UsageError, match="model input 'peak_tflop' is not one the model reads"):
+        evaluate({**as_map, "peak_tflop": 1.0}, DEFAULT_MODEL, resnet50())
+    as_map.pop("dali")
+    with pytest.raises(UsageError, match="model input 'dali' is missing"):
+        evaluate(as_map, DEFAULT_MODEL, resnet50())
+
+
 # --- intervals on every predicted and simulated row ---------------------------------------
 def test_intervals_on_every_predicted_and_simulated_row():
     sim = simulate(5000, seed=11)

@@ -11,13 +11,11 @@ from generated import same_report
 from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.commands import run_calibrate_cli
 from gpurank.engine.sources.model.calibrate import (
-    WORKLOADS_BEGIN,
-    WORKLOADS_END,
     calibrate,
     cross_validate,
     predict,
-    workloads_report,
 )
+from gpurank.engine.commands.calibrate_report import WORKLOADS_BEGIN, WORKLOADS_END, workloads_report
 from gpurank.engine.sources.facts.mlperf_rules import reference_convergence
 from gpurank.engine.sources.model.perfmodel import (
     DEFAULT_MODEL,
@@ -418,9 +416,9 @@ def test_documented_evidence_and_shipped_intervals_are_current(table, evidence):
     what `calibrate --benchmark all --report --intervals` writes."""
     from pathlib import Path
 
-    from gpurank.engine.sources.model.evidence import evidence_report
+    from gpurank.engine.commands.calibrate_report import evidence_report
     from gpurank.engine.sources.model.intervals import fit_interval_table, interval_table
-    from gpurank.engine.sources.model.validation import EVIDENCE_BEGIN, EVIDENCE_END
+    from gpurank.engine.commands.calibrate_report import EVIDENCE_BEGIN, EVIDENCE_END
 
     shipped = interval_table()
     fitted = fit_interval_table(evidence)

@@ -14,24 +14,24 @@ from ..io import read_table, write_table, write_text
 from ..outputs import check_target, publish_file
 from ..sources.facts.catalog import merge_accelerator_catalog
 from ..sources.model.card import predict_workload, workload_arg
-from ..sources.model.evidence import evidence_report, interval_evidence
+from ..sources.model.evidence import interval_evidence
 from ..sources.model.fit import calibrate
 from ..sources.model.intervals import fit_interval_table
 from ..sources.model.perfmodel import CalibratedModel
 from ..sources.model.predict import predict
-from ..sources.model.validation import (
+from ..sources.model.validation import rows_of, workload_benchmarks
+from ..sources.model.workloads import workload
+from .calibrate_report import (
     EVIDENCE_BEGIN,
     EVIDENCE_END,
     REPORT_BEGIN,
     REPORT_END,
     WORKLOADS_BEGIN,
     WORKLOADS_END,
-    rows_of,
-    workload_benchmarks,
+    evidence_report,
     validation_report,
     workloads_report,
 )
-from ..sources.model.workloads import workload
 
 __all__ = ["run_calibrate_cli", "run_predict_cli"]
 
@@ -112,7 +112,7 @@ def run_calibrate_cli(
     hold the two marker lines and only the text between them is replaced, the rest of the
     file is kept byte for byte. With ``"all"`` a file that holds the ``EVIDENCE_BEGIN`` /
     ``EVIDENCE_END`` lines (or a new one) also gets the cross-workload evidence
-    (:func:`~.evidence.evidence_report`), and ``intervals`` names the JSON file that
+    (:func:`~.calibrate_report.evidence_report`), and ``intervals`` names the JSON file that
     receives the prediction-interval table fitted on it (``engine/data/
     prediction_intervals.json`` for the shipped one).
     """

@@ -15,10 +15,11 @@ one of least time to train.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .model_arrays import ConfigArrays
 from .perfmodel import CalibratedModel, evaluate
 from .workload import Workload
 
@@ -139,12 +140,13 @@ def _reference_layouts(workload: Workload, points, n1, own, whole, splits):
             (dp | split) & ~listed)
 
 
-def fastest_batches(cfg: dict, model: CalibratedModel, workload: Workload,
+def fastest_batches(cfg: ConfigArrays, model: CalibratedModel, workload: Workload,
                     cand: BatchCandidates, xp=np) -> BatchChoice:
     """The candidate of least predicted time to train per row.
 
     ``cfg`` holds :func:`~.perfmodel.evaluate`'s per-row inputs (one value per row, or a
-    scalar); its batch inputs (``local_batch``, ``micro_batch``, ``model_parallel``) are
+    scalar; a mapping of them is checked); its batch inputs (``local_batch``,
+    ``micro_batch``, ``model_parallel``) are
     replaced by each candidate's. Only the allowed candidates are evaluated, in one call.
     Time to train is the samples to converge at the candidate's global batch over the
     predicted throughput (the per-run overhead is the same for every candidate); ties go to
@@ -153,12 +155,8 @@ def fastest_batches(cfg: dict, model: CalibratedModel, workload: Workload,
     rows, k = cand.global_.shape
     run = cand.ok & ~_outrun(cand, workload)
     ri, ki = np.nonzero(run)
-    batch_keys = ("local_batch", "micro_batch", "model_parallel")
-    flat = {key: (np.asarray(v)[ri] if np.ndim(v) == 1 else v)
-            for key, v in cfg.items() if key not in batch_keys}
-    flat["local_batch"] = cand.local[ri, ki]
-    flat["model_parallel"] = cand.shards[ri, ki]
-    flat["micro_batch"] = cand.micro[ri, ki]
+    flat = replace(ConfigArrays.of(cfg).take(ri), local_batch=cand.local[ri, ki],
+                   model_parallel=cand.shards[ri, ki], micro_batch=cand.micro[ri, ki])
     gb = cand.global_[ri, ki]
     t = np.full((rows, k), np.inf)
     if ri.size:

@@ -19,17 +19,9 @@ from __future__ import annotations
 from .inputs import REQUIRED_PREDICT_COLUMNS
 from .fit import REQUIRED_CALIBRATE_COLUMNS, calibrate
 from .perfmodel import CalibratedModel
-from .predict import BOTTLENECKS, PREDICTED, fit_errors, predict, workload_of
-from .validation import (
-    REPORT_BEGIN,
-    REPORT_END,
-    WORKLOADS_BEGIN,
-    WORKLOADS_END,
-    cross_validate,
-    cv_summary,
-    validation_report,
-    workloads_report,
-)
+from .evaluation import BOTTLENECKS, PREDICTED, fit_errors, workload_of
+from .predict import predict
+from .validation import cross_validate, cv_summary
 
 __all__ = [
     "CalibratedModel",
@@ -38,15 +30,9 @@ __all__ = [
     "fit_errors",
     "cross_validate",
     "cv_summary",
-    "validation_report",
     "REQUIRED_PREDICT_COLUMNS",
     "REQUIRED_CALIBRATE_COLUMNS",
     "PREDICTED",
     "BOTTLENECKS",
-    "REPORT_BEGIN",
-    "REPORT_END",
-    "WORKLOADS_BEGIN",
-    "WORKLOADS_END",
     "workload_of",
-    "workloads_report",
 ]

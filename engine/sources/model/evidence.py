@@ -25,10 +25,9 @@ from ...errors import DataError
 from .fit import calibrate
 from .intervals import BASIS_KINDS, INTERVAL_LEVEL, fit_interval_table, interval_factors
 from ..facts.mlperf_rules import round_ordinal
-from .predict import basis_kind, predict
+from .evaluation import basis_kind
+from .predict import predict
 from .validation import (
-    EVIDENCE_BEGIN,
-    EVIDENCE_END,
     cross_validate,
     held_out_frame,
     rows_of,
@@ -48,7 +47,6 @@ __all__ = [
     "rank_agreement",
     "forward_summary",
     "summarize_errors",
-    "evidence_report",
     "LOWO_WORKLOADS",
 ]
 
@@ -295,145 +293,3 @@ def summarize_errors(held: pd.DataFrame, by) -> pd.DataFrame:
     g = held.assign(ape=ape).groupby(by, sort=True)["ape"]
     return pd.DataFrame({"n": g.count(), "median_ape": g.median(),
                          "p90_ape": g.quantile(0.9)}).reset_index()
-
-
-def _md_rows(df: pd.DataFrame, cols, fmt) -> list[str]:
-    head = "| " + " | ".join(c for c, _ in cols) + " |"
-    align = "|" + "|".join(a for _, a in cols) + "|"
-    return [head, align] + ["| " + " | ".join(fmt(r)) + " |" for r in df.itertuples()]
-
-
-def _pct(v) -> str:
-    return "n/a" if not np.isfinite(v) else f"{v:.1f}"
-
-
-def _forward_lines(fwd: pd.DataFrame, inside: np.ndarray, train, test) -> list[str]:
-    """The forward-in-time tables of one (training rounds, test round) pair: by benchmark,
-    by basis kind and by family."""
-    cols = [("n", "--:"), ("median %", "--:"), ("p90 %", "--:"), ("signed median %", "--:"),
-            ("inside 80%, %", "--:"), ("Spearman", "--:")]
-
-    def nums(r):
-        rho = "n/a" if not np.isfinite(r.spearman) else f"{r.spearman:.2f}"
-        return [str(r.n), _pct(r.median_ape), _pct(r.p90_ape), f"{r.signed:+.1f}",
-                _pct(r.inside_pct), rho]
-
-    by_b = forward_summary(fwd, "benchmark", inside)
-    bases = fwd.groupby("benchmark")["prediction_basis"].agg(
-        lambda b: ", ".join(sorted(set(map(str, b)) - {""})))
-    by_b["basis"] = by_b["benchmark"].map(bases)
-    by_k = forward_summary(fwd.assign(kind=[basis_kind(b) for b in fwd["prediction_basis"]]),
-                           "kind", inside)
-    by_f = forward_summary(fwd, ["family", "kind"] if "kind" in fwd.columns else "family",
-                           inside)
-    every = forward_summary(fwd.assign(all="all rows"), "all", inside).iloc[0]
-    return [
-        f"**Forward in time, {test}**: every benchmark calibrated on {', '.join(train)}, then "
-        f"{test} predicted from its configuration columns alone (no logs, no measured epochs; "
-        "samples to converge from the round's reference convergence points). A benchmark "
-        "the older rounds lack is predicted from the nearest calibrated workload "
-        "(`first-principles:`). Absolute and signed (+ = predicted slower) % error of time "
-        "to train, the share inside the 80% interval and Spearman's rank correlation of "
-        "predicted and published time:",
-        "",
-        *_md_rows(by_b, [("benchmark", ":--"), *cols, ("basis", ":--")],
-                  lambda r: [r.benchmark, *nums(r), r.basis]),
-        "",
-        f"All {every.n} rows: median {every.median_ape:.1f}%, p90 {every.p90_ape:.1f}%, "
-        f"signed median {every.signed:+.1f}%, {_pct(every.inside_pct)}% inside the 80% "
-        f"interval, Spearman {every.spearman:.2f}. By basis:",
-        "",
-        *_md_rows(by_k, [("basis", ":--"), *cols], lambda r: [r.kind, *nums(r)]),
-        "",
-        "By family and basis:",
-        "",
-        *_md_rows(by_f, [("family", ":--"), ("basis", ":--"), *cols],
-                  lambda r: [r.family, r.kind, *nums(r)]),
-        "",
-    ]
-
-
-def evidence_report(table: pd.DataFrame, evidence: pd.DataFrame | None = None,
-                    intervals=None) -> str:
-    """The Markdown section (between :data:`~.validation.EVIDENCE_BEGIN` and ``_END``) of the
-    cross-workload evidence: forward in time (every round but the
-    latest predicts the latest), leave one family out and leave one workload out from the
-    configuration columns, and the prediction intervals with their held-out coverage."""
-    rounds = sorted({str(r) for r in table["round"].astype(str) if round_ordinal(r) is not None},
-                    key=round_ordinal)
-    lines = [EVIDENCE_BEGIN, ""]
-    ev = interval_evidence(table) if evidence is None else evidence
-    inside = held_out_inside(ev)
-    is_fwd = (ev["method"] == "forward in time").to_numpy()
-    trained = ev.get("train_rounds", pd.Series("", index=ev.index)).astype(str).to_numpy()
-    for i in range(len(rounds) - 1, max(len(rounds) - 3, 0), -1):
-        sel = is_fwd & (ev["round"].astype(str).to_numpy() == rounds[i]) \
-            & (trained == rounds[i - 1])
-        fwd = ev[sel]
-        if fwd.empty:
-            continue
-        ok = np.isfinite(fwd["error_pct"].to_numpy(float))
-        fwd, ins = fwd[ok], inside[sel][ok]
-        lines += _forward_lines(fwd, ins, rounds[:i], rounds[i])
-    lofo = ev[ev["method"] == "leave one family out"]
-    s = summarize_errors(lofo, ["benchmark", "family"])
-    s = s[s["n"] >= 5]
-    lines += [
-        "**Leave one family out**, from the configuration columns (each family predicted by "
-        "a model that never saw it: its vendor's efficiency, or the shared one, on its own "
-        "peak, memory and links), every family with 5 rows or more:",
-        "",
-        *_md_rows(s, [("benchmark", ":--"), ("family", ":--"), ("n", "--:"),
-                      ("median %", "--:"), ("p90 %", "--:")],
-                  lambda r: [r.benchmark, r.family, str(r.n), _pct(r.median_ape),
-                             _pct(r.p90_ape)]),
-        "",
-    ]
-    lowo = ev[ev["method"] == "leave one workload out"]
-    s = summarize_errors(lowo, ["held_out", "prediction_basis"])
-    lines += [
-        "**Leave one workload out**: each workload predicted by the nearest other calibrated "
-        "workload's model with its own FLOPs, bytes, parameters and reference convergence "
-        "(what a workload defined from public facts rests on):",
-        "",
-        *_md_rows(s, [("workload", ":--"), ("basis", ":--"), ("n", "--:"),
-                      ("median %", "--:"), ("p90 %", "--:")],
-                  lambda r: [r.held_out, r.prediction_basis, str(r.n), _pct(r.median_ape),
-                             _pct(r.p90_ape)]),
-        "",
-    ]
-    table_i = fit_interval_table(ev) if intervals is None else intervals
-    cov = interval_coverage(ev, inside=inside)
-    cov_of = {(r.basis, r.rounds_ahead): (r.n, r.inside_pct) for r in cov.itertuples()}
-    rows = []
-    for k, (w_lo, w_hi, n) in table_i.by_basis.items():
-        widths = {0: (w_lo, w_hi, n), **table_i.by_distance.get(k, {})}
-        for d in sorted(set(widths) | {d for kk, d in cov_of if kk == k}):
-            n_cov, pct = cov_of.get((k, d), (0, np.nan))
-            if d in widths:
-                a, b, m = widths[d]
-                ends = (f"{m} | {100 * (np.exp(-a) - 1):+.0f}% | "
-                        f"{100 * (np.exp(b) - 1):+.0f}%")
-            else:  # too few rows at this distance: the nearer distance's, widened per round
-                ends = "0 | nearer distance's, low end wider per round |"
-            rows.append(f"| {k} | {d} | {ends} | {n_cov} | {_pct(pct)} |")
-    lines += [
-        f"**Prediction intervals** ({table_i.level:.0%}): from the held-out log errors above "
-        "by basis and by distance: 0 rounds ahead from leave one round out (`fitted`), leave "
-        "one family out (`borrowed`) and leave one workload out (`first-principles`); 1 and 2 "
-        "rounds ahead from the forward-in-time predictions of every round by the models of "
-        "the rounds before it, each basis at each distance its own half-widths. Each end "
-        f"widens by {table_i.per_doubling:.3f} in log time per doubling of batch or scale "
-        "beyond the fitted range, and the low end by "
-        f"{table_i.per_round:.3f} per round beyond the farthest measured distance. Coverage: "
-        "the share of held-out rows inside their interval when the interval table is itself "
-        "fitted without the rows' round.",
-        "",
-        "| basis | rounds ahead | rows fitted | low end | high end | rows held out | "
-        "inside, % |",
-        "|:--|--:|--:|--:|--:|--:|--:|",
-        *rows,
-        "",
-        EVIDENCE_END,
-    ]
-    return "\n".join(lines) + "\n"

@@ -29,9 +29,11 @@ import pandas as pd
 from ...errors import DataError
 from ...params import InstanceOf, check_param
 from .inputs import REQUIRED_PREDICT_COLUMNS, model_inputs, safe_div, to_float
+from .fit_report import FitReport
+from .model_arrays import ConfigArrays, RowFacts
 from ..facts.mlperf_rules import round_ordinal
 from .perfmodel import CalibratedModel, Workload
-from .predict import fit_errors, model_outputs, predict, workload_of
+from .evaluation import fit_errors, model_outputs, predicted_times, workload_of
 
 __all__ = ["calibrate", "usable_rows", "modelled_times", "REQUIRED_CALIBRATE_COLUMNS", "FIT_BOUNDS",
            "FitBound", "START_CLIPS", "bound_source"]
@@ -119,9 +121,8 @@ def usable_rows(t: pd.DataFrame, inputs, ttt, modelled=None) -> tuple[np.ndarray
     """Rows a fit may use, and how many were skipped for each reason. ``modelled``: each
     row's time to train under the starting model; a row without a finite one (inputs so
     large or small that the model overflows) cannot be fitted."""
-    cfg, extra = inputs.cfg, inputs.extra
     skipped = {}
-    usable = extra["valid"].copy()
+    usable = inputs.facts.valid.copy()
     skipped["accelerator not modelled or row incomplete"] = int((~usable).sum())
     if modelled is not None:
         finite = np.isfinite(modelled) & (modelled > 0)
@@ -141,8 +142,8 @@ def usable_rows(t: pd.DataFrame, inputs, ttt, modelled=None) -> tuple[np.ndarray
     # repeated results (same accelerator, count and score) count once
     key = pd.DataFrame(
         {
-            "a": extra["accelerator_id"],
-            "n": cfg["n_accelerators"],
+            "a": inputs.facts.accelerator_id,
+            "n": inputs.cfg.n_accelerators,
             "t": np.round(np.nan_to_num(ttt), 4),
         }
     )
@@ -155,7 +156,7 @@ def usable_rows(t: pd.DataFrame, inputs, ttt, modelled=None) -> tuple[np.ndarray
 def modelled_times(inputs, model: CalibratedModel, workload: Workload) -> np.ndarray:
     """Each row's time to train under ``model`` (inf or NaN where its inputs overflow)."""
     with np.errstate(all="ignore"):
-        out = model_outputs(inputs.cfg, inputs.extra, model, workload)
+        out = model_outputs(inputs.cfg, inputs.facts, model, workload)
     return np.asarray(out["time_to_train_min"], float)
 
 
@@ -179,8 +180,8 @@ class _FitRows:
     family_index: np.ndarray
     vendors: list
     family_vendor: np.ndarray
-    cfg: dict
-    extra: dict
+    cfg: ConfigArrays
+    facts: RowFacts
     ttt: np.ndarray
 
 
@@ -293,20 +294,21 @@ def _training_mask(t: pd.DataFrame, usable: np.ndarray, train_rounds) -> np.ndar
     return in_train
 
 
-def _fit_rows(cfg, extra, in_train: np.ndarray, ttt: np.ndarray) -> _FitRows:
+def _fit_rows(cfg: ConfigArrays, facts: RowFacts, in_train: np.ndarray,
+              ttt: np.ndarray) -> _FitRows:
     """The training rows' slices of the configurations, with each row's family index."""
-    fams = sorted(set(extra["family"][in_train]))
-    fam_idx = np.array([fams.index(f) if f in fams else -1 for f in extra["family"]])
+    fams = sorted(set(facts.family[in_train]))
+    fam_idx = np.array([fams.index(f) if f in fams else -1 for f in facts.family])
     tr = np.flatnonzero(in_train)
-    vendor_of = {f: v for f, v in zip(extra["family"][tr], extra["vendor"][tr])}
+    vendor_of = {f: v for f, v in zip(facts.family[tr], facts.vendor[tr])}
     vendors = sorted(set(vendor_of.values()))
     return _FitRows(
         families=fams,
         family_index=fam_idx[tr],
         vendors=vendors,
         family_vendor=np.array([vendors.index(vendor_of[f]) for f in fams], dtype=np.int64),
-        cfg={k: (np.asarray(v)[tr] if np.ndim(v) else v) for k, v in cfg.items()},
-        extra={k: np.asarray(v)[tr] for k, v in extra.items()},
+        cfg=cfg.take(tr),
+        facts=facts.take(tr),
         ttt=ttt[tr],
     )
 
@@ -337,14 +339,14 @@ def _start_and_bounds(rows: _FitRows, base: CalibratedModel, workload: Workload,
     # start the shared efficiency at twice the fraction of peak the runs achieve overall
     # (the compute term is part of the step), so no fit starts in the flat input-bound region
     thr_meas = safe_div(
-        rows.extra["samples"],
+        rows.facts.samples,
         np.maximum(rows.ttt * 60.0 - base.overhead_s, 1.0),
     )
-    b_tr = sub["local_batch"]
+    b_tr = sub.local_batch
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is a NaN of safe_div
         achieved = safe_div(
             thr_meas * workload.flops_per_sample * (b_tr + base.batch_half),
-            sub["n_accelerators"] * sub["peak_tflops"] * 1e12 * b_tr,
+            sub.n_accelerators * sub.peak_tflops * 1e12 * b_tr,
         )
     raw = np.array([np.median(a[np.isfinite(a)]) if np.isfinite(a).any() else np.nan
                     for a in (achieved[fi == j] for j in range(k))])
@@ -391,8 +393,8 @@ def _least_squares_fit(rows: _FitRows, start, workload: Workload, space, x0, lo,
     def resid(theta):
         ef, _ven, _shared, p = space.unpack(theta)
         o = model_outputs(
-            dict(rows.cfg, compute_efficiency=ef[rows.family_index]),
-            rows.extra,
+            replace(rows.cfg, compute_efficiency=ef[rows.family_index]),
+            rows.facts,
             replace(start, **p),
             workload,
         )
@@ -411,7 +413,7 @@ def _at_bound(names, x, lo, hi) -> list[str]:
 
 
 def bound_source(name: str) -> FitBound:
-    """The :data:`FIT_BOUNDS` row of a fitted parameter's name as ``model.fit["at_bound"]``
+    """The :data:`FIT_BOUNDS` row of a fitted parameter's name as ``model.fit.at_bound``
     writes it (``compute_efficiency_by_family[H100]`` is an offset)."""
     if name.startswith(("compute_efficiency_by_family", "compute_efficiency_by_vendor")):
         return FIT_BOUNDS["compute_efficiency_offset"]
@@ -450,7 +452,7 @@ def _fitted_model(base, rows: _FitRows, space, sol, workload):
         compute_efficiency_shared=round(shared, 6),
         compute_efficiency_by_vendor={v: round(float(e), 6) for v, e in zip(rows.vendors, ven)},
         workload=workload.name,
-        fit={},
+        fit=FitReport(),
         **rounded,
     )
     return model, rows_per_family
@@ -459,9 +461,9 @@ def _fitted_model(base, rows: _FitRows, space, sol, workload):
 def _domain(rows: _FitRows, rounds) -> dict:
     """What the fit covers: global batches, accelerator counts, families and the MLPerf
     rounds of its rows (the software they ran; none for a table without rounds)."""
-    gb = rows.extra["global_batch"]
-    n = rows.cfg["n_accelerators"]
-    gb = gb[np.isfinite(gb) & rows.extra["global_batch_given"]]
+    gb = rows.facts.global_batch
+    n = rows.cfg.n_accelerators
+    gb = gb[np.isfinite(gb) & rows.facts.global_batch_given]
     names = sorted({str(r) for r in rounds if round_ordinal(r) is not None},
                    key=round_ordinal)
     return {
@@ -502,7 +504,7 @@ def calibrate(
     ----------
     mlperf_table : DataFrame
         Canonical columns (:mod:`.configs`) with measured ``time_to_train_min``. Rows are
-        skipped (and counted in ``model.fit["skipped"]``) without a finite time > 0, when
+        skipped (and counted in ``model.fit.skipped``) without a finite time > 0, when
         :func:`.configs.model_inputs` refuses them (an accelerator the catalog does not
         model, no count, an inconsistent topology, ...), from the open division, flagged
         ``is_duplicate``, or repeating an earlier row's accelerator, count and time.
@@ -556,10 +558,10 @@ def calibrate(
     inputs = model_inputs(t, start, workload, **kw)
     usable, skipped = usable_rows(t, inputs, ttt, modelled_times(inputs, start, workload))
     in_train = _training_mask(t, usable, train_rounds)
-    rows = _fit_rows(inputs.cfg, inputs.extra, in_train, ttt)
-    narrow = rows.cfg["narrow_peak_tflops"]
-    mixed = bool(((narrow > rows.cfg["peak_tflops"]).any())
-                 and (narrow <= rows.cfg["peak_tflops"]).any())
+    rows = _fit_rows(inputs.cfg, inputs.facts, in_train, ttt)
+    narrow = rows.cfg.narrow_peak_tflops
+    mixed = bool(((narrow > rows.cfg.peak_tflops).any())
+                 and (narrow <= rows.cfg.peak_tflops).any())
     space = _ParamSpace(k=len(rows.families), family_vendor=rows.family_vendor,
                         coords=_shared_coords(
         workload.arithmetic_intensity is None, mixed, ai_lo, ai_hi, tuple(fixed)))
@@ -567,21 +569,21 @@ def calibrate(
     sol = _least_squares_fit(rows, start, workload, space, x0, lo, hi)
     model, rows_per_family = _fitted_model(start, rows, space, sol, workload)
 
-    pred = predict(t[usable], model, workload=workload, **kw)
-    report = {
-        "n_rows": int(len(t)),
-        "n_usable": int(usable.sum()),
-        "n_train": int(in_train.sum()),
-        "skipped": {r: c for r, c in skipped.items() if c},
-        "rows_per_family": rows_per_family,
-        "train_rounds": None if train_rounds is None else [str(r) for r in train_rounds],
-        "test_rounds": None if test_rounds is None else [str(r) for r in test_rounds],
-        "cost": float(sol.cost),
-        "success": bool(sol.success),
-        "at_bound": _at_bound(space.names(rows.families, rows.vendors), sol.x, lo, hi),
-        "bounds": _bound_sides(space.names(rows.families, rows.vendors), sol.x, lo, hi),
-        "domain": _domain(rows, t["round"].to_numpy(dtype=object)[in_train]
-                          if "round" in t.columns else ()),
+    pred = predicted_times(t[usable], model, workload, **kw)
+    report = FitReport(
+        n_rows=int(len(t)),
+        n_usable=int(usable.sum()),
+        n_train=int(in_train.sum()),
+        skipped={r: c for r, c in skipped.items() if c},
+        rows_per_family=rows_per_family,
+        train_rounds=None if train_rounds is None else [str(r) for r in train_rounds],
+        test_rounds=None if test_rounds is None else [str(r) for r in test_rounds],
+        cost=float(sol.cost),
+        success=bool(sol.success),
+        at_bound=_at_bound(space.names(rows.families, rows.vendors), sol.x, lo, hi),
+        bounds=_bound_sides(space.names(rows.families, rows.vendors), sol.x, lo, hi),
+        domain=_domain(rows, t["round"].to_numpy(dtype=object)[in_train]
+                       if "round" in t.columns else ()),
         **_error_report(pred, in_train[usable], test_rounds),
-    }
+    )
     return replace(model, fit=report)

@@ -31,6 +31,7 @@ from ..facts import catalog as _cat
 from ..facts.accelerators import resolve_accelerator
 from ..facts.hardware import hardware_facts
 from .batch_choice import batch_candidates, chosen_note, fastest_batches, smallest_batches
+from .model_arrays import ConfigArrays, RowFacts
 from .domain import catalog_with_row_specs, domain_reasons, largest_node, without_outside
 from .perfmodel import HOST_COPY_EFFICIENCY, CalibratedModel, Workload
 from .workloads import round_samples_curve
@@ -95,16 +96,15 @@ class ModelInputs:
 
     Attributes
     ----------
-    cfg : dict
+    cfg : ConfigArrays
         The arrays :func:`~.perfmodel.evaluate` reads.
-    extra : dict
-        Per-row facts the outputs need (``samples``, ``tdp``, ``price``, ``family``, ``basis``,
-        ``valid``, ...).
+    facts : RowFacts
+        Per-row facts the outputs need (samples, power, price, family, basis, validity).
     notes : RowNotes
     """
 
-    cfg: dict
-    extra: dict
+    cfg: ConfigArrays
+    facts: RowFacts
     notes: RowNotes
 
 
@@ -454,7 +454,7 @@ def _batches(table: pd.DataFrame, mem_gb, workload: Workload, n, notes: RowNotes
     return _Batches(b, gb, max_b, replicas, shards)
 
 
-def _chosen_batches(table: pd.DataFrame, hw_cfg: dict, model: CalibratedModel,
+def _chosen_batches(table: pd.DataFrame, hw_cfg: ConfigArrays, model: CalibratedModel,
                     workload: Workload, notes: RowNotes) -> pd.DataFrame:
     """The table with the batch a submitter would pick (:mod:`.batch_choice`) in each
     trainable row that gives no ``global_batch_size``, noted; the table itself when every row
@@ -462,19 +462,19 @@ def _chosen_batches(table: pd.DataFrame, hw_cfg: dict, model: CalibratedModel,
     smallest that fits memory beyond them; one without any keeps none (``_batches`` assumes
     the most that fits, and says so)."""
     gb = _float_column(table, "global_batch_size")
-    n = np.asarray(hw_cfg["n_accelerators"], dtype=float)
+    n = np.asarray(hw_cfg.n_accelerators, dtype=float)
     todo = ~(gb > 0) & (n > 0) & ~notes.refused
     if not todo.any():
         return table
     rows = np.flatnonzero(todo)
-    sub = {k: (np.asarray(v)[rows] if np.ndim(v) == 1 else v) for k, v in hw_cfg.items()}
+    sub = hw_cfg.take(rows)
     choice = fastest_batches(sub, model, workload,
-                             batch_candidates(workload, sub["n_accelerators"], sub["mem_gb"]))
+                             batch_candidates(workload, sub.n_accelerators, sub.mem_gb))
     pick, texts = choice.global_.copy(), chosen_note(choice)
     miss = ~np.isfinite(pick)
     if miss.any():
         # none within the reference points: the smallest that fits, the least extrapolated
-        more = smallest_batches(batch_candidates(workload, sub["n_accelerators"], sub["mem_gb"],
+        more = smallest_batches(batch_candidates(workload, sub.n_accelerators, sub.mem_gb,
                                                  within_reference=False))
         pick[miss], texts[miss] = more.global_[miss], chosen_note(more, False)[miss]
     full = np.full(len(table), "", dtype=object)
@@ -586,48 +586,47 @@ def model_inputs(
         notes.add(~(np.asarray(hw.facts["mem_gb"], dtype=float) > 0) & (shape.n > 0),
                   f"accelerator memory unknown: the {_num(workload.feature_store_gb)} GB "
                   "feature store assumed in host memory")
-    hw_cfg = {
-        "peak_tflops": peak,
-        "narrow_peak_tflops": hw.peak,
-        "compute_efficiency": eff,
-        "mem_bw_tbps": mem_bw,
-        "n_accelerators": shape.n,
-        "accelerators_per_node": shape.g,
-        "n_nodes": shape.m,
-        "intra_GBps": link.intra,
-        "inter_GBps": link.inter,
-        "cpu_cores_per_accelerator": cores,
-        "cpu_decode_factor": cpu_factor,
-        "dali": dali,
-        "host_GBps": link.pcie_bw * HOST_COPY_EFFICIENCY,
-        "scaleup_domain": np.where(link.spanning, np.nan, hw.facts["scaleup_domain"]),
-        "scaleup_GBps": hw.facts["scaleup_bw_GBps"],
-        "mem_gb": hw.facts["mem_gb"],
-    }
+    hw_cfg = ConfigArrays(
+        peak_tflops=peak,
+        narrow_peak_tflops=hw.peak,
+        compute_efficiency=eff,
+        mem_bw_tbps=mem_bw,
+        n_accelerators=shape.n,
+        accelerators_per_node=shape.g,
+        n_nodes=shape.m,
+        intra_GBps=link.intra,
+        inter_GBps=link.inter,
+        cpu_cores_per_accelerator=cores,
+        cpu_decode_factor=cpu_factor,
+        dali=dali,
+        host_GBps=link.pcie_bw * HOST_COPY_EFFICIENCY,
+        scaleup_domain=np.where(link.spanning, np.nan, hw.facts["scaleup_domain"]),
+        scaleup_GBps=hw.facts["scaleup_bw_GBps"],
+        mem_gb=hw.facts["mem_gb"],
+    )
     batch_table = _chosen_batches(table, hw_cfg, model, workload, notes)
     bat = _batches(batch_table, hw.facts["mem_gb"], workload, shape.n, notes)
     epochs, samples, curve, measured = _training_length(table, workload, bat.global_,
                                                         use_table_epochs)
 
     micro = np.where(bat.local > bat.max_local, bat.max_local, bat.local)
-    cfg = {**hw_cfg, "local_batch": bat.local, "micro_batch": micro,
-           "model_parallel": bat.shards}
-    extra = {
-        "accelerator_id": np.array(ids, dtype=object),
-        "family": np.where(known, fam, None),
-        "vendor": np.where(known, ven, None),
-        "generation": np.where(known, gen, None),
-        "basis": np.where(modelled, basis, ""),
-        "precision": hw.precision,
-        "tdp": hw.facts["tdp_w"],
-        "epochs": epochs,
-        "samples": samples,
-        "curve_epochs": curve,
-        "measured_length": measured,
-        "global_batch": bat.global_,
-        "global_batch_given": _float_column(table, "global_batch_size") > 0,
-        "price": _float_column(table, "price_per_accelerator_hour"),
-        "valid": modelled & ~notes.refused,
-        "refused": notes.refused,
-    }
-    return ModelInputs(cfg, extra, notes)
+    cfg = replace(hw_cfg, local_batch=bat.local, micro_batch=micro, model_parallel=bat.shards)
+    facts = RowFacts(
+        accelerator_id=np.array(ids, dtype=object),
+        family=np.where(known, fam, None),
+        vendor=np.where(known, ven, None),
+        generation=np.where(known, gen, None),
+        basis=np.where(modelled, basis, ""),
+        precision=hw.precision,
+        tdp=hw.facts["tdp_w"],
+        epochs=epochs,
+        samples=samples,
+        curve_epochs=curve,
+        measured_length=measured,
+        global_batch=bat.global_,
+        global_batch_given=_float_column(table, "global_batch_size") > 0,
+        price=_float_column(table, "price_per_accelerator_hour"),
+        valid=modelled & ~notes.refused,
+        refused=notes.refused,
+    )
+    return ModelInputs(cfg, facts, notes)

@@ -1,6 +1,6 @@
 """80% prediction intervals of time to train, from cross-validated errors.
 
-A prediction's error depends on what it rests on (:func:`.predict.basis_kind`): a family the
+A prediction's error depends on what it rests on (:func:`.evaluation.basis_kind`): a family the
 model was fitted on (``fitted``), a family it was not (``borrowed``), a workload it was not
 (``first-principles``), and on how far the row goes beyond the fitted batches and scales.
 The interval of a prediction ``t`` is ``[t * exp(-w_lo), t * exp(w_hi)]`` where ``w_lo`` and

@@ -21,7 +21,8 @@ from ...errors import DataError
 from ...input_files import regular_file
 from ...partitions import dataset_files
 from .card import predict_workload
-from .predict import INTERVAL_COLUMNS, PREDICTED, basis_kind, predict
+from .evaluation import PREDICTED, basis_kind
+from .predict import INTERVAL_COLUMNS, predict
 
 __all__ = ["predicted_outcomes", "OUTCOME_INTERVAL_COLUMNS", "needs_prediction",
            "table_columns"]

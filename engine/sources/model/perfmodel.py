@@ -11,7 +11,8 @@ are in ``docs/simulator.md``.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from copy import deepcopy
+from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import ClassVar
@@ -27,10 +28,13 @@ from ...params import (
     NON_NEGATIVE,
     POSITIVE,
     TEXT,
+    InstanceOf,
     Mapping,
     Options,
     check_fields,
 )
+from .fit_report import FitReport
+from .model_arrays import ConfigArrays
 from .model_schema import check_model_file
 from .workload import IMAGENET_TRAIN_SAMPLES, Workload, resnet50
 
@@ -101,7 +105,7 @@ class CalibratedModel:
     epochs_noise_sigma: float = 0.025  # run-to-run spread of epochs to converge
     idle_power_frac: float = 0.30  # accelerator power at 0% busy, fraction of TDP
     workload: str = "resnet50"
-    fit: dict = field(default_factory=dict)  # calibration report (errors, rounds, n rows)
+    fit: FitReport = field(default_factory=FitReport)  # calibration report (a dict is read)
 
     parameter_constraints: ClassVar[dict] = {
         "compute_efficiency_default": (FRACTION_OPEN,),
@@ -128,12 +132,14 @@ class CalibratedModel:
         "allreduce": (Options(("hierarchical", "ring")),),
         "compute_efficiency_by_family": (Mapping(TEXT, FRACTION_OPEN),),
         "compute_efficiency_by_vendor": (Mapping(TEXT, FRACTION_OPEN),),
-        "fit": (Mapping(TEXT),),
+        "fit": (InstanceOf(FitReport, "a FitReport (or a dict of its parts)"),),
         "compute_efficiency_shared": (None, FRACTION_OPEN),
         "workload": (TEXT,),
     }
 
     def __post_init__(self):
+        if isinstance(self.fit, dict):  # a model file's part, or a report written by hand
+            object.__setattr__(self, "fit", FitReport.from_dict(self.fit))
         check_fields(self, self.parameter_constraints)
 
     def compute_efficiency_for(
@@ -172,7 +178,10 @@ class CalibratedModel:
 
     # --- JSON -------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {"format": "gpurank.CalibratedModel", "version": MODEL_VERSION, **asdict(self)}
+        """The model file's content: format, version, every parameter and the fit's report."""
+        params = {f.name: deepcopy(getattr(self, f.name)) for f in fields(self) if f.name != "fit"}
+        return {"format": "gpurank.CalibratedModel", "version": MODEL_VERSION, **params,
+                "fit": self.fit.to_dict()}
 
     def to_json(self, path, *, overwrite=False) -> Path:
         """Write the model as JSON atomically (temp file in the same folder, then rename);
@@ -217,11 +226,11 @@ class CalibratedModel:
                 f"keys are: {', '.join(sorted(names))}"
             )
         try:
-            model = cls(**{k: v for k, v in raw.items() if k in names})
+            model = cls(**{k: v for k, v in raw.items() if k in names and k != "fit"})
         except UsageError as exc:
             raise DataError(f"model file '{path}': {_one_line(exc)}") from None
         check_model_file(raw, what=f"model file '{path}'")  # fit and its domain, typed
-        return model
+        return replace(model, fit=FitReport.from_dict(raw["fit"]))
 
 
 def _short(value, limit: int = 60) -> str:
@@ -247,7 +256,7 @@ def _load_default_model() -> "CalibratedModel":
 #: cross-validated errors are in docs/simulator.md). Families without MLPerf data (B200,
 #: MI300, ...) borrow a related family's compute efficiency (``prediction_basis``).
 DEFAULT_MODEL = _load_default_model()
-#: The ``cfg`` inputs of :func:`evaluate` that set the broadcast shape.
+#: The inputs of :func:`evaluate` that set the broadcast shape.
 _SHAPED_INPUTS = (
     "peak_tflops",
     "compute_efficiency",
@@ -282,18 +291,23 @@ class _Inputs:
     shape: tuple
 
 
-def _safe_inputs(cfg: dict, model: CalibratedModel, xp) -> _Inputs:
+def _or(value, default):
+    """An optional input's value, or its default when absent."""
+    return default if value is None else value
+
+
+def _safe_inputs(cfg: ConfigArrays, model: CalibratedModel, xp) -> _Inputs:
     """The core inputs as float arrays of one shape, valid rows flagged in ``ok``."""
     f64 = np.float64
-    peak = xp.asarray(cfg["peak_tflops"], dtype=f64) * 1e12
-    eff_c = xp.asarray(cfg["compute_efficiency"], dtype=f64)
-    bw = xp.asarray(cfg["mem_bw_tbps"], dtype=f64) * 1e12 * model.mem_efficiency
-    n = xp.asarray(cfg["n_accelerators"], dtype=f64)
-    g = xp.asarray(cfg["accelerators_per_node"], dtype=f64)
-    m = xp.asarray(cfg["n_nodes"], dtype=f64)
-    b = xp.asarray(cfg["local_batch"], dtype=f64)
-    dali = xp.asarray(cfg["dali"], dtype=bool)
-    shape = np.broadcast_shapes(*(np.shape(cfg[k]) for k in _SHAPED_INPUTS))
+    peak = xp.asarray(cfg.peak_tflops, dtype=f64) * 1e12
+    eff_c = xp.asarray(cfg.compute_efficiency, dtype=f64)
+    bw = xp.asarray(cfg.mem_bw_tbps, dtype=f64) * 1e12 * model.mem_efficiency
+    n = xp.asarray(cfg.n_accelerators, dtype=f64)
+    g = xp.asarray(cfg.accelerators_per_node, dtype=f64)
+    m = xp.asarray(cfg.n_nodes, dtype=f64)
+    b = xp.asarray(cfg.local_batch, dtype=f64)
+    dali = xp.asarray(cfg.dali, dtype=bool)
+    shape = np.broadcast_shapes(*(np.shape(getattr(cfg, k)) for k in _SHAPED_INPUTS))
     # Rows with an impossible input get NaN; the others are computed with safe denominators,
     # so no division by zero or NaN arithmetic happens (and no RuntimeWarning is raised).
     ok = (peak > 0) & (eff_c > 0) & (bw > 0) & (n > 0) & (g > 0) & (m > 0) & (b > 0)
@@ -308,21 +322,22 @@ def _safe_inputs(cfg: dict, model: CalibratedModel, xp) -> _Inputs:
     return _Inputs(peak, eff_c, bw, n, g, m, b, dali, ok, one, shape)
 
 
-def _device_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards, xp):
+def _device_time(v: _Inputs, cfg: ConfigArrays, model, workload: Workload, b_acc, shards,
+                 xp):
     """Compute, memory and device (roofline) time of one step, ``(t_compute, t_memory,
     t_device)``."""
     f64 = np.float64
     F = workload.flops_per_sample
     # compute: the batch at a fraction b / (b + batch_half) of the achieved tensor rate; a
     # batch beyond memory runs as micro-batches (gradient accumulation), whose size sets it
-    bm = xp.broadcast_to(xp.asarray(cfg["micro_batch"], dtype=f64), v.shape) if (
-        "micro_batch" in cfg) else v.b
-    bm = xp.where(v.ok & (bm > 0), bm, v.b) if "micro_batch" in cfg else v.b
+    bm = xp.broadcast_to(xp.asarray(cfg.micro_batch, dtype=f64), v.shape) if (
+        cfg.micro_batch is not None) else v.b
+    bm = xp.where(v.ok & (bm > 0), bm, v.b) if cfg.micro_batch is not None else v.b
     peak = v.peak
-    if "narrow_peak_tflops" in cfg and model.narrow_fraction > 0:
+    if cfg.narrow_peak_tflops is not None and model.narrow_fraction > 0:
         # the share narrow_fraction of the FLOPs runs at the narrow-precision peak (fp8
         # GEMMs), the rest at the bf16 one (attention, norms, the layers kept wide)
-        nar = xp.broadcast_to(xp.asarray(cfg["narrow_peak_tflops"], dtype=f64), v.shape) * 1e12
+        nar = xp.broadcast_to(xp.asarray(cfg.narrow_peak_tflops, dtype=f64), v.shape) * 1e12
         ratio = xp.where(v.ok & (nar > 0), v.peak / xp.where(nar > 0, nar, 1.0), 1.0)
         peak = v.peak / ((1.0 - model.narrow_fraction) + model.narrow_fraction * ratio)
     bm = bm / _extra_split(v, workload, shards, xp)
@@ -360,7 +375,7 @@ def _extra_split(v: _Inputs, workload: Workload, shards, xp):
     return xp.where(v.ok, xp.maximum(shards / own, 1.0), 1.0)
 
 
-def _allreduce_time(v: _Inputs, cfg: dict, model, workload: Workload, shards, xp):
+def _allreduce_time(v: _Inputs, cfg: ConfigArrays, model, workload: Workload, shards, xp):
     """Time of the gradient all-reduce, and the valid rows whose needed link has no
     bandwidth, ``(t_comm, bad_link)``."""
     n, ok, one = v.n, v.ok, v.one
@@ -414,7 +429,8 @@ def _held_params(v: _Inputs, workload: Workload, shards, xp):
     return (workload.params - experts) / shards + experts / (shards * ep)
 
 
-def _alltoall_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards, xp):
+def _alltoall_time(v: _Inputs, cfg: ConfigArrays, model, workload: Workload, b_acc, shards,
+                   xp):
     """Time of a mixture of experts' all-to-all in one step (0 for a dense workload).
 
     Each of an accelerator's tokens is sent to ``experts_per_token`` experts and back, in
@@ -442,7 +458,7 @@ def _alltoall_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shar
     return xp.maximum(t_in, t_out)
 
 
-def _reduction_levels(v: _Inputs, cfg: dict, xp):
+def _reduction_levels(v: _Inputs, cfg: ConfigArrays, xp):
     """The two levels of the hierarchical all-reduce: accelerators per first-level group,
     groups, the group link's GB/s per accelerator and the network's GB/s per group.
 
@@ -452,12 +468,12 @@ def _reduction_levels(v: _Inputs, cfg: dict, xp):
     domains, each with every network link of its nodes."""
     f64 = np.float64
     g, m = v.g, v.m
-    intra = xp.broadcast_to(xp.asarray(cfg["intra_GBps"], dtype=f64), v.shape)
-    inter = xp.broadcast_to(xp.asarray(cfg["inter_GBps"], dtype=f64), v.shape)
-    if "scaleup_domain" not in cfg:
+    intra = xp.broadcast_to(xp.asarray(cfg.intra_GBps, dtype=f64), v.shape)
+    inter = xp.broadcast_to(xp.asarray(cfg.inter_GBps, dtype=f64), v.shape)
+    if cfg.scaleup_domain is None:
         return g, m, intra, inter
-    dom = xp.broadcast_to(xp.asarray(cfg["scaleup_domain"], dtype=f64), v.shape)
-    dbw = xp.broadcast_to(xp.asarray(cfg.get("scaleup_GBps", np.nan), dtype=f64), v.shape)
+    dom = xp.broadcast_to(xp.asarray(cfg.scaleup_domain, dtype=f64), v.shape)
+    dbw = xp.broadcast_to(xp.asarray(_or(cfg.scaleup_GBps, np.nan), dtype=f64), v.shape)
     wide = v.ok & (dom > g) & (dbw > 0) & (v.n > g)
     dom_s = xp.where(wide, dom, v.one)
     g1 = xp.where(wide, xp.minimum(v.n, dom_s), g)
@@ -465,13 +481,14 @@ def _reduction_levels(v: _Inputs, cfg: dict, xp):
             xp.where(wide, inter * (g1 / g), inter))
 
 
-def _input_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards, xp):
+def _input_time(v: _Inputs, cfg: ConfigArrays, model, workload: Workload, b_acc, shards,
+                xp):
     """Time the host needs to decode and copy one step's batch, and the step's feature
     gathers (:func:`_gather_time`)."""
     f64 = np.float64
     # input pipeline: host cores decode JPEGs (or feed the GPU decoder with DALI)
-    cores = xp.broadcast_to(xp.asarray(cfg["cpu_cores_per_accelerator"], dtype=f64), v.shape)
-    factor = xp.broadcast_to(xp.asarray(cfg["cpu_decode_factor"], dtype=f64), v.shape)
+    cores = xp.broadcast_to(xp.asarray(cfg.cpu_cores_per_accelerator, dtype=f64), v.shape)
+    factor = xp.broadcast_to(xp.asarray(cfg.cpu_decode_factor, dtype=f64), v.shape)
     per_core = xp.where(v.dali, model.dali_decode_rate, model.cpu_decode_rate)
     in_rate = cores * factor * per_core
     limited = (cores > 0) & (in_rate > 0)  # nan or 0 cores: no limit known
@@ -482,7 +499,7 @@ def _input_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards,
         t_input = xp.zeros(v.shape, dtype=f64)
     # the accelerator's host link (PCIe, NVLink-C2C), bytes/s
     host = xp.broadcast_to(
-        xp.asarray(cfg.get("host_GBps", DEFAULT_HOST_GBPS), dtype=f64), v.shape) * 1e9
+        xp.asarray(_or(cfg.host_GBps, DEFAULT_HOST_GBPS), dtype=f64), v.shape) * 1e9
     if workload.input_bytes_per_sample > 0:
         # the accelerator's share of the batch crosses its host link
         host_ok = host > 0
@@ -495,7 +512,8 @@ def _input_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards,
     return t_input
 
 
-def _gather_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards, host, xp):
+def _gather_time(v: _Inputs, cfg: ConfigArrays, model, workload: Workload, b_acc, shards,
+                 host, xp):
     """Time one step's feature gathers take on the link that reaches the feature store
     (``host``: the host link's bytes/s).
 
@@ -515,7 +533,7 @@ def _gather_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards
     g1, _, intra, inter = _reduction_levels(v, cfg, xp)
     intra = intra * 1e9 * model.comm_efficiency
     net = inter * 1e9 * model.comm_efficiency / g1  # a group's network, per accelerator
-    mem = xp.broadcast_to(xp.asarray(cfg.get("mem_gb", np.nan), dtype=f64), v.shape)
+    mem = xp.broadcast_to(xp.asarray(_or(cfg.mem_gb, np.nan), dtype=f64), v.shape)
     known = mem > 0
     free = workload.memory_left_gb(xp.where(known, mem, 0.0), v.b, xp, shards, v.n)
     store = workload.feature_store_gb
@@ -535,23 +553,13 @@ def _gather_time(v: _Inputs, cfg: dict, model, workload: Workload, b_acc, shards
     return xp.where(in_group, t_group, xp.where(in_all, t_all, t_host))
 
 
-def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> dict:
+def evaluate(cfg, model: CalibratedModel, workload: Workload, xp=np) -> dict:
     """Evaluate the model for arrays of configurations (no noise).
 
-    ``cfg`` keys (arrays broadcastable to one length):
-      peak_tflops (dense bf16/fp16), compute_efficiency, mem_bw_tbps, n_accelerators,
-      accelerators_per_node, n_nodes, local_batch (per replica: per accelerator for a
-      data-parallel workload), intra_GBps (per accelerator, per direction), inter_GBps (per
-      node, per direction, protocol efficiency already applied), cpu_cores_per_accelerator
-      (nan = no limit), cpu_decode_factor, dali (bool); optional host_GBps
-      (host-to-accelerator link per accelerator, ``DEFAULT_HOST_GBPS`` when absent),
-      narrow_peak_tflops (the dense peak in the workload's narrower training format,
-      fp8/fp4; ``peak_tflops`` where the accelerator has none), scaleup_domain and
-      scaleup_GBps (the accelerator's scale-up domain, :func:`_reduction_levels`) and
-      micro_batch (the batch one pass runs when the replica's batch is accumulated over
-      several; ``local_batch`` when absent), model_parallel (the accelerators one replica
-      spans; ``Workload.shards`` when absent) and mem_gb (memory per accelerator: where a
-      workload's feature store fits, :func:`_gather_time`; absent: in host memory)
+    ``cfg`` is a :class:`~.model_arrays.ConfigArrays` (or a mapping of its field names,
+    checked): per row the peak, efficiency, memory bandwidth, topology, batch, links, host
+    cores and decoding; the optional inputs (host link, narrow peak, scale-up domain,
+    micro-batch, model parallelism, memory) take their documented defaults when absent.
 
     Returns a dict of arrays: t_compute, t_memory, t_device, t_comm, t_input, t_step,
     throughput (samples/s, all accelerators), utilization (device busy time / step time),
@@ -561,12 +569,16 @@ def evaluate(cfg: dict, model: CalibratedModel, workload: Workload, xp=np) -> di
     valid; rows with a non-positive count, batch, peak or bandwidth give NaN without a
     floating-point warning.
     """
+    cfg = ConfigArrays.of(cfg)
+    if cfg.local_batch is None:
+        raise UsageError("model input 'local_batch' is missing; the model evaluates a "
+                         "chosen batch")
     v = _safe_inputs(cfg, model, xp)
     # b is the batch of one replica; a replica of a model-parallel workload spans ``shards``
     # accelerators, each doing 1/shards of its work and holding 1/shards of its state
-    shards = (xp.where(v.ok, xp.broadcast_to(xp.asarray(cfg["model_parallel"], dtype=np.float64),
+    shards = (xp.where(v.ok, xp.broadcast_to(xp.asarray(cfg.model_parallel, dtype=np.float64),
                                              v.shape), 1.0)
-              if "model_parallel" in cfg else workload.shards(v.n, xp))
+              if cfg.model_parallel is not None else workload.shards(v.n, xp))
     b_acc = v.b / shards
     t_compute, t_memory, t_device = _device_time(v, cfg, model, workload, b_acc, shards, xp)
     t_comm, bad_link = _allreduce_time(v, cfg, model, workload, shards, xp)

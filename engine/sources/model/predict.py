@@ -21,96 +21,32 @@ gets one of three outcomes:
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
-from ...errors import DataError
 from ...formatting import number
-from ...params import InstanceOf, check_param, validate_params
-from ..facts import catalog as _cat
-from .inputs import model_inputs, safe_div
-from .intervals import INTERVAL_LEVEL, interval_factors, interval_table
-from ..facts.mlperf_rules import round_ordinal
-from .perfmodel import CalibratedModel, Workload, evaluate, resnet50
+from ...params import InstanceOf, validate_params
 from ..facts.benchmarks import workload_for_benchmark
+from ..facts.mlperf_rules import round_ordinal
+from .evaluation import (
+    BOTTLENECKS,
+    PREDICTED,
+    basis_note,
+    extrapolation,
+    first_principles,
+    first_principles_note,
+    model_outputs,
+    workload_of,
+)
+from .inputs import model_inputs
+from .intervals import INTERVAL_LEVEL, interval_factors, interval_table
+from .perfmodel import CalibratedModel, Workload, resnet50
 from .workloads import default_model, model_for_workload, workload
 
-__all__ = [
-    "PREDICTED",
-    "BOTTLENECKS",
-    "INTERVAL_COLUMNS",
-    "predict",
-    "model_outputs",
-    "workload_of",
-    "fit_errors",
-    "basis_kind",
-    "extrapolation",
-    "Extrapolation",
-    "basis_note",
-    "first_principles",
-    "rounds_after",
-    "first_principles_note",
-]
+__all__ = ["INTERVAL_COLUMNS", "predict", "rounds_after"]
 
-PREDICTED = ("time_to_train_min", "throughput", "utilization", "cost_usd", "energy_kwh")
-#: Bottleneck names by the codes of :func:`~gpurank.engine.sources.model.perfmodel.evaluate`.
-BOTTLENECKS = ("compute", "communication", "input", "memory")
 #: The interval columns ``predict`` adds (80%, :data:`.intervals.INTERVAL_LEVEL`).
 INTERVAL_COLUMNS = ("predicted_time_to_train_min_lo", "predicted_time_to_train_min_hi")
-
-
-def workload_of(table, given: Workload | None, model: CalibratedModel | None) -> Workload:
-    """The workload a table is of: ``given``, else the one the table's ``benchmark`` column
-    names (one benchmark per table), else the model's, else ResNet-50.
-
-    The table's own benchmark comes before the model's: a model fitted on another workload
-    predicts this one from its efficiencies (``first-principles:<workload>``)."""
-    if check_param("workload", given, None, InstanceOf(Workload)) is not None:
-        return given
-    if isinstance(table, pd.DataFrame) and "benchmark" in table.columns:
-        names = sorted({str(b) for b in table["benchmark"].dropna() if str(b).strip()})
-        if len(names) > 1:
-            raise DataError(
-                f"the table holds results of {len(names)} benchmarks ({', '.join(names)}); "
-                "the model describes one workload: choose one with --benchmark NAME")
-        if names and workload_for_benchmark(names[0]) is not None:
-            return workload(names[0])
-        if names and not (model is not None and model.workload):
-            return workload(names[0])  # the error names the known workloads
-    if model is not None and model.workload and workload_for_benchmark(model.workload):
-        return workload(model.workload)
-    return resnet50()
-
-
-def model_outputs(cfg, extra, model, workload):
-    """Time to train, throughput, utilization, cost, energy, power and bottleneck of the
-    model inputs (:func:`.configs.model_inputs`)."""
-    out = evaluate(cfg, model, workload)
-    n = cfg["n_accelerators"]
-    thr = out["throughput"]
-    train_s = extra["samples"] / thr + model.overhead_s
-    util = out["utilization"]
-    power = extra["tdp"] * (model.idle_power_frac + (1 - model.idle_power_frac) * util)
-    return {
-        "time_to_train_min": train_s / 60.0,
-        "throughput": thr * workload.throughput_scale,
-        "utilization": util,
-        "cost_usd": n * extra["price"] * train_s / 3600.0,
-        "energy_kwh": n * power * train_s / 3.6e6,
-        "epochs": extra["epochs"],
-        "power_w": power,
-        "bottleneck": out["bottleneck"],
-    }
-
-
-def basis_kind(basis) -> str:
-    """``fitted``, ``borrowed``, ``first-principles`` or ``assumed``: what kind of evidence
-    a ``prediction_basis`` value names."""
-    text = str(basis)
-    return text.split(":", 1)[0] if text else ""
 
 
 def _fmt(v) -> str:
@@ -118,72 +54,12 @@ def _fmt(v) -> str:
     return number(v, 4, trim=True)
 
 
-@dataclass(frozen=True)
-class Extrapolation:
-    """Where rows go beyond what a model was fitted on.
-
-    Attributes
-    ----------
-    reach : ndarray
-        Doublings of batch or scale beyond the fitted range, summed (0 inside it).
-    batch_out, scale_out, curve_out : ndarray of bool
-        Global batch outside the fitted range; more accelerators than the largest fitted
-        system; samples to converge extrapolated beyond the reference convergence points.
-    batch_range : tuple of float or None
-    largest : float or None
-    curve_top : float or None
-    """
-
-    reach: np.ndarray
-    batch_out: np.ndarray
-    scale_out: np.ndarray
-    curve_out: np.ndarray
-    batch_range: tuple | None
-    largest: float | None
-    curve_top: float | None
-
-
-def extrapolation(model: CalibratedModel, workload: Workload, global_batch, n,
-                  measured=None) -> Extrapolation:
-    """How far each row (``global_batch``, ``n`` accelerators) goes beyond the model's fitted
-    domain (``model.fit["domain"]``) and the workload's reference convergence points (rows
-    whose ``measured`` convergence is known do not extrapolate it)."""
-    gb = np.asarray(global_batch, dtype=float)
-    n = np.asarray(n, dtype=float)
-    dom = model.fit.get("domain", {}) if isinstance(model.fit, dict) else {}
-    zeros = np.zeros(gb.shape, dtype=bool)
-    reach = np.zeros(gb.shape)
-    batch_out, scale_out, curve_out = zeros, zeros, zeros
-    rng = dom.get("global_batch")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if rng:
-            lo, hi = float(rng[0]), float(rng[1])
-            batch_out = (gb > hi * (1 + 1e-9)) | (gb < lo * (1 - 1e-9))
-            reach = reach + np.where(gb > hi, np.log2(gb / hi), 0.0) + np.where(
-                gb < lo, np.log2(lo / gb), 0.0)
-        nmax = (dom.get("n_accelerators") or [None, None])[1]
-        if nmax:
-            scale_out = n > float(nmax) * (1 + 1e-9)
-            reach = reach + np.where(scale_out, np.log2(n / float(nmax)), 0.0)
-        curve = workload.samples_curve or workload.epochs_curve
-        top = max(b for b, _ in curve) if curve else None
-        if top:
-            curve_out = gb > top * (1 + 1e-9)
-            if measured is not None:
-                curve_out = curve_out & ~np.asarray(measured, dtype=bool)
-            reach = reach + np.where(curve_out, np.log2(gb / top), 0.0)
-    reach = np.where(np.isfinite(reach), reach, 0.0)
-    return Extrapolation(reach, batch_out, scale_out, curve_out,
-                         (float(rng[0]), float(rng[1])) if rng else None,
-                         float(nmax) if nmax else None, float(top) if top else None)
-
-
 def _domain_notes(inputs, model: CalibratedModel, workload: Workload, use_table_epochs: bool):
     """Notes on the rows the model extrapolates to, and how far (doublings beyond the fitted
     range, summed over batch, scale and convergence)."""
-    cfg, extra, notes = inputs.cfg, inputs.extra, inputs.notes
-    gb, n = extra["global_batch"], cfg["n_accelerators"]
-    measured = extra["measured_length"] if use_table_epochs else None
+    facts, notes = inputs.facts, inputs.notes
+    gb, n = facts.global_batch, inputs.cfg.n_accelerators
+    measured = facts.measured_length if use_table_epochs else None
     ex = extrapolation(model, workload, gb, n, measured)
     if ex.batch_range:
         lo, hi = ex.batch_range
@@ -202,29 +78,12 @@ def _domain_notes(inputs, model: CalibratedModel, workload: Workload, use_table_
     return ex.reach
 
 
-def basis_note(basis: str, family, model: CalibratedModel, workload: Workload) -> str:
-    """The note a prediction of ``basis`` carries: which evidence it lacks and what it takes
-    instead ("" for a fitted family of the model's own workload)."""
-    kind = basis_kind(basis)
-    fit_on = model.workload or workload.name
-    if kind == "borrowed":
-        src = basis.split(":", 1)[1]
-        what = ("the efficiency shared across vendors" if src == "shared"
-                else f"the efficiency of {src}'s software")
-        return (f"family {family} has no calibration rows for {fit_on}: {what} on its own "
-                "peak, memory and links")
-    if kind == "assumed":
-        return (f"hand-set model without a fit: compute efficiency assumed "
-                f"({model.compute_efficiency_default:.2f})")
-    return ""
-
-
 def rounds_after(table: pd.DataFrame, model: CalibratedModel) -> np.ndarray:
     """MLPerf rounds each row's ``round`` comes after the latest round the model was fitted
     on (``fit["domain"]["rounds"]``); 0 for a row of a fitted round or earlier, without a
     round, or for a model that does not say its rounds."""
-    dom = model.fit.get("domain", {}) if isinstance(model.fit, dict) else {}
-    fitted = [o for o in (round_ordinal(r) for r in (dom or {}).get("rounds") or ())
+    dom = model.fit.domain or {}
+    fitted = [o for o in (round_ordinal(r) for r in dom.get("rounds") or ())
               if o is not None]
     if not fitted or "round" not in table.columns:
         return np.zeros(len(table))
@@ -238,7 +97,7 @@ def _later_notes(notes, table: pd.DataFrame, model: CalibratedModel, later) -> N
     software of that round."""
     if not (later > 0).any():
         return
-    last = max(model.fit["domain"]["rounds"], key=round_ordinal)
+    last = max(model.fit.domain["rounds"], key=round_ordinal)
     shipped = interval_table()
     wider = (" (its interval is that of rows predicted as far ahead)"
              if shipped.by_distance or shipped.per_round > 0 else "")
@@ -248,32 +107,20 @@ def _later_notes(notes, table: pd.DataFrame, model: CalibratedModel, later) -> N
         for r, k in zip(table["round"].to_numpy(dtype=object), later)], dtype=object))
 
 
-def first_principles(model: CalibratedModel, workload: Workload) -> bool:
-    """Whether ``model`` predicts ``workload`` from another workload's fit."""
-    return bool(model.workload and model.workload != workload.name and model.fit)
-
-
 def _basis_notes(inputs, model: CalibratedModel, workload: Workload) -> np.ndarray:
     """Each row's ``prediction_basis``, with a note on the rows whose family or workload the
     model has no rows of."""
-    extra, notes = inputs.extra, inputs.notes
-    basis = extra["basis"].astype(object)
+    facts, notes = inputs.facts, inputs.notes
+    basis = facts.basis.astype(object)
     texts = {}
-    for b, f in set(zip(basis, extra["family"])):
+    for b, f in set(zip(basis, facts.family)):
         texts[(b, f)] = basis_note(b, f, model, workload)
     notes.add(np.ones(len(basis), dtype=bool),
-              np.array([texts[(b, f)] for b, f in zip(basis, extra["family"])], dtype=object))
+              np.array([texts[(b, f)] for b, f in zip(basis, facts.family)], dtype=object))
     if first_principles(model, workload):
-        notes.add(extra["valid"], first_principles_note(model, workload))
-        basis = np.where(extra["valid"], f"first-principles:{model.workload}", basis)
+        notes.add(facts.valid, first_principles_note(model, workload))
+        basis = np.where(facts.valid, f"first-principles:{model.workload}", basis)
     return basis
-
-
-def first_principles_note(model: CalibratedModel, workload: Workload) -> str:
-    """The basis note of a workload that has no calibration rows: the fitted efficiencies of
-    ``model``'s workload with ``workload``'s own FLOPs, bytes and convergence."""
-    return (f"workload {workload.name} has no calibration rows: the efficiencies of "
-            f"{model.workload} with {workload.name}'s FLOPs, bytes and convergence")
 
 
 @validate_params({"table": (InstanceOf(pd.DataFrame, "a pandas DataFrame"),),
@@ -341,14 +188,14 @@ def predict(
         res.attrs["prediction_interval"] = INTERVAL_LEVEL
         return res
     inputs = model_inputs(table, model, workload, **kw)
-    out = model_outputs(inputs.cfg, inputs.extra, model, workload)
+    out = model_outputs(inputs.cfg, inputs.facts, model, workload)
     basis = _basis_notes(inputs, model, workload)
     reach = _domain_notes(inputs, model, workload, use_table_epochs)
-    valid = inputs.extra["valid"] & np.isfinite(out["time_to_train_min"])
-    inputs.notes.refuse(inputs.extra["valid"] & ~valid,
+    valid = inputs.facts.valid & np.isfinite(out["time_to_train_min"])
+    inputs.notes.refuse(inputs.facts.valid & ~valid,
                         "no link bandwidth for the topology (a link the row needs has none)")
     if "accelerator_id" not in res.columns:
-        res["accelerator_id"] = inputs.extra["accelerator_id"]
+        res["accelerator_id"] = inputs.facts.accelerator_id
     for c in PREDICTED + ("epochs",):
         res[f"predicted_{c}"] = np.where(valid, out[c], np.nan)
     later = rounds_after(table, model)
@@ -393,34 +240,3 @@ def _predict_per_benchmark(table, names, model, **kw) -> pd.DataFrame:
     res.attrs["prediction_interval"] = INTERVAL_LEVEL
     return res
 
-
-def fit_errors(
-    pred: pd.DataFrame, *, by: str = "family", column: str = "time_to_train_min"
-) -> pd.DataFrame:
-    """Absolute percentage error of ``predicted_<column>`` vs ``<column>``: n, median, p90
-    per group (``family`` is looked up from the catalog when absent) and overall."""
-    df = pred.copy()
-    if by == "family" and "family" not in df.columns:
-        fam = _cat.accelerator_catalog().set_index("accelerator_id")["family"]
-        df["family"] = df["accelerator_id"].map(fam)
-    meas = pd.to_numeric(df[column], errors="coerce").to_numpy(float)
-    ape = np.abs(safe_div(df[f"predicted_{column}"].to_numpy(float) - meas, meas)) * 100
-    df = df.assign(_ape=ape)[np.isfinite(ape)]
-    rows = [
-        {
-            "group": str(k),
-            "n": len(v),
-            "median_ape": float(v["_ape"].median()),
-            "p90_ape": float(v["_ape"].quantile(0.9)),
-        }
-        for k, v in df.groupby(by, observed=True)
-    ]
-    rows.append(
-        {
-            "group": "ALL",
-            "n": len(df),
-            "median_ape": float(df["_ape"].median()) if len(df) else math.nan,
-            "p90_ape": float(df["_ape"].quantile(0.9)) if len(df) else math.nan,
-        }
-    )
-    return pd.DataFrame(rows)

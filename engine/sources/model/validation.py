@@ -1,13 +1,12 @@
-"""Held-out validation of the performance model: cross-validation and the Markdown reports of
-``gpurank calibrate --report`` and ``--benchmark all --report`` (docs/simulator.md).
+"""Held-out validation of the performance model: cross-validation and its summary.
 
 ``cross_validate`` refits with one round, family or submitter held out at a time;
-``validation_report`` and ``workloads_report`` turn the held-out errors into tables.
+``cv_summary`` gives the errors per family (the Markdown of ``gpurank calibrate --report`` is
+written by :mod:`gpurank.engine.commands.calibrate_report`).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 import numpy as np
@@ -18,45 +17,21 @@ from ...params import InstanceOf, Options, check_param
 from ...schema import shown_names
 from ..facts import catalog as _cat
 from .inputs import model_inputs, safe_div, to_float
-from .fit import FIT_BOUNDS, START_CLIPS, bound_source, calibrate, modelled_times, usable_rows
+from .fit import calibrate, modelled_times, usable_rows
 from .perfmodel import CalibratedModel, Workload
-from .predict import predict, workload_of
+from .evaluation import workload_of
+from .predict import predict
 from ..facts.benchmarks import workload_for_benchmark
 from ..facts.mlperf_rules import round_ordinal
-from .workloads import workload
 
 __all__ = [
     "cross_validate",
     "cv_summary",
     "held_out_frame",
-    "validation_report",
-    "workloads_report",
     "benchmarks_of",
     "rows_of",
     "workload_benchmarks",
-    "bounds_text",
-    "bounds_table",
-    "REPORT_BEGIN",
-    "REPORT_END",
-    "WORKLOADS_BEGIN",
-    "WORKLOADS_END",
-    "EVIDENCE_BEGIN",
-    "EVIDENCE_END",
 ]
-
-#: The section of a Markdown file that ``calibrate --report`` rewrites (the rest is kept).
-REPORT_BEGIN = "<!-- gpurank calibrate --report: begin (generated; edits here are replaced) -->"
-REPORT_END = "<!-- gpurank calibrate --report: end -->"
-#: The section ``calibrate --benchmark all --report`` rewrites: the per-workload validation.
-WORKLOADS_BEGIN = ("<!-- gpurank calibrate --benchmark all --report: begin (generated; edits "
-                   "here are replaced) -->")
-WORKLOADS_END = "<!-- gpurank calibrate --benchmark all --report: end -->"
-#: The section ``calibrate --benchmark all --report`` rewrites where a file has it: the
-#: evidence across workloads (forward in time, leave one family and one workload out, the
-#: prediction intervals and their coverage; :mod:`.evidence`).
-EVIDENCE_BEGIN = ("<!-- gpurank calibrate --benchmark all --report, evidence: begin (generated; "
-                  "edits here are replaced) -->")
-EVIDENCE_END = "<!-- gpurank calibrate --benchmark all --report, evidence: end -->"
 
 
 def cross_validate(
@@ -117,7 +92,7 @@ def cross_validate(
     inputs = model_inputs(t, start, workload, **kw)
     usable, _ = usable_rows(t, inputs, ttt, modelled_times(inputs, start, workload))
     u = t[usable].reset_index(drop=True)
-    fam = inputs.extra["family"][usable].astype(str)
+    fam = inputs.facts.family[usable].astype(str)
     key = (u["round"].astype(str).to_numpy() if by == "round"
            else u["submitter"].astype(str).to_numpy() if by == "submitter" else fam)
     parts = []
@@ -189,180 +164,6 @@ def cv_summary(cv: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
-
-
-def _md_cv(summary: pd.DataFrame) -> list[str]:
-    lines = [
-        "| family | n | median % | p90 % | worst row | its error % | basis |",
-        "|:--|--:|--:|--:|:--|--:|:--|",
-    ]
-    for r in summary.itertuples():
-        lines.append(
-            f"| {r.family} | {r.n} | {r.median_ape:.1f} | {r.p90_ape:.1f} | "
-            f"{r.worst_row} | {r.worst_error_pct:+.1f} | {r.basis} |"
-        )
-    return lines
-
-
-def validation_report(mlperf_table, *, model: CalibratedModel | None = None, **kw) -> str:
-    """The Markdown section ``calibrate --report`` writes: the fit, leave-one-round-out and
-    leave-one-family-out tables per family, and the families that borrow an efficiency.
-
-    ``model`` is the fit on every row (fitted here when omitted); ``kw`` go to
-    :func:`cross_validate` (``workload``, the catalog tables).
-    """
-    model = calibrate(mlperf_table, **kw) if model is None else model
-    loro = cross_validate(mlperf_table, by="round", **kw)
-    lofo = cross_validate(mlperf_table, by="family", **kw)
-    s_loro, s_lofo = cv_summary(loro), cv_summary(lofo)
-    f = model.fit
-    ins = [r for r in f.get("train_errors", []) if r["group"] == "ALL"]
-    lines = [
-        REPORT_BEGIN,
-        "",
-        f"Fit on {f.get('n_train', 0)} usable rows of {f.get('n_rows', 0)} "
-        f"(skipped: {', '.join(f'{c} {r}' for r, c in f.get('skipped', {}).items()) or 'none'}). "
-        f"In-sample absolute error of time to train: median {ins[0]['median_ape']:.1f}%, "
-        f"p90 {ins[0]['p90_ape']:.1f}%."
-        if ins
-        else "",
-        "",
-        "Fitted parameters: "
-        + ", ".join([f"{fam} {v:.3f}" for fam, v in model.compute_efficiency_by_family.items()])
-        + f" (compute efficiency per family); arithmetic intensity "
-        f"{model.arithmetic_intensity:.1f} FLOP/B at {model.mem_efficiency:.0%} of the peak "
-        f"memory bandwidth; compute/memory overlap {model.mem_overlap:.3f}; communication "
-        f"efficiency {model.comm_efficiency:.3f}, overlap {model.overlap:.3f}; overhead "
-        f"{model.overhead_s:.1f} s; batch knee {model.batch_half:.1f}."
-        + bounds_text(f),
-        "",
-        "**Leave-one-round-out** (each round predicted by a model fitted on the other "
-        "rounds; absolute % error of time to train; worst row signed, + = predicted slower):",
-        "",
-        *_md_cv(s_loro),
-        "",
-        "**Leave-one-family-out** (each family predicted by a model that never saw it: its "
-        "compute efficiency is borrowed, `basis` says from which family):",
-        "",
-        *_md_cv(s_lofo),
-        "",
-    ]
-    catalog = _cat.accelerator_catalog(kw.get("accelerator_table"))
-    modelled = catalog[pd.to_numeric(catalog["mem_bw_tbps"], errors="coerce") > 0]
-    borrowed = []
-    for fam_name, gen, vendor in sorted(
-        set(zip(modelled["family"].astype(str), modelled["generation"].astype(str),
-                modelled["vendor"].astype(str)))
-    ):
-        _v, basis = model.compute_efficiency_for(fam_name, gen, vendor=vendor)
-        if basis != "fitted":
-            borrowed.append(f"{fam_name} ({gen}) {basis}")
-    lines += [
-        "Families of the catalog without MLPerf rows, which borrow a compute efficiency in "
-        "the sweep (`prediction_basis`): " + ("; ".join(borrowed) or "none") + ".",
-        "",
-        REPORT_END,
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def bounds_table() -> str:
-    """The fit's box (:data:`~.fit.FIT_BOUNDS`) as the Markdown table docs/simulator.md
-    states: each parameter, its coordinate, its bounds in its own units and their reason."""
-    def num(v):
-        return f"{v:.4g}"
-
-    lines = ["| parameter | coordinate | low | high | reason |", "|:--|:--|--:|--:|:--|"]
-    for b in FIT_BOUNDS.values():
-        lo, hi = b.values()
-        lines.append(f"| `{b.name}` | {b.coordinate} | {num(lo)} | {num(hi)} | {b.reason} |")
-    e, o = START_CLIPS["efficiency"], START_CLIPS["offset"]
-    lines += ["", f"Starts: a family's start efficiency is clipped to [{e[0]}, {e[1]}] and its "
-              f"start offset to [{o[0]:+g}, {o[1]:+g}] (logit), so no start lies on the box."]
-    return "\n".join(lines) + "\n"
-
-
-def bounds_text(fit: dict) -> str:
-    """`` On a bound: name (low bound 0.5: its reason); ...`` for every parameter of a fit
-    report that ended on a bound ("" for none): each with the side, the bound's value and the
-    reason the box puts it there (:data:`~.fit.FIT_BOUNDS`)."""
-    names = list(fit.get("at_bound") or [])
-    if not names:
-        return ""
-    sides = fit.get("bounds") or {}
-    parts = []
-    for name in names:
-        b = sides.get(name)
-        if b:
-            parts.append(f"{name} ({b['side']} bound {b['value']:g}: {b['reason']})")
-        else:  # a model file written before the fit recorded the sides
-            parts.append(f"{name} ({bound_source(name).reason})")
-    return " On a bound: " + "; ".join(parts) + "."
-
-
-def workloads_report(mlperf_table, *, models: dict | None = None, **kw) -> str:
-    """The Markdown section ``calibrate --benchmark all --report`` writes: per workload, the
-    rows fitted, the in-sample error, the leave-one-round-out error (leave-one-submitter-out
-    for a workload of one round) and leave-one-family-out error, with a per-family table.
-
-    ``models`` maps workload names to fits on all of its rows (fitted here when missing);
-    ``kw`` go to :func:`cross_validate` (the catalog tables).
-    """
-    models = dict(models or {})
-    summary, details = [], []
-    for bench in workload_benchmarks(mlperf_table):
-        wl = workload(bench)
-        rows = rows_of(mlperf_table, bench)
-        model = models.get(wl.name) or calibrate(rows, workload=wl, **kw)
-        f = model.fit
-        ins = [r for r in f.get("train_errors", []) if r["group"] == "ALL"]
-        rounds = sorted(set(rows["round"].astype(str)))
-        cv_by = "round"
-        try:
-            cv = cross_validate(rows, by="round", workload=wl, **kw)
-        except DataError:
-            cv_by = "submitter"
-            cv = cross_validate(rows, by="submitter", workload=wl, **kw)
-        try:
-            lofo = cross_validate(rows, by="family", workload=wl, **kw)
-            lofo_med = float(lofo["error_pct"].abs().median())
-        except DataError:
-            lofo_med = math.nan
-        ape = cv["error_pct"].abs()
-        worst = cv.loc[ape.idxmax()]
-        label = "round" if cv_by == "round" else "submitter (one round)"
-        summary.append(
-            f"| {wl.name} | {bench} | {wl.throughput_unit} | {', '.join(rounds)} | "
-            f"{f.get('n_train', 0)} | {ins[0]['median_ape']:.1f} | {label} | {len(cv)} | "
-            f"{ape.median():.1f} | {ape.quantile(0.9):.1f} | "
-            f"{worst['round']} {worst['system'] or worst['accelerator']} "
-            f"(n={int(worst['n_accelerators'])}) {worst['error_pct']:+.1f} | "
-            f"{'n/a' if math.isnan(lofo_med) else f'{lofo_med:.1f}'} |"
-        )
-        effs = ", ".join(f"{k} {v:.2f}" for k, v in model.compute_efficiency_by_family.items())
-        details += [
-            f"**{wl.name}** (`{bench}`; {wl.throughput_unit}). Compute efficiency per family: "
-            f"{effs}; arithmetic intensity {model.arithmetic_intensity:.0f} FLOP/B; overhead "
-            f"{model.overhead_s:.0f} s; batch knee {model.batch_half:.1f}."
-            + bounds_text(f)
-            + f" Leave-one-{cv_by}-out per family:",
-            "",
-            *_md_cv(cv_summary(cv)),
-            "",
-        ]
-    lines = [
-        WORKLOADS_BEGIN,
-        "",
-        "| workload | benchmark | throughput | rounds | rows fitted | in-sample median % | "
-        "held out by | n | median % | p90 % | worst row, its error % | leave-one-family-out "
-        "median % |",
-        "|:--|:--|:--|:--|--:|--:|:--|--:|--:|--:|:--|--:|",
-        *summary,
-        "",
-        *details,
-        WORKLOADS_END,
-    ]
-    return "\n".join(lines) + "\n"
 
 
 def benchmarks_of(table: pd.DataFrame) -> list[str]:

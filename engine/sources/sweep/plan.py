@@ -15,7 +15,7 @@ from ..facts.accelerators import resolve_accelerators
 from ..facts.hardware import hardware_facts
 from ..model.intervals import IntervalTable, interval_table
 from ..model.perfmodel import HOST_COPY_EFFICIENCY, CalibratedModel, Workload, resnet50
-from ..model.predict import (
+from ..model.evaluation import (
     basis_kind,
     basis_note,
     first_principles,
@@ -354,7 +354,7 @@ def _note_categories(base_notes, model, workload):
     """The sweep's ``prediction_note`` dictionary and each accelerator's base code: every
     distinct base note (its basis) combined with the three extrapolation flags."""
     distinct = list(dict.fromkeys(base_notes))
-    dom = model.fit.get("domain", {}) if isinstance(model.fit, dict) else {}
+    dom = model.fit.domain or {}
     rng = dom.get("global_batch")
     nmax = (dom.get("n_accelerators") or [None, None])[1]
     curve = workload.samples_curve or workload.epochs_curve

@@ -9,7 +9,7 @@ its position.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -17,10 +17,9 @@ import pandas as pd
 from ...errors import UsageError
 from ...schema import SIMULATED_COLUMNS
 from ..model.batch_choice import batch_candidates, fastest_batches, smallest_batches
+from ..model.model_arrays import ConfigArrays
 from ..model.perfmodel import Workload, evaluate
-from ..model.predict import (
-    extrapolation,
-)
+from ..model.evaluation import extrapolation
 from .plan import BATCH_OUT, CURVE_OUT, FW_DALI, FW_NVIDIA, FW_OTHER, SCALE_OUT, Plan
 
 __all__ = ["UNIFORM_STREAMS", "NORMAL_STREAMS", "Streams", "draw_streams", "LOGICAL_CHUNK", "DEFAULT_COUNTS", "iter_chunks", "no_rows_error"]
@@ -247,34 +246,33 @@ def _draw_batch(plan: Plan, s: Streams, a, n, rows: int) -> _Batch:
 
 
 def _hardware_inputs(plan: Plan, a, layout: _Layout, host: _Host, network: _Network,
-                     dali) -> dict:
-    """The drawn rows as :func:`~gpurank.engine.sources.model.perfmodel.evaluate`'s ``cfg``,
+                     dali) -> ConfigArrays:
+    """The drawn rows as :func:`~gpurank.engine.sources.model.perfmodel.evaluate`'s inputs,
     all but the batch."""
     A = plan.acc
     # memory per accelerator places a feature store; a sweep without one skips the gather
-    store = {"mem_gb": A["mem"][a]} if plan.workload.gathered_bytes_per_sample > 0 else {}
-    return {
-        "peak_tflops": A["peak"][a], "compute_efficiency": A["eff"][a],
-        "mem_bw_tbps": A["mem_bw"][a], "n_accelerators": layout.n,
-        "accelerators_per_node": layout.per_node, "n_nodes": layout.m,
-        "intra_GBps": A["intra_bw"][a], "inter_GBps": network.inter_bw,
-        "cpu_cores_per_accelerator": host.cores_pa, "cpu_decode_factor": host.cpu_factor,
-        "dali": dali,
-        "host_GBps": A["host_bw"][a],
-        "narrow_peak_tflops": A["narrow_peak"][a],
-        "scaleup_domain": A["scaleup"][a], "scaleup_GBps": A["scaleup_bw"][a],
-        **store,
-    }
+    store = A["mem"][a] if plan.workload.gathered_bytes_per_sample > 0 else None
+    return ConfigArrays(
+        peak_tflops=A["peak"][a], compute_efficiency=A["eff"][a],
+        mem_bw_tbps=A["mem_bw"][a], n_accelerators=layout.n,
+        accelerators_per_node=layout.per_node, n_nodes=layout.m,
+        intra_GBps=A["intra_bw"][a], inter_GBps=network.inter_bw,
+        cpu_cores_per_accelerator=host.cores_pa, cpu_decode_factor=host.cpu_factor,
+        dali=dali,
+        host_GBps=A["host_bw"][a],
+        narrow_peak_tflops=A["narrow_peak"][a],
+        scaleup_domain=A["scaleup"][a], scaleup_GBps=A["scaleup_bw"][a],
+        mem_gb=store,
+    )
 
 
-def _model_inputs(plan: Plan, d: _Draw) -> dict:
-    """The drawn rows as :func:`~gpurank.engine.sources.model.perfmodel.evaluate`'s ``cfg``."""
+def _model_inputs(plan: Plan, d: _Draw) -> ConfigArrays:
+    """The drawn rows as :func:`~gpurank.engine.sources.model.perfmodel.evaluate`'s inputs."""
     cfg = _hardware_inputs(plan, d.a, d.layout, d.host, d.network, d.dali)
-    cfg["local_batch"] = d.batch.b
-    if d.batch.shards is not None:
-        cfg["model_parallel"] = d.batch.shards
-        cfg["micro_batch"] = d.batch.micro
-    return cfg
+    if d.batch.shards is None:
+        return replace(cfg, local_batch=d.batch.b)
+    return replace(cfg, local_batch=d.batch.b, model_parallel=d.batch.shards,
+                   micro_batch=d.batch.micro)
 
 
 def _fastest_batch(plan: Plan, a, layout: _Layout, host: _Host, network: _Network,
