@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .commands import run_plan_cli, top_offers
 from .formatting import printable
+from .methods import DEFAULT_METHOD, METHOD_NAMES
 from .outputs import check_target
 
 __all__ = ["add_plan_parser", "run_plan_command"]
@@ -45,6 +46,9 @@ def add_plan_parser(sub, *, integer, overwrite) -> None:
     pl.add_argument("--robust", action="store_true",
                     help="robust ranking: SMAA over the weights and the prediction intervals "
                          "(p_top1: how sure the winner is)")
+    pl.add_argument("--method", default=DEFAULT_METHOD, metavar="NAME",
+                    help="ranking method, one of " + ", ".join(METHOD_NAMES)
+                         + f" (default: {DEFAULT_METHOD}; docs/ranking.md)")
     pl.add_argument("--samples", type=integer, default=10_000,
                     help="weight samples for --robust (default: 10,000)")
     pl.add_argument("--top", type=integer, default=10, help="how many top offers to show")
@@ -66,7 +70,8 @@ def run_plan_command(args, progress) -> int:
             args.workload, args.offers, args.out, max_accelerators=args.max_accelerators,
             budget_usd=args.budget_usd, deadline_h=args.deadline_h, criteria=args.criteria,
             require=args.require, robust=args.robust, top=args.top, seed=args.seed,
-            samples=args.samples, backend=args.backend, report=not args.no_report,
+            samples=args.samples, method=args.method, backend=args.backend,
+            report=not args.no_report,
             overwrite=args.overwrite, progress=progress)
     finally:
         progress.close()

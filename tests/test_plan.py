@@ -425,3 +425,27 @@ def test_sizes_double_up_to_the_limit(tmp_path):
     one = t[t["instance"] == "gpu_1x_a10"]
     assert sorted(one["instances"]) == [1, 2, 4, 8]
     assert set(t.loc[t["instance"] == "gpu_8x_h100_sxm5", "instances"]) == {1}
+
+
+def test_a_plan_ranks_by_any_method_of_the_table(tmp_path, capsys):
+    """``--method`` names a row of the methods table: the plan is ranked by that method's
+    score column (rank 1 = best by it), and a method SMAA cannot rank by is refused with
+    ``--robust`` in one line."""
+    from gpurank.engine.methods import METHODS
+
+    for name, m in METHODS.items():
+        assert _plan(tmp_path, "--workload", "llama31_8b", "--offers", LAMBDA, "--method",
+                     name, out=name) == 0
+        t = _ranking(tmp_path, name).dropna(subset=["rank"]).sort_values("rank")
+        score = t[m.column].to_numpy(float)
+        best_first = -score if m.higher_is_better else score
+        assert (np.diff(best_first) >= -1e-12).all(), name
+    capsys.readouterr()
+    unsupported = [n for n, m in METHODS.items() if not m.smaa]
+    for name in unsupported:
+        assert _plan(tmp_path, "--workload", "llama31_8b", "--offers", LAMBDA, "--method",
+                     name, "--robust", out=name + "-r") == 2
+        assert "--method" in _one_error_line(capsys)
+    assert _plan(tmp_path, "--workload", "llama31_8b", "--offers", LAMBDA, "--method",
+                 "nope", out="nope") == 2
+    assert "--method must be one of" in _one_error_line(capsys)

@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..api import Engine
 from ..errors import DataError
+from ..methods import DEFAULT_METHOD
 from ..params import POSITIVE, Interval, check_param, validate_params
 from ..sources.facts.offers import Offers, read_offers
 from ..sources.model.card import predict_workload, workload_arg
@@ -158,9 +159,10 @@ def plan_offers(workload: Workload, offers: Offers, *, max_accelerators: int = 2
 
 
 def plan_spec(*, criteria=None, require=None, budget_usd=None, deadline_h=None, robust=False,
-              top=10, seed=0, samples=10_000, notes=()) -> AnalysisSpec:
-    """The analysis of a plan: time and cost by default; ``budget_usd`` and ``deadline_h``
-    become constraints beside ``require``."""
+              top=10, seed=0, samples=10_000, method=DEFAULT_METHOD, notes=()) -> AnalysisSpec:
+    """The analysis of a plan: time and cost by default, ranked by ``method`` (a row of
+    :data:`~gpurank.engine.methods.METHODS`, checked by the spec); ``budget_usd`` and
+    ``deadline_h`` become constraints beside ``require``."""
     cons = [c for c in ([require] if require else [])]
     if budget_usd is not None:
         cons.append(f"cost_usd<={float(budget_usd)!r}")
@@ -169,7 +171,7 @@ def plan_spec(*, criteria=None, require=None, budget_usd=None, deadline_h=None, 
     return AnalysisSpec(
         criteria=parse_criteria(criteria or DEFAULT_PLAN_CRITERIA),
         constraints=",".join(cons) if cons else (), robust=robust, top=top, seed=seed,
-        samples=samples, target="time_to_train_min", notes=tuple(notes),
+        samples=samples, target="time_to_train_min", notes=tuple(notes), method=method,
         # the groups and drivers of a plan are a side view: a small forest and a short
         # silhouette scan keep them to a fraction of a second of the planning
         n_estimators=20, sample_rows=5_000, clusters=4, k_range=(2, 4))
@@ -177,7 +179,8 @@ def plan_spec(*, criteria=None, require=None, budget_usd=None, deadline_h=None, 
 
 def run_plan_cli(workload, offers_path, out_dir, *, max_accelerators=256, budget_usd=None,
                  deadline_h=None, criteria=None, require=None, robust=False, top=10, seed=0,
-                 samples=10_000, backend="auto", report=True, overwrite=False, progress=None):
+                 samples=10_000, method=DEFAULT_METHOD, backend="auto", report=True,
+                 overwrite=False, progress=None):
     """``gpurank plan``: read the workload and the offers, plan, rank and write the output
     set. Returns the summary written (its ``plan`` part holds the offers' notes)."""
     check_param("max_accelerators", max_accelerators, *PLAN_CONSTRAINTS["max_accelerators"])
@@ -187,7 +190,7 @@ def run_plan_cli(workload, offers_path, out_dir, *, max_accelerators=256, budget
                        deadline_h=deadline_h)
     spec = plan_spec(criteria=criteria, require=require, budget_usd=budget_usd,
                      deadline_h=deadline_h, robust=robust, top=top, seed=seed,
-                     samples=samples, notes=plan.notes)
+                     samples=samples, method=method, notes=plan.notes)
     engine = Engine(backend=backend, **({"progress": progress} if progress else {}))
     result = engine.analyze(plan.table, spec)
     summary = engine.write(result, out_dir, report=report, overwrite=overwrite)
