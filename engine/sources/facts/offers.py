@@ -35,7 +35,7 @@ import pandas as pd
 
 from ...errors import DataError
 from .accelerators import CPU_ONLY_NAMES, resolve_accelerator
-from .regular_files import UnreadableFile, excerpt, read_regular
+from .regular_files import UnreadableFile, excerpt, path_text, read_regular
 
 __all__ = [
     "OFFERS_FILE_LIMIT",
@@ -136,19 +136,45 @@ def _files(path: Path) -> list[Path]:
     return [path]
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
+def _read_csv(raw: bytes, path: Path) -> pd.DataFrame:
+    where = f"--offers file '{path_text(path)}'"
     try:
-        raw = read_regular(path, limit=OFFERS_FILE_LIMIT)
-    except UnreadableFile as exc:
-        raise DataError(f"--offers file '{path}' {exc}") from None
-    try:
-        return pd.read_csv(io.BytesIO(raw), dtype=str, keep_default_na=False,
-                           skipinitialspace=True, encoding="utf-8")
+        header = pd.read_csv(io.BytesIO(raw), dtype=str, header=None, nrows=1,
+                             skipinitialspace=True, encoding="utf-8-sig")
+        df = pd.read_csv(io.BytesIO(raw), dtype=str, keep_default_na=False,
+                         skipinitialspace=True, encoding="utf-8-sig")
     except UnicodeDecodeError:
-        raise DataError(f"--offers file '{path}' is not UTF-8 text") from None
+        raise DataError(f"{where} is not UTF-8 text") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         msg = " ".join(str(exc).split())
-        raise DataError(f"--offers file '{path}' is not a CSV table: {msg}") from None
+        raise DataError(f"{where} is not a CSV table: {excerpt(msg, 200)}") from None
+    # pandas renames a repeated column ("Price", "Price.1") and the first would be read
+    # silently: which of two prices is meant is not ours to guess
+    names = [str(c).strip() for c in header.iloc[0].tolist()] if len(header) else []
+    twice = sorted({c for c in names if names.count(c) > 1})
+    if twice:
+        raise DataError(f"{where} has the column {excerpt(twice[0])} more than once; each "
+                        "column must appear once")
+    return df
+
+
+def _read_files(files: list[Path], root: Path, skips: _Skips) -> list[tuple[Path, bytes]]:
+    """The bytes of each catalog file; in a folder, an entry that is not a regular file (a
+    FIFO, a device, a folder named vms.csv, a link to one) is skipped with a note."""
+    out = []
+    for f in files:
+        try:
+            out.append((f, read_regular(f, limit=OFFERS_FILE_LIMIT)))
+        except UnreadableFile as exc:
+            why = str(exc).removesuffix("; skipped")
+            if not root.is_dir():
+                raise DataError(f"--offers file '{path_text(f)}' {why}") from None
+            skips.add(np.ones(1, bool), f"not a regular file ({why})", [str(f)],
+                      unit="catalog files")
+    if not out:
+        raise DataError(f"--offers '{path_text(root)}' holds no readable catalog "
+                        f"file ({'; '.join(skips.lines())})")
+    return out
 
 
 def _missing(df, required, kind, path):
@@ -193,17 +219,17 @@ class _Skips:
     def __init__(self):
         self.counts: dict[str, list] = {}
 
-    def add(self, mask, reason: str, values) -> None:
+    def add(self, mask, reason: str, values, *, unit: str = "catalog rows") -> None:
         n = int(np.count_nonzero(mask))
         if not n:
             return
         first = excerpt(str(np.asarray(values, dtype=object)[np.flatnonzero(mask)[0]]), 40)
-        c = self.counts.setdefault(reason, [0, first])
+        c = self.counts.setdefault((unit, reason), [0, first])
         c[0] += n
 
     def lines(self) -> tuple:
-        return tuple(f"{n:,} catalog rows skipped: {reason} (e.g. {first!r})"
-                     for reason, (n, first) in self.counts.items())
+        return tuple(f"{n:,} {unit} skipped: {reason} (e.g. {first!r})"
+                     for (unit, reason), (n, first) in self.counts.items())
 
 
 def _prices(text: pd.Series) -> np.ndarray:
@@ -297,8 +323,9 @@ def read_offers(path) -> Offers:
     files = _files(root)
     skips = _Skips()
     parts, rows, cpu_rows = [], 0, 0
-    for f in files:
-        df, _kind = _normalized(_read_csv(f), f)
+    read = _read_files(files, root, skips)
+    for f, raw in read:
+        df, _kind = _normalized(_read_csv(raw, f), f)
         rows += len(df)
         long, cpu = _rows(df, f, skips)
         cpu_rows += cpu
@@ -333,4 +360,4 @@ def read_offers(path) -> Offers:
     table = table.astype({c: object for c in text})
     return Offers(table=table[list(OFFERS_TABLE_COLUMNS)], rows=rows, cpu_rows=cpu_rows,
                   unresolved=unresolved, skipped=skips.lines(),
-                  files=tuple(str(f) for f in files))
+                  files=tuple(str(f) for f, _ in read))

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import DataError
-from ...params import POSITIVE, Interval, Options, ParamError, check_fields, check_param
+from ...params import Interval, Options, ParamError, check_fields, check_param
 from ..facts.benchmarks import workload_for_benchmark, workload_names
 from ..facts.hardware import PRECISIONS
 from ..facts.regular_files import UnreadableFile, read_regular
@@ -104,6 +104,13 @@ _SECTIONS = {
 }
 
 _POS_INT = Interval(int, 1, None)
+#: Upper bounds of a card's magnitudes, far beyond any model trained (Llama 3.1 405B: 4e11
+#: parameters, 1.6e13 tokens, 126 layers, 16,384 hidden, 131,072 context): a card past them
+#: is a typo, and its products (FLOPs per sample x samples) would overflow a float.
+_MAX_COUNT = 1e15
+_BIG = Interval(float, 0, _MAX_COUNT, closed="right")
+_BIG_INT = Interval(int, 1, int(_MAX_COUNT))
+_SHAPE_INT = Interval(int, 1, 10_000_000)
 #: The fields that are whole numbers.
 _INT_FIELDS = frozenset({"experts", "experts_per_token", "moe_layers", "expert_parallel",
                          "layers", "global_batch", "hidden_size",
@@ -189,27 +196,27 @@ class Card:
 
     parameter_constraints: ClassVar[dict] = {
         "architecture": (Options(tuple(ARCHITECTURES)),),
-        "parameters": (POSITIVE,),
-        "active_parameters": (None, POSITIVE),
-        "experts": (None, Interval(int, 2, None)),
-        "experts_per_token": (None, _POS_INT),
-        "moe_layers": (None, _POS_INT),
-        "expert_parallel": (None, _POS_INT),
-        "layers": (None, _POS_INT),
-        "hidden_size": (None, _POS_INT),
-        "sequence_length": (None, _POS_INT),
-        "vocabulary": (None, _POS_INT),
-        "forward_flops": (None, POSITIVE),
-        "activation_gb_per_sample": (None, POSITIVE),
-        "tokens": (None, POSITIVE),
-        "samples": (None, POSITIVE),
-        "epochs": (None, POSITIVE),
+        "parameters": (_BIG,),
+        "active_parameters": (None, _BIG),
+        "experts": (None, Interval(int, 2, 10_000_000)),
+        "experts_per_token": (None, _SHAPE_INT),
+        "moe_layers": (None, _SHAPE_INT),
+        "expert_parallel": (None, _SHAPE_INT),
+        "layers": (None, _SHAPE_INT),
+        "hidden_size": (None, _SHAPE_INT),
+        "sequence_length": (None, _SHAPE_INT),
+        "vocabulary": (None, _SHAPE_INT),
+        "forward_flops": (None, Interval(float, 0, 1e18, closed="right")),
+        "activation_gb_per_sample": (None, Interval(float, 0, 1e6, closed="right")),
+        "tokens": (None, _BIG),
+        "samples": (None, _BIG),
+        "epochs": (None, Interval(float, 0, 1e6, closed="right")),
         "dataset": (None, Options(tuple(DATASETS))),
-        "dataset_samples": (None, _POS_INT),
-        "global_batch": (None, _POS_INT),
+        "dataset_samples": (None, _BIG_INT),
+        "global_batch": (None, _BIG_INT),
         "precision": (Options(PRECISIONS),),
         "optimizer_bytes_per_parameter": (Interval(float, 0, 64),),
-        "lora_rank": (None, _POS_INT),
+        "lora_rank": (None, _SHAPE_INT),
         "frozen_base": (Options((True, False)),),
     }
 
@@ -508,7 +515,11 @@ def workload_arg(text) -> Workload:
     """The workload a ``--workload`` value names: a card file (``*.toml``) or a shipped
     workload or MLPerf benchmark."""
     if is_card_path(text):
-        return card_workload(read_card(text))
+        card = read_card(text)
+        try:
+            return card_workload(card)
+        except ParamError as exc:  # a derived quantity out of range: the card's fault
+            raise DataError(f"workload file '{card.source}': {exc}") from None
     return workload(text)
 
 

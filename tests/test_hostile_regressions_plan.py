@@ -1,0 +1,107 @@
+"""Hostile inputs to ``gpurank plan``: model cards with values past any model trained, and
+offers catalogs with a repeated column or a folder holding entries that are not files."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from gpurank.engine.errors import DataError
+from gpurank.engine.sources.facts.offers import read_offers
+from gpurank.engine.sources.model.card import read_card, workload_arg
+
+_CARD = """name = "c1"
+[model]
+architecture = "{arch}"
+parameters = {parameters}
+{shape}
+[training]
+{length}
+"""
+_DENSE = "layers = 40\nhidden_size = 5120\nsequence_length = 4096\nvocabulary = 32000"
+_HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,"
+           "GpuInfo,SpotPrice")
+_ROW = ("gpu_1x_h100_sxm5,H100,1,26,200,2.49,us-east-1,"
+        "\"{'Gpus': [{'MemoryInfo': {'SizeInMiB': 81920}}]}\",")
+
+
+def _card(tmp_path, *, arch="dense-transformer", parameters="13e9", shape=_DENSE,
+          length="tokens = 300e9"):
+    p = tmp_path / "card.toml"
+    p.write_text(_CARD.format(arch=arch, parameters=parameters, shape=shape, length=length))
+    return p
+
+
+# -- model cards: magnitudes past any model trained -----------------------------------------------
+@pytest.mark.parametrize("kw, field", [
+    (dict(parameters="1e308"), "parameters"),          # was an OverflowError traceback
+    (dict(length="tokens = 1e308"), "tokens"),         # was "cannot convert float NaN"
+    (dict(arch="cnn", shape="forward_flops = 1e308", parameters="25e6",
+          length="samples = 1e6"), "forward_flops"),   # was a ParamError without the file
+    (dict(arch="cnn", shape="forward_flops = 4e9", parameters="25e6",
+          length="samples = 1e300"), "samples"),       # was accepted
+    (dict(length="tokens = 1e9\nglobal_batch = 9223372036854775807"), "global_batch"),
+    (dict(shape=_DENSE.replace("4096", "1000000000")), "sequence_length"),
+])
+def test_a_card_value_past_any_model_is_a_data_error_naming_the_field(tmp_path, kw, field):
+    p = _card(tmp_path, **kw)
+    with pytest.raises(DataError) as exc:
+        workload_arg(str(p))
+    msg = str(exc.value)
+    assert str(p) in msg and msg.split(": ", 1)[1].startswith(field), msg
+    assert "\n" not in msg and "]; got" in msg
+
+
+def test_a_card_at_the_largest_sizes_still_gives_finite_numbers(tmp_path):
+    p = _card(tmp_path, parameters="1e15", length="tokens = 1e15")
+    wl = workload_arg(str(p))
+    assert 0 < wl.flops_per_sample < float("inf") and wl.max_global_batch >= 1
+    assert read_card(p).parameters == 1e15
+
+
+def test_the_cli_refuses_a_huge_card_with_exit_3(tmp_path, capsys):
+    from gpurank.engine.cli import main
+    p = _card(tmp_path, parameters="1e308")
+    code = main(["plan", "--workload", str(p), "--offers", str(tmp_path / "none.csv"),
+                 "--out", str(tmp_path / "o"), "--no-report"])
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert code == 3 and len(err) == 1 and "parameters" in err[0] and "1e+308" in err[0]
+
+
+# -- offers catalogs ------------------------------------------------------------------------------
+@pytest.mark.parametrize("header, row, column", [
+    (_HEADER + ",Price", _ROW + ",9.9", "Price"),
+    ("provider,instance,accelerator,accelerators_per_instance,usd_per_hour,region,usd_per_hour",
+     "x,y,H100 SXM,8,20,us,-5", "usd_per_hour"),
+])
+def test_a_repeated_column_is_refused_not_read_as_its_first(tmp_path, header, row, column):
+    p = tmp_path / "vms.csv"
+    p.write_text(f"{header}\n{row}\n")
+    with pytest.raises(DataError, match=f"column '{column}' more than once"):
+        read_offers(p)
+
+
+def test_a_catalog_folder_skips_entries_that_are_not_files_and_says_so(tmp_path):
+    (tmp_path / "aws").mkdir()
+    (tmp_path / "aws" / "vms.csv").write_text(f"{_HEADER}\n{_ROW}\n")
+    (tmp_path / "fifo").mkdir()
+    os.mkfifo(tmp_path / "fifo" / "vms.csv")
+    (tmp_path / "dir" / "vms.csv").mkdir(parents=True)
+    (tmp_path / "zero").mkdir()
+    (tmp_path / "zero" / "vms.csv").symlink_to("/dev/zero")
+    offers = read_offers(tmp_path)
+    assert len(offers.table) == 1 and offers.files == (str(tmp_path / "aws" / "vms.csv"),)
+    said = " ".join(offers.notes())
+    for kind in ("a FIFO", "a folder", "a link to a device"):
+        assert kind in said, said
+    assert "catalog files skipped" in said and "; skipped" not in said
+
+
+def test_a_folder_of_only_special_files_and_a_special_file_are_one_line(tmp_path):
+    (tmp_path / "c").mkdir()
+    os.mkfifo(tmp_path / "c" / "vms.csv")
+    with pytest.raises(DataError, match="holds no readable catalog file"):
+        read_offers(tmp_path)
+    with pytest.raises(DataError) as exc:
+        read_offers(tmp_path / "c" / "vms.csv")
+    assert "is a FIFO" in str(exc.value) and "skipped" not in str(exc.value)
