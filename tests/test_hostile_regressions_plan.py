@@ -105,3 +105,42 @@ def test_a_folder_of_only_special_files_and_a_special_file_are_one_line(tmp_path
     with pytest.raises(DataError) as exc:
         read_offers(tmp_path / "c" / "vms.csv")
     assert "is a FIFO" in str(exc.value) and "skipped" not in str(exc.value)
+
+
+# -- model cards: fields that contradict each other, or that nothing would read -------------------
+@pytest.mark.parametrize("extra, field", [
+    ("[fine_tune]\nfrozen_base = true\n", "lora_rank"),   # was planned as full training
+    ("[fine_tune]\n", "lora_rank"),                        # an empty table: the same
+])
+def test_a_frozen_base_without_adapters_is_refused(tmp_path, extra, field):
+    p = _card(tmp_path)
+    p.write_text(p.read_text() + extra)
+    with pytest.raises(DataError, match=f"card.toml': {field} is required in \\[fine_tune\\]"):
+        read_card(p)
+
+
+@pytest.mark.parametrize("length, field", [
+    # both sized the data set; dataset_samples won silently
+    ('epochs = 2\ndataset = "imagenet-1k"\ndataset_samples = 5', "dataset_samples"),
+    # a batch larger than all the samples trained on: less than one step
+    ("samples = 10\nglobal_batch = 4096", "global_batch"),
+])
+def test_contradictory_training_fields_are_refused(tmp_path, length, field):
+    with pytest.raises(DataError, match=f"card.toml': {field} "):
+        read_card(_card(tmp_path, length=length))
+
+
+def test_an_empty_card_name_is_refused_not_replaced_by_the_file_name(tmp_path):
+    p = _card(tmp_path)
+    p.write_text(p.read_text().replace('name = "c1"', 'name = ""'))
+    with pytest.raises(DataError, match="name must be a name of 1-80 printable characters"):
+        read_card(p)
+
+
+def test_a_special_card_file_is_an_error_that_does_not_say_skipped(tmp_path):
+    os.mkfifo(tmp_path / "fifo.toml")
+    (tmp_path / "dir.toml").mkdir()
+    for name in ("fifo.toml", "dir.toml"):
+        with pytest.raises(DataError) as exc:
+            read_card(tmp_path / name)
+        assert "not a regular file" in str(exc.value) and "skipped" not in str(exc.value)

@@ -263,6 +263,12 @@ class Card:
             if not self.frozen_base:
                 raise ParamError("frozen_base", "must be true with lora_rank (LoRA trains "
                                                 "adapters beside a frozen base)")
+        elif self.frozen_base:
+            # a frozen base without adapters trains nothing; planning it as full training
+            # would answer another question than the card asks
+            raise ParamError("lora_rank", "is required in [fine_tune] (a frozen base trains "
+                                          "only LoRA adapters); drop [fine_tune] to train "
+                                          "every parameter")
 
     def _check_length(self):
         given = [n for n in ("tokens", "samples", "epochs") if getattr(self, n) is not None]
@@ -274,6 +280,12 @@ class Card:
                                        "trains on samples or epochs")
         if self.epochs is not None and self.dataset is None and self.dataset_samples is None:
             raise ParamError("dataset", "(or dataset_samples) is required with epochs")
+        if self.dataset is not None and self.dataset_samples is not None:
+            raise ParamError("dataset_samples", f"and dataset {self.dataset!r} both size the "
+                                                "data set; give one of them")
+        if self.global_batch is not None and self.global_batch > self.training_samples:
+            raise ParamError("global_batch", f"must be at most the {self.training_samples:.6g} "
+                                             f"samples trained on; got {self.global_batch}")
 
     @property
     def training_samples(self) -> float:
@@ -481,14 +493,16 @@ def read_card(path) -> Card:
     except UnreadableFile as exc:
         gone = not (p.exists() or p.is_symlink())
         raise DataError(f"workload file '{p}' "
-                        + ("does not exist" if gone else str(exc))) from None
+                        + ("does not exist" if gone else
+                           str(exc).removesuffix("; skipped"))) from None
     except UnicodeDecodeError:
         raise DataError(f"workload file '{p}' is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise DataError(f"workload file '{p}' is not TOML: {exc}") from None
     try:
         fields = _fields(doc)
-        name = _check_name(fields.pop("name") or p.stem)
+        name = fields.pop("name")
+        name = _check_name(p.stem if name is None else name)
         if workload_for_benchmark(str(name)) is not None or name in workload_names():
             raise ParamError("name", f"must not be a shipped workload's name; got {name!r} "
                                      "(rename the card)")
