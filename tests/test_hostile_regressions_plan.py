@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 
 import pytest
-from gpurank.engine.errors import DataError
+from gpurank.engine.cli import main
+from gpurank.engine.commands.plan import plan_spec
+from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.sources.facts.offers import read_offers
 from gpurank.engine.sources.model.card import read_card, workload_arg
 
@@ -60,7 +62,6 @@ def test_a_card_at_the_largest_sizes_still_gives_finite_numbers(tmp_path):
 
 
 def test_the_cli_refuses_a_huge_card_with_exit_3(tmp_path, capsys):
-    from gpurank.engine.cli import main
     p = _card(tmp_path, parameters="1e308")
     code = main(["plan", "--workload", str(p), "--offers", str(tmp_path / "none.csv"),
                  "--out", str(tmp_path / "o"), "--no-report"])
@@ -144,3 +145,15 @@ def test_a_special_card_file_is_an_error_that_does_not_say_skipped(tmp_path):
         with pytest.raises(DataError) as exc:
             read_card(tmp_path / name)
         assert "not a regular file" in str(exc.value) and "skipped" not in str(exc.value)
+
+
+# -- plan flags -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("kw, flag", [
+    (dict(criteria=""), "criteria"),      # was the default criteria, silently
+    (dict(criteria="  "), "criteria"),
+    (dict(require=""), "require"),        # was no limit, silently
+    (dict(require=" ", budget_usd=10.0), "require"),
+])
+def test_an_empty_criteria_or_require_flag_is_a_usage_error(kw, flag):
+    with pytest.raises(UsageError, match=f"^{flag} is empty; write e.g. "):
+        plan_spec(**kw)

@@ -20,7 +20,7 @@ import pandas as pd
 from ..api import Engine
 from ..errors import DataError
 from ..methods import DEFAULT_METHOD
-from ..params import POSITIVE, Interval, check_param, validate_params
+from ..params import POSITIVE, Interval, ParamError, check_param, validate_params
 from ..sources.facts.offers import Offers, read_offers
 from ..sources.model.card import predict_workload, workload_arg
 from ..sources.model.workload import Workload
@@ -163,6 +163,11 @@ def plan_spec(*, criteria=None, require=None, budget_usd=None, deadline_h=None, 
     """The analysis of a plan: time and cost by default, ranked by ``method`` (a row of
     :data:`~gpurank.engine.methods.METHODS`, checked by the spec); ``budget_usd`` and
     ``deadline_h`` become constraints beside ``require``."""
+    for name, text, example in (("criteria", criteria, "time_to_train_min:min,cost_usd:min"),
+                                ("require", require, "spot == 0")):
+        # an empty flag (an unset shell variable) is a mistake, not a request for the default
+        if text is not None and not str(text).strip():
+            raise ParamError(name, f"is empty; write e.g. '{example}', or leave it out")
     cons = [c for c in ([require] if require else [])]
     if budget_usd is not None:
         cons.append(f"cost_usd<={float(budget_usd)!r}")
