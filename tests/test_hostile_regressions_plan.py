@@ -9,6 +9,7 @@ import pytest
 from gpurank.engine.cli import main
 from gpurank.engine.commands.plan import plan_spec
 from gpurank.engine.errors import DataError, UsageError
+from gpurank.engine.sources.facts.benchmarks import workload_for_benchmark
 from gpurank.engine.sources.facts.offers import read_offers
 from gpurank.engine.sources.model.card import read_card, workload_arg
 
@@ -157,3 +158,20 @@ def test_a_special_card_file_is_an_error_that_does_not_say_skipped(tmp_path):
 def test_an_empty_criteria_or_require_flag_is_a_usage_error(kw, flag):
     with pytest.raises(UsageError, match=f"^{flag} is empty; write e.g. "):
         plan_spec(**kw)
+
+
+@pytest.mark.parametrize("name", ["", " "])
+def test_an_empty_workload_name_is_no_workload(name):
+    # "" matched the empty benchmark list of a workload without an MLPerf benchmark and
+    # planned gpt_oss_120b
+    assert workload_for_benchmark(name) is None
+    with pytest.raises(UsageError, match="is not a known workload"):
+        workload_arg(name)
+
+
+def test_an_empty_offers_path_does_not_read_the_current_folder(tmp_path, monkeypatch):
+    (tmp_path / "aws").mkdir()
+    (tmp_path / "aws" / "vms.csv").write_text(f"{_HEADER}\n{_ROW}\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UsageError, match="--offers is empty"):
+        read_offers("")

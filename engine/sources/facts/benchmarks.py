@@ -32,6 +32,7 @@ def workload_for_benchmark(benchmark: str) -> str | None:
     """The workload name a benchmark (``bert``, ``ssd``, ``retinanet``, ...) stands for, or
     None when no shipped workload does."""
     for name, benches in zip(workload_table()["workload"], workload_table()["benchmarks"]):
-        if benchmark == name or benchmark in benches.split(";"):
+        # a workload without a benchmark has an empty list, not the benchmark ""
+        if benchmark == name or benchmark in [b for b in benches.split(";") if b]:
             return name
     return None

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...errors import DataError
+from ...errors import DataError, UsageError
 from .accelerators import CPU_ONLY_NAMES, resolve_accelerator
 from .regular_files import UnreadableFile, excerpt, path_text, read_regular
 
@@ -315,10 +315,15 @@ def read_offers(path) -> Offers:
 
     Raises
     ------
+    UsageError
+        ``path`` is empty text.
     DataError
         A file is unreadable, not a CSV table, or lacks a required column; or no row is a GPU
         offer with a usable price. One line, naming the file and the column.
     """
+    if isinstance(path, str) and not path.strip():
+        # Path("") is the current folder: an unset shell variable would read whatever is here
+        raise UsageError("--offers is empty; name a vms.csv, a folder of them or an offers CSV")
     root = Path(path)
     files = _files(root)
     skips = _Skips()
