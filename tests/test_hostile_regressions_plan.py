@@ -175,3 +175,19 @@ def test_an_empty_offers_path_does_not_read_the_current_folder(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     with pytest.raises(UsageError, match="--offers is empty"):
         read_offers("")
+
+
+@pytest.mark.parametrize("row", [
+    ",h8,H100-SXM5-80GB,8,24,us",        # no provider: was an offer named ''
+    "Acme,,H100-SXM5-80GB,8,24,us",      # no instance: nothing to rent
+])
+def test_an_offer_without_a_provider_or_instance_is_skipped_and_counted(tmp_path, row):
+    p = tmp_path / "offers.csv"
+    ok = "Acme,h8,H100-SXM5-80GB,8,24,eu"
+    p.write_text("provider,instance,accelerator,accelerators_per_instance,usd_per_hour,"
+                 f"region\n{ok}\n{row}\n")
+    offers = read_offers(p)
+    assert offers.table["instance"].tolist() == ["h8"]
+    assert offers.table["provider"].tolist() == ["Acme"]
+    assert any("1 catalog rows skipped: no provider or no instance name" in s
+               for s in offers.skipped), offers.skipped

@@ -17,8 +17,8 @@ once). Accelerator names go through the one resolver (:mod:`.accelerators`), wit
 memory SkyPilot's ``GpuInfo`` states and the form factor the instance name says (``pcie``,
 ``sxm``); rows without an accelerator (CPU instances) are skipped and counted; names the
 resolver cannot place on one catalog product are counted and listed (:attr:`Offers.unresolved`),
-never dropped silently; rows with an unusable price, count or formula-like text are skipped
-with one note per kind (:attr:`Offers.skipped`). Every file is read through
+never dropped silently; rows with an unusable price, count, formula-like text or no provider
+or instance name are skipped with one note per kind (:attr:`Offers.skipped`). Every file is read through
 :func:`~.regular_files.read_regular` (regular files of at most :data:`OFFERS_FILE_LIMIT`
 bytes).
 """
@@ -248,6 +248,11 @@ def _rows(df: pd.DataFrame, path: Path, skips: _Skips) -> tuple[pd.DataFrame, in
         skips.add(f & ~formula, f"formula-like text in {c}", df[c])
         formula |= f
     df = df[~formula]
+    # an offer that names no provider or no instance cannot be rented
+    nameless = ((df["provider"] == "") | (df["instance"] == "")).to_numpy(bool)
+    skips.add(nameless, "no provider or no instance name",
+              df["provider"].where(df["provider"] == "", df["instance"]))
+    df = df[~nameless]
     count = pd.to_numeric(df["count"], errors="coerce").to_numpy(float)
     bad_count = ~(np.isfinite(count) & (count >= 1) & (count == np.round(count)) &
                   (count <= 1024))
