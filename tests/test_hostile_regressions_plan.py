@@ -191,3 +191,20 @@ def test_an_offer_without_a_provider_or_instance_is_skipped_and_counted(tmp_path
     assert offers.table["provider"].tolist() == ["Acme"]
     assert any("1 catalog rows skipped: no provider or no instance name" in s
                for s in offers.skipped), offers.skipped
+
+
+_MOE = ('layers = 32\nhidden_size = 4096\nsequence_length = 4096\nvocabulary = 32000\n'
+        'experts = 8\nexperts_per_token = {k}\nactive_parameters = {active}')
+
+
+def test_moe_active_parameters_below_the_routed_share_are_refused(tmp_path):
+    # 1e9 active of 47e9 with 7 of 8 experts per token: the shared layers would hold -275e9
+    # parameters and a replica a negative number of weights
+    p = _card(tmp_path, arch="moe-transformer", parameters="47e9",
+              shape=_MOE.format(k=7, active="1e9"))
+    with pytest.raises(DataError, match=r"active_parameters must be a finite number in "
+                                        r"\[41125000000, 47000000000\]; got 1000000000.0"):
+        read_card(p)
+    ok = _card(tmp_path, arch="moe-transformer", parameters="47e9",
+               shape=_MOE.format(k=2, active="11.75e9"))   # no shared layers: the boundary
+    assert read_card(ok).active_parameters == 11.75e9

@@ -247,6 +247,12 @@ class Card:
                         Interval(float, 0, self.parameters, closed="right"))
             check_param("experts_per_token", self.experts_per_token,
                         Interval(int, 1, self.experts))
+            # active = shared + routed x k/E and all = shared + routed with shared >= 0: the
+            # active parameters are at least that share of all of them (below it the shared
+            # layers would hold a negative number of parameters)
+            share = self.experts_per_token / self.experts
+            check_param("active_parameters", self.active_parameters,
+                        Interval(float, self.parameters * share, self.parameters))
             if self.moe_layers is not None:
                 check_param("moe_layers", self.moe_layers, Interval(int, 1, self.layers))
             if self.expert_parallel is not None:
