@@ -208,3 +208,12 @@ def test_moe_active_parameters_below_the_routed_share_are_refused(tmp_path):
     ok = _card(tmp_path, arch="moe-transformer", parameters="47e9",
                shape=_MOE.format(k=2, active="11.75e9"))   # no shared layers: the boundary
     assert read_card(ok).active_parameters == 11.75e9
+
+
+def test_a_lora_rank_above_the_hidden_size_is_refused(tmp_path):
+    p = _card(tmp_path, length="tokens = 1e9")
+    p.write_text(p.read_text() + "[fine_tune]\nlora_rank = 8192\n")   # hidden_size 5120
+    with pytest.raises(DataError, match=r"lora_rank must be an integer in \[1, 5120\]; got 8192"):
+        read_card(p)
+    p.write_text(p.read_text().replace("8192", "16"))
+    assert workload_arg(str(p)).allreduce_params > 0

@@ -269,6 +269,8 @@ class Card:
             if not self.frozen_base:
                 raise ParamError("frozen_base", "must be true with lora_rank (LoRA trains "
                                                 "adapters beside a frozen base)")
+            # a rank above the hidden size is no low-rank adapter: more weights than the layer
+            check_param("lora_rank", self.lora_rank, Interval(int, 1, self.hidden_size))
         elif self.frozen_base:
             # a frozen base without adapters trains nothing; planning it as full training
             # would answer another question than the card asks
