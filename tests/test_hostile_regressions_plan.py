@@ -7,7 +7,7 @@ import os
 
 import pytest
 from gpurank.engine.cli import main
-from gpurank.engine.commands.plan import plan_spec
+from gpurank.engine.commands.plan import plan_offers, plan_spec
 from gpurank.engine.errors import DataError, UsageError
 from gpurank.engine.sources.facts.benchmarks import workload_for_benchmark
 from gpurank.engine.sources.facts.offers import read_offers
@@ -217,3 +217,15 @@ def test_a_lora_rank_above_the_hidden_size_is_refused(tmp_path):
         read_card(p)
     p.write_text(p.read_text().replace("8192", "16"))
     assert workload_arg(str(p)).allreduce_params > 0
+
+
+@pytest.mark.parametrize("kw, shown", [
+    # 1e307 hours in minutes overflowed to inf, refused as a --require the user never wrote
+    (dict(deadline_h=1e307), "--deadline-h must be None or a finite number in (0, 1000000000]"),
+    (dict(budget_usd=1e300),
+     "--budget-usd must be None or a finite number in (0, 1000000000000000]"),
+])
+def test_a_budget_or_deadline_past_any_run_is_refused_by_its_own_name(kw, shown):
+    with pytest.raises(UsageError) as exc:
+        plan_offers(None, None, **kw)
+    assert exc.value.for_flag(lambda n: "--" + n.replace("_", "-")).startswith(shown)

@@ -20,7 +20,7 @@ import pandas as pd
 from ..api import Engine
 from ..errors import DataError
 from ..methods import DEFAULT_METHOD
-from ..params import POSITIVE, Interval, ParamError, check_param, validate_params
+from ..params import Interval, ParamError, check_param, validate_params
 from ..sources.facts.offers import Offers, read_offers
 from ..sources.model.card import predict_workload, workload_arg
 from ..sources.model.workload import Workload
@@ -41,8 +41,9 @@ DEFAULT_PLAN_CRITERIA = "time_to_train_min:min,cost_usd:min"
 #: The options of a plan, declared as data (``tests/test_params.py``).
 PLAN_CONSTRAINTS = {
     "max_accelerators": (Interval(int, 1, 65536),),
-    "budget_usd": (None, POSITIVE),
-    "deadline_h": (None, POSITIVE),
+    # far past any training run, and small enough that hours in minutes stay finite
+    "budget_usd": (None, Interval(float, 0, 1e15, closed="right")),
+    "deadline_h": (None, Interval(float, 0, 1e9, closed="right")),
 }
 
 
