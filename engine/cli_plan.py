@@ -16,6 +16,7 @@ from .commands import run_plan_cli, top_offers
 from .formatting import printable
 from .methods import DEFAULT_METHOD, METHOD_NAMES
 from .outputs import check_target
+from .sources.model.card import is_card_path
 
 __all__ = ["add_plan_parser", "run_plan_command"]
 
@@ -64,7 +65,9 @@ def add_plan_parser(sub, *, integer, overwrite) -> None:
 
 def run_plan_command(args, progress) -> int:
     """Run ``gpurank plan`` with parsed ``args``: plan, rank, write, print the top offers."""
-    check_target(args.out, name="--out", overwrite=args.overwrite, folder=True)
+    read = [args.offers] + ([args.workload] if is_card_path(args.workload) else [])
+    check_target(args.out, name="--out", overwrite=args.overwrite, folder=True,
+                 inputs=[r for r in read if str(r).strip()])
     try:
         summary, result = run_plan_cli(
             args.workload, args.offers, args.out, max_accelerators=args.max_accelerators,

@@ -227,7 +227,7 @@ def _name_max(folder: Path) -> int:
         return 255
 
 
-def check_target(target, *, name, overwrite=False, folder=False) -> Path:
+def check_target(target, *, name, overwrite=False, folder=False, inputs=()) -> Path:
     """Check up front that ``target`` may be written, before any work is done.
 
     Parameters
@@ -240,6 +240,9 @@ def check_target(target, *, name, overwrite=False, folder=False) -> Path:
         Allow replacing a path gpurank did not write.
     folder : bool
         The output is a folder (an analysis set or a partitioned dataset).
+    inputs : sequence of path
+        What the command reads: a target that is one of them or holds one is refused,
+        ``overwrite`` or not (the run would replace what it read).
 
     Returns
     -------
@@ -269,6 +272,12 @@ def check_target(target, *, name, overwrite=False, folder=False) -> Path:
     why = node_reason(p)
     if why:
         raise UsageError(f"{name} '{target}' {why}; name a new path for gpurank's output")
+    where = p.resolve()
+    for src in inputs:
+        read = Path(os.fspath(src)).resolve()
+        if read == where or where in read.parents:
+            raise UsageError(f"{name} '{target}' holds the input '{src}'; gpurank never "
+                             "replaces what it reads, --overwrite or not; name another path")
     if p.exists() or p.is_symlink():
         if folder and p.exists() and not p.is_dir():
             if not overwrite:

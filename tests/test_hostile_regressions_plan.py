@@ -229,3 +229,18 @@ def test_a_budget_or_deadline_past_any_run_is_refused_by_its_own_name(kw, shown)
     with pytest.raises(UsageError) as exc:
         plan_offers(None, None, **kw)
     assert exc.value.for_flag(lambda n: "--" + n.replace("_", "-")).startswith(shown)
+
+
+def test_plan_out_over_its_own_input_is_refused_even_with_overwrite(tmp_path, capsys):
+    cat = tmp_path / "catalogs" / "aws"
+    cat.mkdir(parents=True)
+    (cat / "vms.csv").write_text(f"{_HEADER}\n{_ROW}\n")
+    card = _card(tmp_path)
+    for out, offers, workload in ((tmp_path / "catalogs", cat / "vms.csv", "llama31_8b"),
+                                  (cat, cat, "llama31_8b"),
+                                  (tmp_path, cat, str(card))):
+        code = main(["plan", "--workload", workload, "--offers", str(offers), "--out",
+                     str(out), "--overwrite", "--no-report"])
+        err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+        assert code == 2 and len(err) == 1 and "holds the input" in err[0], err
+    assert (cat / "vms.csv").read_text().startswith(_HEADER) and card.exists()
