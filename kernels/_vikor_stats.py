@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["VikorStats", "DEFAULT_V", "check_v", "check_vikor_stats", "q_coefficients"]
+__all__ = ["VikorStats", "DEFAULT_V", "check_v", "check_vikor_stats", "check_q_args",
+           "q_coefficients"]
 
 #: VIKOR's weight of the strategy of the majority (``S``) against the individual regret
 #: (``R``): 0.5, "by consensus" ([Opricovic2004]).
@@ -88,6 +89,17 @@ def check_vikor_stats(stats, n):
     if n and stats.n == 0:
         raise ValueError("stats must describe at least one row; got the stats of an empty table")
     return stats
+
+
+def check_q_args(n_s, n_r, stats, v):
+    """The checks every ``vikor_from_sr`` makes, once: ``S`` and ``R`` of one length
+    (``n_s``, ``n_r``), ``stats`` able to score them, and ``v`` in [0, 1] (returned as a
+    float); ValueError naming the argument otherwise."""
+    if n_s != n_r:
+        raise ValueError(f"s and r must have the same length; got {n_s} and {n_r}")
+    v = check_v(v)
+    check_vikor_stats(stats, n_s)
+    return v
 
 
 def q_coefficients(stats, v):

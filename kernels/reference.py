@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _topsis_stats
-from ._vikor_stats import VikorStats, check_v, check_vikor_stats
+from ._vikor_stats import VikorStats, check_q_args
 from ._smaa import (
     check_factors,
     corners,
@@ -398,10 +398,7 @@ def vikor_from_sr(s, r, stats, *, v=0.5):
     """
     s = np.asarray(s, dtype=np.float64).reshape(-1)
     r = np.asarray(r, dtype=np.float64).reshape(-1)
-    if s.shape != r.shape:
-        raise ValueError(f"s and r must have the same length; got {s.shape[0]} and {r.shape[0]}")
-    v = check_v(v)
-    check_vikor_stats(stats, s.shape[0])
+    v = check_q_args(s.shape[0], r.shape[0], stats, v)
     q = np.zeros(s.shape[0])
     if stats.s_hi > stats.s_lo:
         q += v * (s - stats.s_lo) / (stats.s_hi - stats.s_lo)

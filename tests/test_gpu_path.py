@@ -21,24 +21,13 @@ from gpurank.engine.backend import (
     MISSING_CODE,
     gpu_unavailable_reason,
     resolve_backend,
-    strict_device_backend,
 )
-from gpurank.engine.errors import BackendUnavailableError
 from tables import config_table
 
 _GPU_REASON = gpu_unavailable_reason()
 needs_gpu = pytest.mark.skipif(_GPU_REASON is not None, reason=f"no GPU path: {_GPU_REASON}")
 TOPSIS_ATOL = 1e-12
 
-
-@pytest.fixture(scope="module")
-def strict():
-    """The strict stand-in backend: the simulator's kernels, or a real device's with
-    GPURANK_REAL_GPU=1; skipped where Numba can run neither."""
-    try:
-        return strict_device_backend()
-    except BackendUnavailableError as exc:
-        pytest.skip(str(exc))
 
 
 @pytest.mark.parametrize("n, seed", [(1, 0), (12, 1), (45, 2)])

@@ -17,7 +17,7 @@ import pytest
 from gpurank.engine import DeviceMemoryError, Engine
 from gpurank.engine import pipeline as pipeline_module
 from gpurank.engine import ranking as ranking_module
-from gpurank.engine.backend import MISSING_CODE, resolve_backend, strict_device_backend
+from gpurank.engine.backend import MISSING_CODE, resolve_backend
 from gpurank.engine.backend._gpu import (RMM_INITIAL_POOL_BYTES, _configure_device_memory,
                                          _cuml_kmeans, _cuml_random_forest)
 from gpurank.engine.backend.strict_device import HostCopy, StrictArray, record_host_copies, xp
@@ -32,13 +32,6 @@ from tables import config_table
 TOPSIS_ATOL = 1e-12
 FAST = {"n_estimators": 5, "top": 3}
 
-
-@pytest.fixture(scope="module")
-def strict():
-    try:
-        return strict_device_backend()
-    except BackendUnavailableError as exc:
-        pytest.skip(str(exc))
 
 
 @pytest.fixture(scope="module")

@@ -9,21 +9,13 @@ import pandas as pd
 import pytest
 
 from gpurank.engine import Engine
-from gpurank.engine.backend import strict_device_backend
 from gpurank.engine.backend.strict_frames import xdf
-from gpurank.engine.errors import BackendUnavailableError, GpurankError
+from gpurank.engine.errors import GpurankError
 from gpurank.engine.sources.model.outcomes import predicted_outcomes
 from tables import config_table
 
 TOPSIS_ATOL = 1e-12
 
-
-@pytest.fixture(scope="module")
-def strict():
-    try:
-        return strict_device_backend()
-    except BackendUnavailableError as exc:
-        pytest.skip(str(exc))
 
 
 # -- the stand-in models cuDF's nulls ---------------------------------------------------

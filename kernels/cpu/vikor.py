@@ -14,7 +14,7 @@ from numba import njit, prange
 
 from .. import _topsis_stats
 from .._validate import check_costs, check_criteria_args, check_stats
-from .._vikor_stats import VikorStats, check_v, check_vikor_stats, q_coefficients
+from .._vikor_stats import VikorStats, check_q_args, check_v, q_coefficients
 from .topsis import topsis_stats
 
 __all__ = ["vikor", "vikor_sr", "vikor_from_sr"]
@@ -81,10 +81,7 @@ def vikor_from_sr(s, r, stats, *, v=0.5):
     """
     s = np.ascontiguousarray(s, dtype=np.float64).reshape(-1)
     r = np.ascontiguousarray(r, dtype=np.float64).reshape(-1)
-    if s.shape != r.shape:
-        raise ValueError(f"s and r must have the same length; got {s.shape[0]} and {r.shape[0]}")
-    v = check_v(v)
-    check_vikor_stats(stats, s.shape[0])
+    v = check_q_args(s.shape[0], r.shape[0], stats, v)
     a_s, a_r = q_coefficients(stats, v)
     return _q(s, r, stats.s_lo, stats.r_lo, a_s, a_r)
 

@@ -17,7 +17,7 @@ from numba import cuda
 
 from .. import _topsis_stats
 from .._validate import check_criteria_args, check_stats
-from .._vikor_stats import VikorStats, check_v, check_vikor_stats, q_coefficients
+from .._vikor_stats import VikorStats, check_q_args, check_v, q_coefficients
 from ._launch import (
     TILE,
     blocks,
@@ -132,11 +132,7 @@ def vikor_from_sr(s, r, stats, *, v=0.5):
     array([0.5, 0.5, 0. ])
     """
     ds, dr = _vector(s, "s"), _vector(r, "r")
-    if ds.shape != dr.shape:
-        raise ValueError(f"s and r must have the same length; got {ds.shape[0]} and "
-                         f"{dr.shape[0]}")
-    v = check_v(v)
-    check_vikor_stats(stats, ds.shape[0])
+    v = check_q_args(ds.shape[0], dr.shape[0], stats, v)
     return _q_device(ds, dr, stats, v).copy_to_host()
 
 
