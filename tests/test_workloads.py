@@ -294,12 +294,27 @@ def test_simulate_each_workload(name):
     # throughput in the workload's unit; mfu from the samples rate
     from gpurank.engine.sources.facts.catalog import accelerator_catalog
 
+    from gpurank.engine.sources.model.perfmodel import mixed_peak
+    from gpurank.engine.sources.model.workloads import default_model
+
     cat = accelerator_catalog().set_index("accelerator_id")
     peak = pd.to_numeric(cat["bf16_dense_tflops"], errors="coerce").fillna(
         pd.to_numeric(cat["fp16_dense_tflops"], errors="coerce"))
     p = df["accelerator_id"].astype(str).map(peak).to_numpy(float)
+    # the peak of the row's formats: the narrow share at the narrow peak the note names
+    fmt = df["prediction_note"].astype(str).str.extract(r"precision assumed: (\w+)")[0]
+    narrow = np.array([
+        float(pd.to_numeric(cat.loc[i, f"{f}_dense_tflops"], errors="coerce"))
+        if isinstance(f, str) else np.nan
+        for i, f in zip(df["accelerator_id"].astype(str), fmt)])
+    if w.precision != "bf16":
+        own = pd.to_numeric(cat[f"{w.precision}_dense_tflops"], errors="coerce")
+        narrow = np.where(np.isnan(narrow), df["accelerator_id"].astype(str).map(own), narrow)
+    narrow = np.where(np.isnan(narrow), p, narrow)
+    nf = default_model(name).narrow_fraction
     samples_rate = df["throughput"].to_numpy() / w.throughput_scale
-    mfu = samples_rate * w.flops_per_sample / (df["n_accelerators"].to_numpy() * p * 1e12)
+    mfu = samples_rate * w.flops_per_sample / (
+        df["n_accelerators"].to_numpy() * mixed_peak(p, narrow, nf) * 1e12)
     assert np.allclose(mfu, df["mfu"], rtol=1e-9)
     assert df["mfu"].between(0, 1).all()
     assert set(df["prediction_basis"].astype(str)) & {"fitted"}

@@ -12,6 +12,7 @@ they all import it (``tests/test_import_graph.py`` holds the rule).
 ``mlperf_rules``   each benchmark's scoring rule, reference convergence and log units;
                    ``round_ordinal``, ``benchmark_info``
 ``benchmarks``     the benchmark-to-workload table (``workloads.csv``'s names)
+``formats``        the training formats' names; what each round's submissions stated
 ``regular_files``  reading files of a tree someone else made (size limits, no links)
 ``offers``         offers from price catalogs (SkyPilot vms.csv, gpurank's offers CSV): one
                    row per instance and price with its regions; what was left out, counted

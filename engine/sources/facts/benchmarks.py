@@ -13,7 +13,7 @@ from importlib import resources
 
 import pandas as pd
 
-__all__ = ["workload_table", "workload_names", "workload_for_benchmark"]
+__all__ = ["workload_table", "workload_names", "workload_for_benchmark", "benchmarks_of"]
 
 
 @lru_cache(maxsize=1)
@@ -36,3 +36,12 @@ def workload_for_benchmark(benchmark: str) -> str | None:
         if benchmark == name or benchmark in [b for b in benches.split(";") if b]:
             return name
     return None
+
+
+def benchmarks_of(workload: str) -> tuple[str, ...]:
+    """The MLPerf benchmark names a shipped workload stands for, its own name first (none but
+    its name for a workload the table lacks)."""
+    t = workload_table()
+    rows = t[t["workload"] == workload]
+    names = [b for b in (rows["benchmarks"].iloc[0].split(";") if len(rows) else []) if b]
+    return tuple(dict.fromkeys([workload, *names]))

@@ -18,8 +18,11 @@ import math
 import numpy as np
 import pandas as pd
 
+from .formats import format_name
+
 __all__ = [
     "PRECISIONS",
+    "ELEMENT_BYTES",
     "SPEC_COLUMNS",
     "ROW_ALIASES",
     "HardwareFacts",
@@ -45,6 +48,9 @@ SPEC_COLUMNS = (
 )
 #: Per-row names that stand for a catalog column.
 ROW_ALIASES = {"peak_tflops": "bf16_dense_tflops"}
+#: Bytes of an element of each format over a bf16 one: FP8 half; NVFP4 a quarter plus one
+#: FP8 scale per 16 elements (0.25 + 1/32), MXFP4 one 8-bit scale per 32 (OCP MX spec).
+ELEMENT_BYTES = {"bf16": 1.0, "fp8": 0.5, "fp4": 0.25 + 1.0 / 32.0}
 #: The catalog column of each precision's dense peak.
 _PEAK_COLUMN = {"bf16": "bf16_dense_tflops", "fp8": "fp8_dense_tflops",
                 "fp4": "fp4_dense_tflops"}
@@ -98,8 +104,9 @@ def hardware_facts(table: pd.DataFrame, A: pd.DataFrame, precision) -> HardwareF
         The configurations; may hold :data:`SPEC_COLUMNS`, ``peak_tflops`` and ``precision``.
     A : DataFrame
         One catalog row per table row (same length, same order).
-    precision : str
-        The workload's training format, used where the table has no ``precision`` value.
+    precision : str or array of str
+        The training format of the rows where the table has no ``precision`` value (the
+        workload's, or one per row).
     """
     n = len(table)
     facts, from_table = {}, {}
@@ -136,14 +143,15 @@ def _formats(precision: str) -> list[str]:
 def _precisions(table: pd.DataFrame, default: str, n: int) -> np.ndarray:
     """Each row's training format: the table's ``precision`` where it names one, else the
     workload's (a value that names no format is the workload's, too: the caller reports it)."""
-    out = np.full(n, default, dtype=object)
+    out = np.empty(n, dtype=object)
+    out[:] = default
     unread = np.zeros(n, dtype=bool)
     if "precision" in table.columns:
         raw = table["precision"].to_numpy(dtype=object)
-        given = np.array([_format_name(v) for v in raw], dtype=object)
+        given = np.array([format_name(v) for v in raw], dtype=object)
         named = np.array([v is not None for v in given])
         out = np.where(named, given, out)
-        unread = ~named & np.array([_format_name(v) is None and _present(v) for v in raw])
+        unread = ~named & np.array([format_name(v) is None and _present(v) for v in raw])
     return out, unread
 
 
@@ -151,13 +159,3 @@ def _present(value) -> bool:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return False
     return bool(str(value).strip())
-
-
-def _format_name(value):
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    text = str(value).strip().lower().replace("-", "").replace("_", "")
-    aliases = {"bf16": "bf16", "bfloat16": "bf16", "fp16": "bf16", "float16": "bf16",
-               "mixed": "bf16", "amp": "bf16", "fp8": "fp8", "float8": "fp8", "e4m3": "fp8",
-               "fp4": "fp4", "nvfp4": "fp4", "mxfp4": "fp4", "float4": "fp4"}
-    return aliases.get(text)

@@ -39,9 +39,10 @@ except ImportError:  # pragma: no cover - depends on the environment
     _loads = _json.loads
     _JSONError = (ValueError, RecursionError)
 
+from ..facts.formats import format_name
 from ..facts.regular_files import UnreadableFile, read_regular
 
-__all__ = ["RunLog", "Evaluation", "parse_result_log", "parse_result_text",
+__all__ = ["RunLog", "Evaluation", "parse_result_log", "parse_result_text", "stated_format",
            "IMAGENET_TRAIN_SAMPLES", "MAX_LOG_BYTES"]
 
 IMAGENET_TRAIN_SAMPLES = 1_281_167
@@ -74,6 +75,13 @@ _MLP05_RE = re.compile(
 _DATED_RE = re.compile(
     r"MLPerf: (\S+) \[(\d\d)/(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d)\], ([^:]+?)(?:\s*:\s*(.*))?$"
 )
+#: A format switch in a printed configuration: ``fp8: true``, ``fp8='hybrid'``,
+#: ``"fp4": "nvfp4"`` (a YAML dump, an argument namespace or a dict); the key stands alone
+#: (``use_fp8``, ``fp8_recipe`` and ``padding_for_fp8`` are other settings).
+_FORMAT_RE = re.compile(
+    r"""(?:^|[\s'"{,(])(fp8|fp4)["']?\s*[:=]\s*["']?([A-Za-z0-9_]+)""",
+    re.IGNORECASE | re.MULTILINE)
+_OFF = frozenset({"false", "none", "null", "0", "no", "off"})
 _NUM_RE = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _PCT_VALUE_RE = re.compile(r'"value"\s*:\s*(-?[\d.]+)\s*(%?)')
 _EPOCH_RE = re.compile(r'"epoch"\s*:\s*(\d+)')
@@ -106,6 +114,8 @@ class RunLog:
     max_sequence_length: int | None = None
     #: milliseconds between ``eval_start`` and ``eval_stop`` inside run_start..run_stop
     eval_ms: float = 0.0
+    #: the training format the log's printed configuration states (``fp8``), "" if none
+    precision: str = ""
 
     @property
     def minutes(self) -> float | None:
@@ -274,7 +284,27 @@ def parse_result_text(text: str, path: str = "<text>") -> RunLog:
         more = f" (and {len(bad_lines) - 1} more)" if len(bad_lines) > 1 else ""
         run.problems.append(f"line {bad_lines[0]}: truncated or malformed log line{more}")
     _summarize(run, events)
+    run.precision = stated_format(text)
     return run
+
+
+def stated_format(text: str) -> str:
+    """The training format a log's printed configuration states: ``fp4`` where it switches
+    FP4 on, else ``fp8`` where it switches FP8 on (``true``, a format name or an FP8 recipe
+    such as ``hybrid``), ``bf16`` where it switches FP8 off and nothing on; "" where it
+    says nothing (most logs print no configuration)."""
+    on, off = set(), set()
+    for m in _FORMAT_RE.finditer(text):
+        key, value = m.group(1).lower(), m.group(2).lower()
+        if value in _OFF:
+            off.add(key)
+        elif value in ("true", "1", "yes", "on") or format_name(value) is not None:
+            on.add(key)
+    if "fp4" in on:
+        return "fp4"
+    if "fp8" in on:
+        return "fp8"
+    return "bf16" if "fp8" in off else ""
 
 
 #: A result log larger than this is not read (the largest real one is under 3 MB).

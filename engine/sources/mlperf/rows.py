@@ -48,7 +48,7 @@ MLPERF_COLUMNS = [
     "release_year", "generation", "generation_rank", "peak_tflops", "mem_bw_tbps", "tdp_w",
     "n_runs", "n_runs_required", "n_runs_valid", "scaling_factor", "run_minutes_min", "run_minutes_max",
     "final_eval_accuracy", "score_reason", "score_source", "is_duplicate", "duplicate_of",
-    "log_format", "system_desc_format",
+    "log_format", "system_desc_format", "precision",
 ]  # fmt: skip
 #: A scaling.json larger than this is not read (real ones hold one number).
 MAX_SCALING_BYTES = 1 << 20
@@ -210,6 +210,8 @@ def system_row(ref: SystemRef, warn: ReadWarnings) -> tuple[dict, tuple]:
     _convergence_facts(row, runs, valid, info, gbs, n_failed, dropped)
     fmts = Counter(r.log_format for r in runs if r.log_format)
     row["log_format"] = fmts.most_common(1)[0][0] if fmts else ""
+    stated = Counter(r.precision for r in (valid or runs) if r.precision)
+    row["precision"] = stated.most_common(1)[0][0] if stated else ""
     row["score_reason"] = "; ".join(reasons)
     row["score_source"] = "logs" if score is not None else ""
     timing = tuple(sorted(r.timing_key for r in runs if r.timing_key is not None))

@@ -12,6 +12,7 @@ calibration columns, whoever wrote it (``tests/test_import_graph.py``).
 ``perfmodel``    :class:`CalibratedModel` and :func:`evaluate`, the roofline equations
 ``model_arrays`` the arrays the model reads: :class:`ConfigArrays`, :class:`RowFacts`
 ``batch_choice`` the global batch a submitter would pick (the fastest to train)
+``software``     the software trend between rounds, slowing as a family ages
 ``inputs``       a table of configurations as the model's inputs
 ``evaluation``   what fit and predict share: outputs, errors, basis vocabulary, domain
 ``fit``          :func:`calibrate`: the model fitted to measured runs

@@ -29,6 +29,7 @@ import pandas as pd
 from ...errors import DataError
 from ...params import InstanceOf, check_param
 from .inputs import REQUIRED_PREDICT_COLUMNS, model_inputs, safe_div, to_float
+from .software import rounds_between, trend_rounds, with_software_gain
 from .fit_report import FitReport
 from .model_arrays import ConfigArrays, RowFacts
 from ..facts.mlperf_rules import round_ordinal
@@ -106,6 +107,16 @@ FIT_BOUNDS = {b.name: b for b in (
     FitBound("narrow_fraction", "logit", -6.0, 6.0,
              "the share of FLOPs at the narrow format's peak: 0.25% to 99.75% (FP8 GEMMs "
              "with BF16 elsewhere, Transformer Engine [Micikevicius2022])"),
+    FitBound("software_trend", "offset", 0.0, 0.4,
+             "the log of the compute efficiency a vendor's software gains per round: none "
+             "(0; software does not get slower) to 0.4 (1.49 times in one round: the largest "
+             "gain of a family between two rounds of the shared data, Stable Diffusion on 8 "
+             "B200 from 19.5 min in v4.1 to 13.2 in v5.0); priors of 0.1 per round hold the "
+             "shared trend near none and each vendor's near the shared one"),
+    FitBound("software_trend_decay", "offset", 0.2, 1.0,
+             "the share of a round's software gain left one round later: 1 (a trend that "
+             "does not slow down) to 0.2 (a family's software mature after its second "
+             "round); estimate"),
     FitBound("arithmetic_intensity", "log", math.log(5.0), math.log(2000.0),
              "FLOP per byte of memory traffic: 5 (element-wise kernels) to 2,000 (large "
              "GEMMs) [Williams2009], widened to a decade either side of the workload's own "
@@ -115,6 +126,10 @@ FIT_BOUNDS = {b.name: b for b in (
 #: median achieved fraction of peak), its start offset to +-3 (logit), so no start lies on
 #: the box.
 START_CLIPS = {"efficiency": (0.05, 0.95), "offset": (-3.0, 3.0)}
+#: Prior SD of a vendor's software trend around the shared one (logit per round): vendors'
+#: software moves at different speeds, but a vendor seen in one round only has none of its
+#: own to show.
+TREND_PRIOR_SD = 0.1
 
 
 def usable_rows(t: pd.DataFrame, inputs, ttt, modelled=None) -> tuple[np.ndarray, dict]:
@@ -183,6 +198,11 @@ class _FitRows:
     cfg: ConfigArrays
     facts: RowFacts
     ttt: np.ndarray
+    row_vendor: np.ndarray  # each row's index into vendors
+    ahead: np.ndarray  # rounds from the latest training round to the row's (<= 0)
+    age: np.ndarray  # rounds from the row's family's first training round to the latest
+    latest_round: str | None  # the latest training round (None: the table has none)
+    first_rounds: dict  # each family's first training round
 
 
 @dataclass(frozen=True)
@@ -233,10 +253,23 @@ class _ParamSpace:
     k: int
     family_vendor: np.ndarray
     coords: tuple
+    trend: bool = False  # the rows span rounds: a shared and a per-vendor software trend
 
     @property
     def nv(self) -> int:
         return int(self.family_vendor.max()) + 1 if self.k else 0
+
+    @property
+    def n_trend(self) -> int:
+        return self.nv + 2 if self.trend else 0
+
+    def trends(self, theta):
+        """The shared software trend, its decay per round of a family's age and each
+        vendor's trend (logit per round)."""
+        if not self.trend:
+            return 0.0, 1.0, np.zeros(self.nv)
+        t = theta[len(theta) - self.n_trend:]
+        return float(t[0]), float(t[1]), np.asarray(t[2:])
 
     def unpack(self, theta):
         """Efficiencies per family and per vendor, the shared efficiency and the shared
@@ -245,7 +278,8 @@ class _ParamSpace:
         eta = theta[0]
         ven = theta[1: nv + 1]
         ef = _sigmoid(eta + ven[self.family_vendor] + theta[nv + 1: nv + k + 1])
-        p = {c.name: c.value(x) for c, x in zip(self.coords, theta[nv + k + 1:])}
+        p = {c.name: c.value(x) for c, x in zip(self.coords,
+                                                  theta[nv + k + 1: len(theta) - self.n_trend])}
         if "overlap" in p:
             p["overlap"] = min(p["overlap"], 0.999)
         return ef, _sigmoid(eta + ven), float(_sigmoid(eta)), p
@@ -254,15 +288,20 @@ class _ParamSpace:
         """The prior residuals: a deviation of one prior SD costs what one row predicted
         f_scale (10%) off costs."""
         nv, k = self.nv, self.k
+        shared, _decay, by_vendor = self.trends(theta)
         return np.concatenate([0.1 / model.vendor_prior_sd * theta[1: nv + 1],
-                               0.1 / model.family_prior_sd * theta[nv + 1: nv + k + 1]])
+                               0.1 / model.family_prior_sd * theta[nv + 1: nv + k + 1],
+                               0.1 / TREND_PRIOR_SD * (by_vendor - shared),
+                               [0.1 / TREND_PRIOR_SD * shared] if self.trend else []])
 
     def names(self, families, vendors) -> list[str]:
         """The model's name for each coordinate."""
         return (["compute_efficiency_shared"]
                 + [f"compute_efficiency_by_vendor[{v}]" for v in vendors]
                 + [f"compute_efficiency_by_family[{f}]" for f in families]
-                + [c.name for c in self.coords])
+                + [c.name for c in self.coords]
+                + (["software_trend_shared", "software_trend_decay"]
+                   + [f"software_trend_by_vendor[{v}]" for v in vendors] if self.trend else []))
 
 
 def _check_calibration_table(mlperf_table) -> None:
@@ -295,21 +334,37 @@ def _training_mask(t: pd.DataFrame, usable: np.ndarray, train_rounds) -> np.ndar
 
 
 def _fit_rows(cfg: ConfigArrays, facts: RowFacts, in_train: np.ndarray,
-              ttt: np.ndarray) -> _FitRows:
-    """The training rows' slices of the configurations, with each row's family index."""
+              ttt: np.ndarray, rounds) -> _FitRows:
+    """The training rows' slices of the configurations, with each row's family index and
+    its rounds behind the latest training round."""
     fams = sorted(set(facts.family[in_train]))
     fam_idx = np.array([fams.index(f) if f in fams else -1 for f in facts.family])
     tr = np.flatnonzero(in_train)
     vendor_of = {f: v for f, v in zip(facts.family[tr], facts.vendor[tr])}
     vendors = sorted(set(vendor_of.values()))
+    family_vendor = np.array([vendors.index(vendor_of[f]) for f in fams], dtype=np.int64)
+    rounds = np.asarray(rounds[tr] if rounds is not None else [None] * len(tr), dtype=object)
+    named = [r for r in rounds if round_ordinal(r) is not None]
+    latest = str(max(named, key=round_ordinal)) if named else None
+    ahead = rounds_between(latest, rounds)
+    first = {}
+    for f, r, a in zip(facts.family[tr], rounds, ahead):
+        if round_ordinal(r) is not None and (f not in first or a < first[f][0]):
+            first[f] = (a, str(r))
+    age = np.array([-first[f][0] if f in first else 0.0 for f in facts.family[tr]], dtype=float)
     return _FitRows(
         families=fams,
         family_index=fam_idx[tr],
         vendors=vendors,
-        family_vendor=np.array([vendors.index(vendor_of[f]) for f in fams], dtype=np.int64),
+        family_vendor=family_vendor,
         cfg=cfg.take(tr),
         facts=facts.take(tr),
         ttt=ttt[tr],
+        row_vendor=family_vendor[fam_idx[tr]] if len(tr) else np.zeros(0, dtype=np.int64),
+        ahead=ahead,
+        age=age,
+        latest_round=latest,
+        first_rounds={f: r for f, (_, r) in sorted(first.items())},
     )
 
 
@@ -367,10 +422,15 @@ def _start_and_bounds(rows: _FitRows, base: CalibratedModel, workload: Workload,
         "arithmetic_intensity": ai0,
     }
     shared, offset = FIT_BOUNDS["compute_efficiency_shared"], FIT_BOUNDS["compute_efficiency_offset"]
+    trend, decay = FIT_BOUNDS["software_trend"], FIT_BOUNDS["software_trend_decay"]
+    t0, tlo, thi = ([0.0, 0.6] + [0.0] * nv, [trend.lo, decay.lo] + [trend.lo] * nv,
+                    [trend.hi, decay.hi] + [trend.hi] * nv) if space.trend else ([], [], [])
     x0 = np.concatenate([[_logit(eff0)], np.zeros(nv), np.clip(dev0, *START_CLIPS["offset"]),
-                         [c.coordinate(start[c.name]) for c in space.coords]])
-    lo = np.concatenate([[shared.lo], np.full(nv + k, offset.lo), [c.lo for c in space.coords]])
-    hi = np.concatenate([[shared.hi], np.full(nv + k, offset.hi), [c.hi for c in space.coords]])
+                         [c.coordinate(start[c.name]) for c in space.coords], t0])
+    lo = np.concatenate([[shared.lo], np.full(nv + k, offset.lo), [c.lo for c in space.coords],
+                         tlo])
+    hi = np.concatenate([[shared.hi], np.full(nv + k, offset.hi), [c.hi for c in space.coords],
+                         thi])
     return x0, lo, hi
 
 
@@ -392,18 +452,50 @@ def _least_squares_fit(rows: _FitRows, start, workload: Workload, space, x0, lo,
 
     def resid(theta):
         ef, _ven, _shared, p = space.unpack(theta)
-        o = model_outputs(
-            replace(rows.cfg, compute_efficiency=ef[rows.family_index]),
-            rows.facts,
-            replace(start, **p),
-            workload,
-        )
+        _, decay, by_vendor = space.trends(theta)
+        eff = ef[rows.family_index]
+        if space.trend:
+            eff = with_software_gain(eff, by_vendor[rows.row_vendor] * trend_rounds(
+                rows.ahead, rows.age, decay, start.software_trend_rounds))
+        o = model_outputs(replace(rows.cfg, compute_efficiency=eff), rows.facts,
+                          replace(start, **p), workload)
         return np.concatenate([np.log(o["time_to_train_min"]) - y,
                                space.priors(theta, start)])
 
-    return least_squares(
-        resid, np.clip(x0, lo + 1e-9, hi - 1e-9), bounds=(lo, hi), loss="soft_l1", f_scale=0.1
-    )
+    return least_squares(resid, np.clip(x0, lo + 1e-9, hi - 1e-9), bounds=(lo, hi),
+                         loss="soft_l1", f_scale=0.1)
+
+
+def _fit_with_trend(rows: _FitRows, start, workload: Workload, space, x0, lo, hi):
+    """The model without a trend first; then, with its shared parameters (links, overlap,
+    overhead, ...) held, the efficiencies and the software trend together.
+
+    Fitted all at once, a trend can trade the rounds' software against the links and the
+    overlap (later rounds ran larger systems) and end with a physically absurd network
+    efficiency; the trend is meant to explain what the physics leaves between rounds.
+    Returns the combined solution in ``space``'s coordinates (``x``, ``cost``, ``success``).
+    """
+    nt, nc = space.n_trend, len(space.coords)
+    ne = len(x0) - nt - nc  # the efficiencies: shared, per vendor, per family
+    flat = replace(space, trend=False)
+    first = _least_squares_fit(rows, start, workload, flat, x0[:-nt], lo[:-nt], hi[:-nt])
+    _, _, _, held = flat.unpack(first.x)
+    eff_only = replace(space, coords=())
+    keep = np.r_[0:ne, ne + nc:len(x0)]
+    x1 = np.concatenate([first.x[:ne], x0[ne + nc:]])
+    second = _least_squares_fit(rows, replace(start, **held), workload, eff_only, x1,
+                                lo[keep], hi[keep])
+    x = np.concatenate([second.x[:ne], first.x[ne:], second.x[ne:]])
+    return _Solution(x=x, cost=float(second.cost), success=bool(first.success and second.success))
+
+
+@dataclass(frozen=True)
+class _Solution:
+    """A fit's optimum, as scipy's result gives the parts the report reads."""
+
+    x: np.ndarray
+    cost: float
+    success: bool
 
 
 def _at_bound(names, x, lo, hi) -> list[str]:
@@ -417,7 +509,9 @@ def bound_source(name: str) -> FitBound:
     writes it (``compute_efficiency_by_family[H100]`` is an offset)."""
     if name.startswith(("compute_efficiency_by_family", "compute_efficiency_by_vendor")):
         return FIT_BOUNDS["compute_efficiency_offset"]
-    return FIT_BOUNDS[name]
+    if name in FIT_BOUNDS:
+        return FIT_BOUNDS[name]
+    return FIT_BOUNDS["software_trend"]  # software_trend_shared, software_trend_by_vendor[...]
 
 
 def _bound_sides(names, x, lo, hi) -> dict:
@@ -442,6 +536,7 @@ def _fitted_model(base, rows: _FitRows, space, sol, workload):
     """The model at the optimum, rounded as the model file stores it, and the training rows
     per family."""
     ef, ven, shared, p = space.unpack(sol.x)
+    trend_shared, decay, trend_by_vendor = space.trends(sol.x)
     fams, fi = rows.families, rows.family_index
     rows_per_family = {f: int((fi == j).sum()) for j, f in enumerate(fams)}
     digits = {"overhead_s": 4, "step_latency_s": 8}
@@ -451,6 +546,12 @@ def _fitted_model(base, rows: _FitRows, space, sol, workload):
         compute_efficiency_by_family={f: round(float(v), 6) for f, v in zip(fams, ef)},
         compute_efficiency_shared=round(shared, 6),
         compute_efficiency_by_vendor={v: round(float(e), 6) for v, e in zip(rows.vendors, ven)},
+        software_trend_shared=round(trend_shared, 6),
+        software_trend_by_vendor=({v: round(float(e), 6) for v, e in zip(rows.vendors, trend_by_vendor)}
+                                  if space.trend else {}),
+        software_round=rows.latest_round,
+        software_trend_decay=round(decay, 6),
+        software_first_round_by_family=dict(rows.first_rounds),
         workload=workload.name,
         fit=FitReport(),
         **rounded,
@@ -558,15 +659,21 @@ def calibrate(
     inputs = model_inputs(t, start, workload, **kw)
     usable, skipped = usable_rows(t, inputs, ttt, modelled_times(inputs, start, workload))
     in_train = _training_mask(t, usable, train_rounds)
-    rows = _fit_rows(inputs.cfg, inputs.facts, in_train, ttt)
-    narrow = rows.cfg.narrow_peak_tflops
-    mixed = bool(((narrow > rows.cfg.peak_tflops).any())
-                 and (narrow <= rows.cfg.peak_tflops).any())
+    rows = _fit_rows(inputs.cfg, inputs.facts, in_train, ttt,
+                     t["round"].to_numpy(dtype=object) if "round" in t.columns else None)
+    # the share at the narrow peak is identified only by rows whose narrow peak stands in
+    # different ratios to the wide one (FP8 and BF16 rows, FP4 and FP8 rows)
+    ratio = np.log(np.asarray(rows.cfg.narrow_peak_tflops, float)
+                   / np.asarray(rows.cfg.peak_tflops, float))
+    ratio = ratio[np.isfinite(ratio)]
+    mixed = bool(ratio.size and np.ptp(ratio) > 0.05)
     space = _ParamSpace(k=len(rows.families), family_vendor=rows.family_vendor,
                         coords=_shared_coords(
-        workload.arithmetic_intensity is None, mixed, ai_lo, ai_hi, tuple(fixed)))
+        workload.arithmetic_intensity is None, mixed, ai_lo, ai_hi, tuple(fixed)),
+                        trend=bool((rows.ahead < 0).any()) and "software_trend" not in fixed)
     x0, lo, hi = _start_and_bounds(rows, base, workload, space, ai0)
-    sol = _least_squares_fit(rows, start, workload, space, x0, lo, hi)
+    sol = (_fit_with_trend(rows, start, workload, space, x0, lo, hi) if space.trend
+           else _least_squares_fit(rows, start, workload, space, x0, lo, hi))
     model, rows_per_family = _fitted_model(start, rows, space, sol, workload)
 
     pred = predicted_times(t[usable], model, workload, **kw)

@@ -29,11 +29,14 @@ from ...errors import DataError
 from ...formatting import number
 from ..facts import catalog as _cat
 from ..facts.accelerators import resolve_accelerator
-from ..facts.hardware import hardware_facts
+from ..facts.benchmarks import benchmarks_of
+from ..facts.formats import assumed_format_note, format_name, stated_formats
+from ..facts.hardware import ELEMENT_BYTES, hardware_facts
 from .batch_choice import batch_candidates, chosen_note, fastest_batches, smallest_batches
 from .model_arrays import ConfigArrays, RowFacts
 from .domain import catalog_with_row_specs, domain_reasons, largest_node, without_outside
 from .perfmodel import HOST_COPY_EFFICIENCY, CalibratedModel, Workload
+from .software import with_software_gain
 from .workloads import round_samples_curve
 
 __all__ = [
@@ -519,6 +522,23 @@ def _training_length(table: pd.DataFrame, workload: Workload, gb, use_table_epoc
     return epochs, samples, curve, measured
 
 
+def _stated_precisions(table: pd.DataFrame, A: pd.DataFrame, workload: Workload):
+    """The training format of each row that does not name its own: what its round's
+    submissions stated (``training_formats.csv``), else the workload's; and for each row
+    whose format a rule stated, the rule (``""`` elsewhere)."""
+    n = len(table)
+    given = (np.array([format_name(v) is not None for v in table["precision"]], dtype=bool)
+             if "precision" in table.columns else np.zeros(n, dtype=bool))
+
+    def column(name):
+        return table[name].to_numpy(dtype=object) if name in table.columns else [None] * n
+
+    fmt, why = stated_formats(column("round"), column("submitter"),
+                              A["vendor"].to_numpy(dtype=object), benchmarks_of(workload.name))
+    stated = np.array([f is not None for f in fmt], dtype=bool) & ~given
+    return np.where(stated, fmt, workload.precision), np.where(stated, why, "")
+
+
 def _check_columns(table: pd.DataFrame) -> None:
     missing = [c for c in REQUIRED_PREDICT_COLUMNS if c not in table.columns]
     if missing:
@@ -555,7 +575,12 @@ def model_inputs(
     outside = domain_reasons(table, np.where(known, largest_node(A), np.inf), catalog_rows=A)
     notes.refuse(outside != "", outside)
     table = without_outside(table, outside)
-    hw = hardware_facts(table, A.reset_index(drop=True), workload.precision)
+    formats, stated = _stated_precisions(table, A, workload)
+    hw = hardware_facts(table, A.reset_index(drop=True), formats)
+    for why in sorted(set(stated[stated != ""])):
+        for used in sorted(set(hw.precision[stated == why]) - {""}):
+            rows = (stated == why) & (hw.precision == used)
+            notes.add(rows, assumed_format_note(used, formats[rows][0], why))
     wide = np.where(np.isnan(hw.facts["bf16_dense_tflops"]), hw.facts["fp16_dense_tflops"],
                     hw.facts["bf16_dense_tflops"])
     peak, mem_bw = np.where(np.isnan(wide), hw.peak, wide), hw.facts["mem_bw_tbps"]
@@ -563,8 +588,8 @@ def model_inputs(
     modelled = known & (peak > 0) & (mem_bw > 0)
     notes.refuse(~known, unmodelled)
     notes.refuse(known & ~modelled, np.where(unmodelled != "", unmodelled, _NOTE_UNMODELLED))
-    notes.add(hw.precision_unread, f"precision not understood: the workload's "
-                                   f"{workload.precision} used")
+    notes.add(hw.precision_unread, np.array([f"precision not understood: {p} used"
+                                             for p in hw.precision], dtype=object))
 
     fam = A["family"].astype(str).to_numpy()
     gen = A["generation"].astype(str).to_numpy()
@@ -572,6 +597,8 @@ def model_inputs(
     keys = list(zip(fam, gen, ven))
     pairs = {k: model.compute_efficiency_for(k[0], k[1], vendor=k[2]) for k in set(keys)}
     eff = np.array([pairs[k][0] for k in keys], dtype=float)
+    rounds = table["round"].to_numpy(dtype=object) if "round" in table.columns else [None] * len(ven)
+    eff = with_software_gain(eff, model.software_gain(ven, fam, rounds))
     basis = np.array([pairs[k][1] for k in keys], dtype=object)
 
     max_node = pd.to_numeric(A["max_accels_per_node"], errors="coerce").to_numpy(float) \
@@ -589,6 +616,7 @@ def model_inputs(
     hw_cfg = ConfigArrays(
         peak_tflops=peak,
         narrow_peak_tflops=hw.peak,
+        narrow_bytes=np.array([ELEMENT_BYTES.get(p, 1.0) for p in hw.precision], dtype=float),
         compute_efficiency=eff,
         mem_bw_tbps=mem_bw,
         n_accelerators=shape.n,

@@ -183,30 +183,39 @@ def _inside(err, w_lo, w_hi, widen=0.0):
     return (err <= w_lo + widen + 1e-12) & (-err <= w_hi + widen + 1e-12)
 
 
-def _held_out_coverage(err, rounds, nominal: float, floor: float = 0.0) -> float:
-    """Share of ``err`` inside half-widths taken at ``nominal`` from the other rounds'
-    errors (in-sample when there is one round); the low half-width at least ``floor``."""
+def _held_out_coverage(err, rounds, nominal: float, floor: float = 0.0,
+                       high: float | None = None) -> float:
+    """Share of ``err`` inside half-widths taken at ``nominal`` (the high end at ``high``
+    when given) from the other rounds' errors (in-sample when there is one round); the low
+    half-width at least ``floor``."""
+    def widths(e):
+        w_lo, w_hi = _quantile_pair(e, nominal)
+        return max(w_lo, floor), (w_hi if high is None else _quantile_pair(e, high)[1])
+
     names = sorted(set(rounds))
     if len(names) < 2:
-        w_lo, w_hi = _quantile_pair(err, nominal)
-        return float(_inside(err, max(w_lo, floor), w_hi).mean())
+        return float(_inside(err, *widths(err)).mean())
     hits = []
     for r in names:
         held = rounds == r
         if held.all() or (~held).sum() < 3:
             continue
-        w_lo, w_hi = _quantile_pair(err[~held], nominal)
-        hits.append(_inside(err[held], max(w_lo, floor), w_hi))
+        hits.append(_inside(err[held], *widths(err[~held])))
     return float(np.concatenate(hits).mean()) if hits else 0.0
 
 
 def _widths(err, rounds, level: float, floor: float = 0.0) -> tuple[float, float, int]:
     """``(w_lo, w_hi, n)`` of the errors at the smallest nominal level whose half-widths,
     taken from the other rounds, hold ``level`` of each round's rows (the low one at least
-    ``floor``)."""
+    ``floor``; where the floor holds more than its share, the high end at the smallest
+    level that still holds ``level``)."""
     nominal = next((q for q in _NOMINAL if _held_out_coverage(err, rounds, q, floor) >= level),
                    _NOMINAL[-1])
     w_lo, w_hi = _quantile_pair(err, nominal)
+    if floor > w_lo:
+        high = next((q for q in _HIGH if q <= nominal
+                     and _held_out_coverage(err, rounds, nominal, floor, q) >= level), nominal)
+        w_hi = _quantile_pair(err, high)[1]
     return round(max(w_lo, floor), 6), round(w_hi, 6), int(len(err))
 
 
@@ -217,6 +226,8 @@ _MIN_DISTANCE_ROWS = 10
 
 #: The nominal levels tried for the half-widths, and the widenings per doubling.
 _NOMINAL = tuple(np.round(np.arange(0.80, 0.991, 0.005), 3))
+#: The levels tried for a high end alone, where a floored low end holds more than its share.
+_HIGH = tuple(np.round(np.arange(0.30, 0.991, 0.005), 3))
 _WIDEN = tuple(np.round(np.arange(0.0, 0.501, 0.01), 2))
 
 

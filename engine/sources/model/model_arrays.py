@@ -63,6 +63,9 @@ class ConfigArrays:
         Host-to-accelerator link per accelerator; ``DEFAULT_HOST_GBPS`` when absent.
     narrow_peak_tflops : array or None
         Dense peak in the workload's narrower format (fp8/fp4); ``peak_tflops`` where none.
+    narrow_bytes : array or None
+        Bytes of an element in that format over a bf16 one (fp8 0.5, fp4 0.28 with its
+        block scales); 1 where absent.
     scaleup_domain, scaleup_GBps : array or None
         The accelerator's scale-up domain and its bandwidth.
     mem_gb : array or None
@@ -85,6 +88,7 @@ class ConfigArrays:
     model_parallel: object = None
     host_GBps: object = None
     narrow_peak_tflops: object = None
+    narrow_bytes: object = None
     scaleup_domain: object = None
     scaleup_GBps: object = None
     mem_gb: object = None

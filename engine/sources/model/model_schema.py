@@ -68,7 +68,8 @@ _NUMBERS = ("compute_efficiency_default", "family_prior_sd", "vendor_prior_sd",
             "mem_overlap", "comm_efficiency", "overlap", "overhead_s", "batch_half",
             "cpu_decode_rate", "dali_decode_rate", "dali_gpu_overhead", "latency_intra_s",
             "latency_inter_s", "tcp_efficiency", "noise_sigma", "epochs_noise_sigma",
-            "idle_power_frac")
+            "idle_power_frac", "software_trend_shared", "software_trend_rounds",
+            "software_trend_decay")
 
 #: A model file: every field's JSON type; ``fit`` required, and its parts typed.
 MODEL_SCHEMA = Obj({
@@ -77,6 +78,9 @@ MODEL_SCHEMA = Obj({
     "compute_efficiency_by_family": Map(Num()),
     "compute_efficiency_by_vendor": Map(Num()),
     "compute_efficiency_shared": Maybe(Num()),
+    "software_trend_by_vendor": Map(Num()),
+    "software_first_round_by_family": Map(Str()),
+    "software_round": Maybe(Str()),
     "allreduce": Str(), "workload": Str(),
     "fit": Obj({
         "domain": FIT_DOMAIN,

@@ -29,6 +29,7 @@ from ...params import (
     POSITIVE,
     TEXT,
     InstanceOf,
+    Interval,
     Mapping,
     Options,
     check_fields,
@@ -36,9 +37,10 @@ from ...params import (
 from .fit_report import FitReport
 from .model_arrays import ConfigArrays
 from .model_schema import check_model_file
+from .software import rounds_between, software_gain
 from .workload import IMAGENET_TRAIN_SAMPLES, Workload, resnet50
 
-__all__ = ["Workload", "CalibratedModel", "resnet50", "DEFAULT_MODEL", "evaluate",
+__all__ = ["Workload", "CalibratedModel", "resnet50", "DEFAULT_MODEL", "evaluate", "mixed_peak",
            "IMAGENET_TRAIN_SAMPLES", "MODEL_VERSION", "MEM_EFFICIENCY", "HOST_COPY_EFFICIENCY"]
 
 
@@ -48,6 +50,9 @@ HOST_COPY_EFFICIENCY = 0.8
 #: Host-to-accelerator bandwidth per accelerator (GB/s per direction) when a configuration
 #: does not give one: PCIe 4.0 x16, 32 GB/s nominal, at ``HOST_COPY_EFFICIENCY``.
 DEFAULT_HOST_GBPS = 32.0 * HOST_COPY_EFFICIENCY
+#: A software trend: the log of the compute efficiency gained per round (0: none; 1 would be
+#: 2.7 times in one round, far beyond any measured gain).
+TREND = Interval(float, 0, 1)
 #: Version of the model file format: 1 was the compute-only model, 2 the roofline model with
 #: one efficiency per family borrowed by families without data, 3 adds the efficiency shared
 #: across families, the per-pass latency and the workload's training precision.
@@ -104,6 +109,14 @@ class CalibratedModel:
     noise_sigma: float = 0.04  # run-to-run spread of throughput (simulate only)
     epochs_noise_sigma: float = 0.025  # run-to-run spread of epochs to converge
     idle_power_frac: float = 0.30  # accelerator power at 0% busy, fraction of TDP
+    # the software trend: log of the compute efficiency gained per MLPerf round, per vendor
+    # (fitted across its families), shared across vendors for one without its own
+    software_trend_by_vendor: dict = field(default_factory=dict)
+    software_trend_shared: float = 0.0
+    software_trend_decay: float = 1.0  # the trend's share left each round a family ages
+    software_first_round_by_family: dict = field(default_factory=dict)  # its first fitted
+    software_round: str | None = None  # the round the efficiencies are of (latest fitted)
+    software_trend_rounds: float = 2.0  # rounds ahead the trend is extrapolated, at most
     workload: str = "resnet50"
     fit: FitReport = field(default_factory=FitReport)  # calibration report (a dict is read)
 
@@ -134,6 +147,12 @@ class CalibratedModel:
         "compute_efficiency_by_vendor": (Mapping(TEXT, FRACTION_OPEN),),
         "fit": (InstanceOf(FitReport, "a FitReport (or a dict of its parts)"),),
         "compute_efficiency_shared": (None, FRACTION_OPEN),
+        "software_trend_by_vendor": (Mapping(TEXT, TREND),),
+        "software_trend_shared": (TREND,),
+        "software_round": (None, TEXT),
+        "software_trend_decay": (FRACTION_OPEN,),
+        "software_first_round_by_family": (Mapping(TEXT, TEXT),),
+        "software_trend_rounds": (NON_NEGATIVE,),
         "workload": (TEXT,),
     }
 
@@ -149,7 +168,7 @@ class CalibratedModel:
 
         ``basis`` is ``"fitted"`` when the family had calibration rows; for a family without
         rows, ``"borrowed:<vendor>"`` when its vendor had rows (the efficiency of the
-        vendor's software shared across its families), else ``"borrowed:shared"`` (the one
+        vendor's software shared across its families, at ``software_round``), else ``"borrowed:shared"`` (the one
         shared across vendors), each applied to the family's own peak, memory and links;
         ``"assumed"`` for ``compute_efficiency_default`` (a hand-set model without a fit).
         ``generation`` is accepted for callers that have it; the basis does not depend on
@@ -164,6 +183,20 @@ class CalibratedModel:
         if self.compute_efficiency_shared is not None:
             return float(self.compute_efficiency_shared), "borrowed:shared"
         return float(self.compute_efficiency_default), "assumed"
+
+    def rounds_ahead(self, rounds) -> np.ndarray:
+        """Rounds from ``software_round`` to each row's round (negative for an older round;
+        0 for a row without a round and for a model without one)."""
+        return rounds_between(self.software_round, rounds)
+
+    def software_gain(self, vendors, families, rounds) -> np.ndarray:
+        """Each row's gain (log) of compute efficiency over the software of
+        ``software_round``: its vendor's trend (the shared one for a vendor without its
+        own) over the rounds from ``software_round`` to the row's, each round's gain
+        ``software_trend_decay ** age`` for a family ``age`` rounds past its first, at most
+        ``software_trend_rounds`` ahead; negative for an older round's rows, which ran
+        older software (:func:`~.software.software_gain`)."""
+        return software_gain(self, vendors, families, rounds)
 
     def intensity_for(self, workload: "Workload") -> float:
         """FLOPs per byte of memory traffic: the workload's own value, else the one fitted on
@@ -338,8 +371,7 @@ def _device_time(v: _Inputs, cfg: ConfigArrays, model, workload: Workload, b_acc
         # the share narrow_fraction of the FLOPs runs at the narrow-precision peak (fp8
         # GEMMs), the rest at the bf16 one (attention, norms, the layers kept wide)
         nar = xp.broadcast_to(xp.asarray(cfg.narrow_peak_tflops, dtype=f64), v.shape) * 1e12
-        ratio = xp.where(v.ok & (nar > 0), v.peak / xp.where(nar > 0, nar, 1.0), 1.0)
-        peak = v.peak / ((1.0 - model.narrow_fraction) + model.narrow_fraction * ratio)
+        peak = mixed_peak(v.peak, xp.where(v.ok, nar, 0.0), model.narrow_fraction, xp)
     bm = bm / _extra_split(v, workload, shards, xp)
     t_compute = b_acc * F / (peak * v.eff_c) * ((bm + model.batch_half) / bm)
     if model.step_latency_s > 0:
@@ -352,7 +384,13 @@ def _device_time(v: _Inputs, cfg: ConfigArrays, model, workload: Workload, b_acc
     intensity = model.intensity_for(workload)
     held = (_held_params(v, workload, shards, xp) if workload.experts
             else workload.dense_params / shards)
-    t_memory = (b_acc * (F / intensity) + held * workload.state_bytes_per_param) / v.bw
+    traffic = b_acc * (F / intensity)
+    if cfg.narrow_bytes is not None and model.narrow_fraction > 0:
+        # the narrow share of the work reads and writes narrow elements: fewer bytes
+        nb = xp.broadcast_to(xp.asarray(cfg.narrow_bytes, dtype=f64), v.shape)
+        nb = xp.where(v.ok & (nb > 0), nb, 1.0)
+        traffic = traffic * ((1.0 - model.narrow_fraction) + model.narrow_fraction * nb)
+    t_memory = (traffic + held * workload.state_bytes_per_param) / v.bw
     # roofline: the longer term plus the part of the shorter one that does not overlap it
     longer = xp.maximum(t_compute, t_memory)
     shorter = xp.minimum(t_compute, t_memory)
@@ -360,6 +398,16 @@ def _device_time(v: _Inputs, cfg: ConfigArrays, model, workload: Workload, b_acc
         v.dali, 1.0 + model.dali_gpu_overhead, 1.0
     )
     return t_compute, t_memory, t_device
+
+
+def mixed_peak(peak, narrow_peak, narrow_fraction: float, xp=np):
+    """The dense peak a row's formats reach together: the share ``narrow_fraction`` of the
+    FLOPs at the narrow peak, the rest at ``peak`` (bf16); ``peak`` where there is no narrower
+    one."""
+    peak = xp.asarray(peak, dtype=np.float64)
+    nar = xp.asarray(narrow_peak, dtype=np.float64)
+    ratio = xp.where((nar > 0) & (peak > 0), peak / xp.where(nar > 0, nar, 1.0), 1.0)
+    return peak / ((1.0 - narrow_fraction) + narrow_fraction * ratio)
 
 
 def _extra_split(v: _Inputs, workload: Workload, shards, xp):

@@ -21,6 +21,8 @@ gets one of three outcomes:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -92,19 +94,30 @@ def rounds_after(table: pd.DataFrame, model: CalibratedModel) -> np.ndarray:
     return np.array([max(o - last, 0) if o is not None else 0 for o in ords], dtype=float)
 
 
-def _later_notes(notes, table: pd.DataFrame, model: CalibratedModel, later) -> None:
-    """Say, on each row of a round after the fitted ones, that the model does not know the
-    software of that round."""
+def _later_notes(notes, table: pd.DataFrame, model: CalibratedModel, later, facts) -> None:
+    """Say, on each row of a round after the fitted ones, how the model reaches that round's
+    software: by its vendor's software trend, or not at all (a model without one)."""
     if not (later > 0).any():
         return
     last = max(model.fit.domain["rounds"], key=round_ordinal)
     shipped = interval_table()
     wider = (" (its interval is that of rows predicted as far ahead)"
              if shipped.by_distance or shipped.per_round > 0 else "")
+    rounds = table["round"].to_numpy(dtype=object)
+    gain = model.software_gain(facts.vendor, facts.family, rounds)
+    cap = model.software_trend_rounds
+
+    def how(k, g):
+        if model.software_round is None:
+            return "software gains since are not in the model"
+        most = f", {cap:g} rounds of it at most" if k > cap else ""
+        return (f"software extrapolated by its vendor's trend (compute efficiency "
+                f"x{math.exp(g):.2f}{most})")
+
     notes.add(later > 0, np.array([
-        f"round {r} is {int(k)} round(s) after the latest fitted round ({last}): software "
-        f"gains since are not in the model{wider}" if k > 0 else ""
-        for r, k in zip(table["round"].to_numpy(dtype=object), later)], dtype=object))
+        f"round {r} is {int(k)} round(s) after the latest fitted round ({last}): "
+        f"{how(k, g)}{wider}" if k > 0 else ""
+        for r, k, g in zip(rounds, later, gain)], dtype=object))
 
 
 def _basis_notes(inputs, model: CalibratedModel, workload: Workload) -> np.ndarray:
@@ -199,7 +212,7 @@ def predict(
     for c in PREDICTED + ("epochs",):
         res[f"predicted_{c}"] = np.where(valid, out[c], np.nan)
     later = rounds_after(table, model)
-    _later_notes(inputs.notes, table, model, later)
+    _later_notes(inputs.notes, table, model, later, inputs.facts)
     lo, hi = interval_factors(basis, reach, rounds_after=later)
     t = res["predicted_time_to_train_min"].to_numpy(float)
     res[INTERVAL_COLUMNS[0]] = np.where(valid, t * lo, np.nan)

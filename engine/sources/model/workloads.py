@@ -245,7 +245,7 @@ def model_for_workload(model: CalibratedModel, wl: Workload) -> CalibratedModel:
 def default_model(name: str) -> CalibratedModel:
     """The calibrated model shipped for a workload (or benchmark) name: ``DEFAULT_MODEL`` for
     ResNet-50, ``engine/data/models/<workload>.json`` for the others (``gpurank calibrate``
-    on the shared MLPerf Training v3.0-v4.0 results, docs/simulator.md). A workload without a
+    on the shared MLPerf Training v3.0-v5.1 results, docs/simulator.md). A workload without a
     shipped fit takes the model of the nearest calibrated workload
     (:func:`nearest_calibrated`): its predictions are ``first-principles:<that workload>``,
     with this workload's own FLOPs, bytes, parameters and convergence."""

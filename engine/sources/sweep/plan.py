@@ -12,7 +12,8 @@ import pandas as pd
 from ...errors import UsageError
 from ..facts import catalog as _cat
 from ..facts.accelerators import resolve_accelerators
-from ..facts.hardware import hardware_facts
+from ..facts.formats import assumed_format_note, stated_formats
+from ..facts.hardware import ELEMENT_BYTES, hardware_facts
 from ..model.intervals import IntervalTable, interval_table
 from ..model.perfmodel import HOST_COPY_EFFICIENCY, CalibratedModel, Workload, resnet50
 from ..model.evaluation import (
@@ -21,7 +22,7 @@ from ..model.evaluation import (
     first_principles,
     first_principles_note,
 )
-from ..facts.benchmarks import workload_for_benchmark
+from ..facts.benchmarks import benchmarks_of, workload_for_benchmark
 from ..model.workloads import default_model, model_for_workload
 from ..model.workloads import workload as _workload
 
@@ -88,13 +89,21 @@ def _model_and_workload(model, workload) -> tuple[CalibratedModel, Workload]:
     return model_for_workload(model, workload), workload
 
 
-def _modelled_accelerators(acc: pd.DataFrame, accelerators, precision: str) -> pd.DataFrame:
+def _modelled_accelerators(acc: pd.DataFrame, accelerators, workload: Workload) -> pd.DataFrame:
     """The catalog's accelerators with a peak and a memory bandwidth (only those of the list
     ``accelerators``, when given), with their ``peak`` (bf16), ``narrow_peak`` (in the
-    workload's training ``precision``), ``mem_bw``, ``scaleup`` and ``scaleup_bw`` as
-    numbers."""
+    format the workload trains in on the accelerator: its vendor's latest stated one, else
+    the workload's; ``narrow_bytes`` its element size over bf16's), ``mem_bw``, ``scaleup``
+    and ``scaleup_bw`` as numbers."""
     acc = acc.copy().reset_index(drop=True)
-    hw = hardware_facts(pd.DataFrame(index=acc.index), acc, precision)
+    none = [None] * len(acc)
+    stated, why = stated_formats(none, none, acc["vendor"].to_numpy(dtype=object),
+                                  benchmarks_of(workload.name))
+    formats = np.where([f is not None for f in stated], stated, workload.precision)
+    hw = hardware_facts(pd.DataFrame(index=acc.index), acc, formats)
+    acc["narrow_bytes"] = [ELEMENT_BYTES.get(p, 1.0) for p in hw.precision]
+    acc["format_note"] = [assumed_format_note(u, f, w) if w and u else ""
+                          for u, f, w in zip(hw.precision, formats, why)]
     acc["peak"] = pd.to_numeric(acc["bf16_dense_tflops"], errors="coerce").fillna(
         pd.to_numeric(acc["fp16_dense_tflops"], errors="coerce"))
     acc["narrow_peak"] = hw.peak
@@ -235,6 +244,7 @@ def _accelerator_arrays(acc, cats: dict, eff_basis, links: _Links, workload: Wor
     accd = {
         "peak": acc["peak"].to_numpy(float),
         "narrow_peak": acc["narrow_peak"].to_numpy(float),
+        "narrow_bytes": acc["narrow_bytes"].to_numpy(float),
         # a pod fabric already joins the nodes (its network is the fabric): no wider domain
         "scaleup": np.where(fabric, np.nan, acc["scaleup"].to_numpy(float)),
         "scaleup_bw": acc["scaleup_bw"].to_numpy(float),
@@ -300,7 +310,7 @@ def prepare(*, model, workload, accelerators, providers, counts, nodes, local_ba
 
     if isinstance(accelerators, str):
         accelerators = [accelerators]
-    acc = _modelled_accelerators(acc, accelerators, workload.precision)
+    acc = _modelled_accelerators(acc, accelerators, workload)
     acc, prices = _priced(acc, prices, accelerators, providers)
     lk = _links(links, model, acc)
 
@@ -312,8 +322,8 @@ def prepare(*, model, workload, accelerators, providers, counts, nodes, local_ba
                  for f, g, v in zip(acc["family"].astype(str), acc["generation"].astype(str),
                                     acc["vendor"].astype(str))]
     fp = first_principles(model, workload)
-    notes = [basis_note(b, f, model, workload) for (_e, b), f in
-             zip(eff_basis, acc["family"].astype(str))]
+    notes = ["; ".join(x for x in (fmt, basis_note(b, f, model, workload)) if x)
+             for (_e, b), f, fmt in zip(eff_basis, acc["family"].astype(str), acc["format_note"])]
     if fp:
         eff_basis = [(e, f"first-principles:{model.workload}") for e, _b in eff_basis]
         notes = ["; ".join(x for x in (n, first_principles_note(model, workload)) if x)

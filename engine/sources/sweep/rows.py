@@ -18,7 +18,7 @@ from ...errors import UsageError
 from ...schema import SIMULATED_COLUMNS
 from ..model.batch_choice import batch_candidates, fastest_batches, smallest_batches
 from ..model.model_arrays import ConfigArrays
-from ..model.perfmodel import Workload, evaluate
+from ..model.perfmodel import Workload, evaluate, mixed_peak
 from ..model.evaluation import extrapolation
 from .plan import BATCH_OUT, CURVE_OUT, FW_DALI, FW_NVIDIA, FW_OTHER, SCALE_OUT, Plan
 
@@ -261,6 +261,7 @@ def _hardware_inputs(plan: Plan, a, layout: _Layout, host: _Host, network: _Netw
         dali=dali,
         host_GBps=A["host_bw"][a],
         narrow_peak_tflops=A["narrow_peak"][a],
+        narrow_bytes=A["narrow_bytes"][a],
         scaleup_domain=A["scaleup"][a], scaleup_GBps=A["scaleup_bw"][a],
         mem_gb=store,
     )
@@ -324,7 +325,8 @@ def _outcome(plan: Plan, d: _Draw, out: dict, s: Streams, rows: int) -> _Outcome
         train_s=train_s,
         price=plan.offer_price[d.offer],
         power=tdp * (mdl.idle_power_frac + (1.0 - mdl.idle_power_frac) * util),
-        mfu=thr * wl.flops_per_sample / (n * A["peak"][a] * 1e12),
+        mfu=thr * wl.flops_per_sample / (n * mixed_peak(A["peak"][a], A["narrow_peak"][a],
+                                                     mdl.narrow_fraction) * 1e12),
         bottleneck=out["bottleneck"],
     )
 
