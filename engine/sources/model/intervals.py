@@ -252,7 +252,8 @@ def fit_interval_table(held_out, *, level: float = INTERVAL_LEVEL, source: str =
     ``rounds_after`` > 0) take no part in those: the rows of each basis :data:`DISTANCES`
     rounds ahead give that basis's half-widths at that distance, the same way
     (``by_distance``; the low end never narrower than the nearer distance's, as a later
-    round's software only makes runs faster; a basis with fewer than 10 rows at a distance
+    round's software only makes runs faster, and the high end then at the smallest level
+    that still holds ``level``; a basis with fewer than 10 rows at a distance
     keeps the nearer distance's, widened by ``per_round``); ``per_round`` is the low end's
     step from the nearer to the farthest distance (the largest over bases). ``max_reach`` is the
     farthest extrapolation among the rows: beyond it each doubling adds the basis's own
