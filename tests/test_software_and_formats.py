@@ -303,3 +303,24 @@ def test_a_model_file_without_a_trend_predicts_as_one_with_none(tmp_path):
     a = predict(t, old, workload=wl, use_table_epochs=False)["predicted_time_to_train_min"]
     b = predict(t, flat, workload=wl, use_table_epochs=False)["predicted_time_to_train_min"]
     assert a.iloc[0] == pytest.approx(b.iloc[0])
+
+
+def test_the_report_says_what_software_a_model_is_of():
+    from gpurank.engine.commands.calibrate_report import software_text
+
+    assert software_text(CalibratedModel()) == ""
+    one = software_text(CalibratedModel(software_round="v5.1"))
+    assert "software of v5.1" in one and "no software trend measured" in one
+    m = CalibratedModel(software_round="v5.1", software_trend_by_vendor={"NVIDIA": math.log(1.2)},
+                        software_trend_decay=1.0)
+    assert "NVIDIA x1.20" in software_text(m)
+
+
+def test_the_mixed_peak_lies_between_the_wide_and_the_narrow_one():
+    from gpurank.engine.sources.model.perfmodel import mixed_peak
+
+    wide, narrow = np.array([1000.0, 1000.0, 1000.0, 1000.0]), np.array([2000.0, 6000.0, 0.0, np.nan])
+    got = mixed_peak(wide, narrow, 0.5)
+    assert got[0] == pytest.approx(1000 / (0.5 + 0.25)) and got[1] == pytest.approx(1000 / (0.5 + 0.5 / 6))
+    assert got[2] == 1000.0 and got[3] == 1000.0  # no narrower peak: the wide one
+    assert (mixed_peak(wide, narrow, 0.0) == wide).all()

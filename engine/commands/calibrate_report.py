@@ -39,6 +39,7 @@ __all__ = [
     "workloads_report",
     "evidence_report",
     "bounds_text",
+    "software_text",
     "bounds_table",
     "REPORT_BEGIN",
     "REPORT_END",
@@ -100,7 +101,7 @@ def validation_report(mlperf_table, *, model: CalibratedModel | None = None, **k
         f"memory bandwidth; compute/memory overlap {model.mem_overlap:.3f}; communication "
         f"efficiency {model.comm_efficiency:.3f}, overlap {model.overlap:.3f}; overhead "
         f"{model.overhead_s:.1f} s; batch knee {model.batch_half:.1f}."
-        + bounds_text(f),
+        + software_text(model) + bounds_text(f),
         "",
         "**Leave-one-round-out** (each round predicted by a model fitted on the other "
         "rounds; absolute % error of time to train; worst row signed, + = predicted slower):",
@@ -148,6 +149,21 @@ def bounds_table() -> str:
     lines += ["", f"Starts: a family's start efficiency is clipped to [{e[0]}, {e[1]}] and its "
               f"start offset to [{o[0]:+g}, {o[1]:+g}] (logit), so no start lies on the box."]
     return "\n".join(lines) + "\n"
+
+
+def software_text(model: CalibratedModel) -> str:
+    """What software a model's efficiencies are of, and its trend per round (the gain of a
+    family in its second round; ``software_trend_decay`` of it left each round after)."""
+    if model.software_round is None:
+        return ""
+    if not model.software_trend_by_vendor:
+        return (f" Efficiencies at the software of {model.software_round} (its rows span one "
+                "round: no software trend measured).")
+    per = ", ".join(f"{v} x{math.exp(t * model.software_trend_decay):.2f}"
+                    for v, t in sorted(model.software_trend_by_vendor.items()))
+    return (f" Efficiencies at the software of {model.software_round}; software trend per round "
+            f"of a family in its second round: {per}, {model.software_trend_decay:.2f} of it "
+            "left each round after.")
 
 
 def bounds_text(fit) -> str:
@@ -213,7 +229,7 @@ def workloads_report(mlperf_table, *, models: dict | None = None, **kw) -> str:
             f"**{wl.name}** (`{bench}`; {wl.throughput_unit}). Compute efficiency per family: "
             f"{effs}; arithmetic intensity {model.arithmetic_intensity:.0f} FLOP/B; overhead "
             f"{model.overhead_s:.0f} s; batch knee {model.batch_half:.1f}."
-            + bounds_text(f)
+            + software_text(model) + bounds_text(f)
             + f" Leave-one-{cv_by}-out per family:",
             "",
             *_md_cv(cv_summary(cv)),
