@@ -19,7 +19,12 @@ import pytest
 
 from gpurank.engine.sources import calibrate, predict
 from gpurank.engine.sources.facts.benchmarks import benchmarks_of, workload_names
-from gpurank.engine.sources.facts.formats import format_name, format_rules, stated_formats
+from gpurank.engine.sources.facts.formats import (
+    format_in_text,
+    format_name,
+    format_rules,
+    stated_formats,
+)
 from gpurank.engine.sources.facts.hardware import ELEMENT_BYTES, PRECISIONS
 from gpurank.engine.sources.facts.mlperf_rules import round_ordinal
 from gpurank.engine.sources.mlperf.logs import parse_result_text, stated_format
@@ -324,3 +329,26 @@ def test_the_mixed_peak_lies_between_the_wide_and_the_narrow_one():
     assert got[0] == pytest.approx(1000 / (0.5 + 0.25)) and got[1] == pytest.approx(1000 / (0.5 + 0.5 / 6))
     assert got[2] == 1000.0 and got[3] == 1000.0  # no narrower peak: the wide one
     assert (mixed_peak(wide, narrow, 0.0) == wide).all()
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("FP8 Training", "fp8"), ("NVFP4 GEMMs, BF16 elsewhere", "fp4"), ("MXFP8 recipe", "fp8"),
+    ("uses FP16", "bf16"), ("Based on AMD's v5.1 submission code", None), ("fp8_recipe", None),
+    ("", None), (None, None), (float("nan"), None), ("x" * 20_000 + " FP8", None),
+])
+def test_a_description_names_its_format(text, expected):
+    assert format_in_text(text) == expected
+
+
+def test_the_reader_takes_the_format_a_description_states():
+    root = shared_data("mlperf_training", "raw")
+    if not (root / "v5.1" / "AMD").is_dir():
+        pytest.skip("shared MLPerf Training data not present")
+    from gpurank.engine.sources import read_mlperf
+
+    t = read_mlperf(root / "v5.1" / "AMD", benchmark="all").table
+    # the MI350X/MI355X descriptions say "FP8 Training" in sw_notes, the MI300X/MI325X ones
+    # nothing; none of their logs prints its configuration
+    by = dict(zip(t["system"], t["precision"]))
+    assert by["MI355X_EPYC_9575F_pytorch"] == "fp8" and by["MI350X_EPYC_9575F_pytorch"] == "fp8"
+    assert by["MI325X_EPYC_9575F_pytorch_llama2_70b"] == ""

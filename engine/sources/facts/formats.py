@@ -13,6 +13,7 @@ rules, and a row without a submitter the rule for the vendor's own submissions.
 from __future__ import annotations
 
 import math
+import re
 from functools import lru_cache
 from importlib import resources
 
@@ -21,7 +22,8 @@ import pandas as pd
 
 from .mlperf_rules import round_ordinal
 
-__all__ = ["FORMAT_ALIASES", "format_name", "format_rules", "stated_formats", "assumed_format_note"]
+__all__ = ["FORMAT_ALIASES", "format_name", "format_in_text", "format_rules", "stated_formats",
+           "assumed_format_note"]
 
 #: Names a table or a log gives a training format, and the format of
 #: :data:`.hardware.PRECISIONS` each computes at (MXFP8's blocks run at the FP8 peak,
@@ -42,6 +44,22 @@ def format_name(value) -> str | None:
         return None
     text = str(value).strip().lower().replace("-", "").replace("_", "")
     return FORMAT_ALIASES.get(text)
+
+
+#: A format named as a word of a free text ("FP8 Training", "NVFP4 GEMMs").
+_FORMAT_WORD = re.compile(
+    r"(?<![A-Za-z0-9_])(nv|mx)?(fp4|fp8|fp16|bf16|float4|float8|float16)(?![A-Za-z0-9_])",
+    re.IGNORECASE)
+
+
+def format_in_text(text) -> str | None:
+    """The narrowest training format a free text names as a word (a system description's
+    notes: "FP8 Training" -> ``"fp8"``), None where it names none."""
+    if text is None or (isinstance(text, float) and math.isnan(text)):
+        return None
+    found = {format_name("".join(g for g in m.groups() if g)) for m in
+             _FORMAT_WORD.finditer(str(text)[:10_000])} - {None}
+    return next((f for f in ("fp4", "fp8", "bf16") if f in found), None)
 
 
 @lru_cache(maxsize=1)

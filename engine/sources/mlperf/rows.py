@@ -31,6 +31,7 @@ from ..facts.regular_files import (
     read_regular,
 )
 from ..facts.benchmarks import workload_for_benchmark
+from ..facts.formats import format_in_text
 
 __all__ = ["MLPERF_COLUMNS", "system_row", "add_catalog", "build_table"]
 
@@ -210,8 +211,10 @@ def system_row(ref: SystemRef, warn: ReadWarnings) -> tuple[dict, tuple]:
     _convergence_facts(row, runs, valid, info, gbs, n_failed, dropped)
     fmts = Counter(r.log_format for r in runs if r.log_format)
     row["log_format"] = fmts.most_common(1)[0][0] if fmts else ""
+    # the format the logs state, else the one the description's notes name ("FP8 Training")
     stated = Counter(r.precision for r in (valid or runs) if r.precision)
-    row["precision"] = stated.most_common(1)[0][0] if stated else ""
+    row["precision"] = (stated.most_common(1)[0][0] if stated
+                        else format_in_text(fields.get("sw_notes")) or "")
     row["score_reason"] = "; ".join(reasons)
     row["score_source"] = "logs" if score is not None else ""
     timing = tuple(sorted(r.timing_key for r in runs if r.timing_key is not None))

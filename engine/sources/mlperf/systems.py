@@ -128,6 +128,7 @@ def _empty_fields() -> dict:
         "network": "",
         "framework": "",
         "accelerator_memory": "",
+        "sw_notes": "",  # the description's software and hardware notes, joined
         "desc_notes": [],
         "desc_problems": [],
     }
@@ -156,6 +157,7 @@ def _from_flat(d: dict) -> dict:
     # v4.0 adds framework_name beside (or instead of) framework
     f["framework"] = _text(_first(d, "framework", "framework_name"))
     f["accelerator_memory"] = _text(d.get("accelerator_memory_capacity"))
+    f["sw_notes"] = " ".join(x for x in (_text(d.get("sw_notes")), _text(d.get("hw_notes"))) if x)
     if "divison" in d and "division" not in d:
         f["desc_notes"].append("key 'divison' used for division")
     if "number of nodes" in d and "number_of_nodes" not in d:
