@@ -352,3 +352,30 @@ def test_the_reader_takes_the_format_a_description_states():
     by = dict(zip(t["system"], t["precision"]))
     assert by["MI355X_EPYC_9575F_pytorch"] == "fp8" and by["MI350X_EPYC_9575F_pytorch"] == "fp8"
     assert by["MI325X_EPYC_9575F_pytorch_llama2_70b"] == ""
+
+
+def test_a_fit_of_one_round_borrows_the_nearest_measured_trend():
+    from gpurank.engine.sources.model.workloads import borrow_software_trends
+
+    measured = CalibratedModel(software_round="v5.1", software_trend_by_vendor={"NVIDIA": 0.1},
+                               software_trend_decay=0.8, workload="llama2_70b_lora")
+    far = CalibratedModel(software_round="v5.1", software_trend_by_vendor={"NVIDIA": 0.3},
+                          workload="resnet50")
+    one = CalibratedModel(software_round="v5.1", workload="llama31_8b")
+    none = CalibratedModel(workload="retinanet")  # a fit without rounds: nothing to move
+    out = borrow_software_trends({"llama2_70b_lora": measured, "resnet50": far,
+                                  "llama31_8b": one, "retinanet": none})
+    got = out["llama31_8b"]
+    assert got.software_trend_from == "llama2_70b_lora"  # the nearer workload
+    assert got.software_trend_by_vendor == {"NVIDIA": 0.1} and got.software_trend_decay == 0.8
+    assert out["retinanet"] is none and out["llama2_70b_lora"] is measured
+    # idempotent: a borrowed trend is not lent on
+    assert borrow_software_trends(out) == out
+    assert borrow_software_trends({"llama31_8b": one})["llama31_8b"] is one
+
+
+def test_the_shipped_models_of_one_round_carry_a_borrowed_trend():
+    for name in ("llama31_8b", "flux1"):
+        m = default_model(name)
+        assert m.software_round == "v5.1" and m.software_trend_from
+        assert default_model(m.software_trend_from).software_trend_from is None

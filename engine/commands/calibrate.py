@@ -20,7 +20,7 @@ from ..sources.model.intervals import fit_interval_table
 from ..sources.model.perfmodel import CalibratedModel
 from ..sources.model.predict import predict
 from ..sources.model.validation import rows_of, workload_benchmarks
-from ..sources.model.workloads import workload
+from ..sources.model.workloads import borrow_software_trends, workload
 from .calibrate_report import (
     EVIDENCE_BEGIN,
     EVIDENCE_END,
@@ -134,6 +134,8 @@ def run_calibrate_cli(
         if not models:
             raise DataError("no benchmark of the table has a shipped workload "
                             "(engine/data/workloads.csv)")
+        trends = borrow_software_trends({w: m for w, (_b, m) in models.items()})
+        models = {w: (b, trends[w]) for w, (b, _m) in models.items()}
         if intervals is not None:
             check_target(intervals, name="--intervals", overwrite=overwrite)
         ev_rep = _evidence_target(report) if report else None

@@ -32,7 +32,7 @@ from ..sources.model.fit_report import FitReport
 from ..sources.model.intervals import fit_interval_table
 from ..sources.model.perfmodel import CalibratedModel
 from ..sources.model.validation import cross_validate, cv_summary, rows_of, workload_benchmarks
-from ..sources.model.workloads import workload
+from ..sources.model.workloads import borrow_software_trends, workload
 
 __all__ = [
     "validation_report",
@@ -161,9 +161,11 @@ def software_text(model: CalibratedModel) -> str:
                 "round: no software trend measured).")
     per = ", ".join(f"{v} x{math.exp(t * model.software_trend_decay):.2f}"
                     for v, t in sorted(model.software_trend_by_vendor.items()))
+    whose = (f" (borrowed from {model.software_trend_from}'s fit: its own rows span one round)"
+             if model.software_trend_from else "")
     return (f" Efficiencies at the software of {model.software_round}; software trend per round "
             f"of a family in its second round: {per}, {model.software_trend_decay:.2f} of it "
-            "left each round after.")
+            f"left each round after{whose}.")
 
 
 def bounds_text(fit) -> str:
@@ -195,11 +197,16 @@ def workloads_report(mlperf_table, *, models: dict | None = None, **kw) -> str:
     ``kw`` go to :func:`cross_validate` (the catalog tables).
     """
     models = dict(models or {})
+    for bench in workload_benchmarks(mlperf_table):
+        if workload(bench).name not in models:
+            models[workload(bench).name] = calibrate(rows_of(mlperf_table, bench),
+                                                     workload=workload(bench), **kw)
+    models = borrow_software_trends(models)  # as calibrate --benchmark all writes them
     summary, details = [], []
     for bench in workload_benchmarks(mlperf_table):
         wl = workload(bench)
         rows = rows_of(mlperf_table, bench)
-        model = models.get(wl.name) or calibrate(rows, workload=wl, **kw)
+        model = models[wl.name]
         f = model.fit
         ins = [r for r in f.train_errors or [] if r["group"] == "ALL"]
         rounds = sorted(set(rows["round"].astype(str)))

@@ -34,7 +34,7 @@ from .validation import (
     workload_benchmarks,
 )
 from ..facts.benchmarks import workload_for_benchmark
-from .workloads import nearest_calibrated, workload
+from .workloads import borrow_software_trends, nearest_calibrated, workload
 
 __all__ = [
     "forward_in_time",
@@ -63,7 +63,7 @@ def _fits(table: pd.DataFrame, kw) -> dict:
             models[wl.name] = calibrate(rows_of(table, bench), workload=wl, **kw)
         except DataError:
             continue  # no usable rows of this benchmark
-    return models
+    return borrow_software_trends(models)
 
 
 def _clean(rows: pd.DataFrame) -> pd.DataFrame:

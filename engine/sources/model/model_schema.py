@@ -81,6 +81,7 @@ MODEL_SCHEMA = Obj({
     "software_trend_by_vendor": Map(Num()),
     "software_first_round_by_family": Map(Str()),
     "software_round": Maybe(Str()),
+    "software_trend_from": Maybe(Str()),
     "allreduce": Str(), "workload": Str(),
     "fit": Obj({
         "domain": FIT_DOMAIN,

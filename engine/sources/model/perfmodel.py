@@ -117,6 +117,7 @@ class CalibratedModel:
     software_first_round_by_family: dict = field(default_factory=dict)  # its first fitted
     software_round: str | None = None  # the round the efficiencies are of (latest fitted)
     software_trend_rounds: float = 2.0  # rounds ahead the trend is extrapolated, at most
+    software_trend_from: str | None = None  # the workload a fit of one round took its trend from
     workload: str = "resnet50"
     fit: FitReport = field(default_factory=FitReport)  # calibration report (a dict is read)
 
@@ -153,6 +154,7 @@ class CalibratedModel:
         "software_trend_decay": (FRACTION_OPEN,),
         "software_first_round_by_family": (Mapping(TEXT, TEXT),),
         "software_trend_rounds": (NON_NEGATIVE,),
+        "software_trend_from": (None, TEXT),
         "workload": (TEXT,),
     }
 

@@ -37,6 +37,7 @@ __all__ = [
     "nearest_calibrated",
     "workload_distance",
     "model_for_workload",
+    "borrow_software_trends",
     "MODEL_FILES",
 ]
 
@@ -221,6 +222,28 @@ def nearest_calibrated(wl: Workload, *, exclude=(), among=None) -> str:
         if named in names:
             return named
     return min(names, key=lambda n: (workload_distance(wl, workload(n)), n))
+
+
+def borrow_software_trends(models: dict) -> dict:
+    """``{workload: model}`` where a model fitted on one round (no software trend of its own:
+    ``software_round`` set, ``software_trend_by_vendor`` empty) takes the trend of the
+    nearest workload (:func:`workload_distance`) whose fit measured one, named in
+    ``software_trend_from``; its families keep their own ages (their first round is its
+    only one), so a later round is predicted with a measured trend, not none."""
+    own = {n: m for n, m in models.items()
+           if m.software_trend_by_vendor and m.software_trend_from is None}
+    out = {}
+    for name, m in models.items():
+        if m.software_trend_by_vendor or m.software_round is None or not own:
+            out[name] = m
+            continue
+        wl = workload(name)
+        src = min(own, key=lambda n: (workload_distance(wl, workload(n)), n))
+        out[name] = replace(m, software_trend_by_vendor=dict(own[src].software_trend_by_vendor),
+                            software_trend_shared=own[src].software_trend_shared,
+                            software_trend_decay=own[src].software_trend_decay,
+                            software_trend_from=src)
+    return out
 
 
 def model_for_workload(model: CalibratedModel, wl: Workload) -> CalibratedModel:
