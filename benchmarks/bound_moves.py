@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from gpurank.engine.sources import predict
+from gpurank.engine.sources.model.fit import bound_source
 from gpurank.engine.sources.model.perfmodel import CalibratedModel
 from gpurank.engine.sources.model.workloads import workload
 
@@ -52,8 +53,8 @@ REASONS = {
 
 
 def _kind(name: str) -> str:
-    return "software_trend" if name.startswith("software_trend_") and "[" in name or \
-        name == "software_trend_shared" else name
+    """The row of the fit's box a fitted parameter's name stands for."""
+    return bound_source(name).name
 
 
 def moved(model: CalibratedModel, name: str, side: str, value: float) -> CalibratedModel:

@@ -13,22 +13,9 @@ import pathlib
 import numpy as np
 import pandas as pd
 import pytest
+from doc_examples import modules_with_examples
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
-def modules_with_examples(folder: str) -> list[str]:
-    """The dotted names of the modules under ``folder`` (``engine`` or ``kernels``) whose
-    source holds a ``>>>`` example."""
-    names = []
-    for path in sorted((ROOT / folder).rglob("*.py")):
-        if ">>>" not in path.read_text(encoding="utf-8"):
-            continue
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        names.append(".".join(["gpurank", *parts]))
-    return names
 
 
 ENGINE = modules_with_examples("engine")

@@ -6,28 +6,12 @@ from __future__ import annotations
 
 import doctest
 import importlib
-import pathlib
 
 import numpy as np
 import pytest
+from doc_examples import modules_with_examples
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def _with_examples() -> list[str]:
-    """The dotted names of the modules under ``kernels/`` whose source holds ``>>>``."""
-    names = []
-    for path in sorted((ROOT / "kernels").rglob("*.py")):
-        if ">>>" not in path.read_text(encoding="utf-8"):
-            continue
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        names.append(".".join(["gpurank", *parts]))
-    return names
-
-
-EXAMPLES = _with_examples()
+EXAMPLES = modules_with_examples("kernels")
 #: The kernel modules of each implementation, each of whose kernels carries an example.
 HOST = [
     "gpurank.kernels.reference",

@@ -71,9 +71,9 @@ def format_rules() -> pd.DataFrame:
     return t
 
 
-def stated_formats(rounds, submitters, vendors, benchmarks,
+def stated_formats(rounds, submitters, vendors, benchmarks, *, default: str | None = None,
                    rules: pd.DataFrame | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's stated training format and the rule's text, ``(format, why)`` (``None``
+    """Each row's stated training format and the rule's text, ``(format, why)`` (``default``
     and ``""`` where no rule covers the row).
 
     Parameters
@@ -83,11 +83,13 @@ def stated_formats(rounds, submitters, vendors, benchmarks,
         own submissions' rule.
     benchmarks : collection of str
         The MLPerf names of the workload the rows train (a workload without one has no rule).
+    default : str, optional
+        The format of a row no rule covers (the workload's; None by default).
     rules : DataFrame, optional
         Rules as :func:`format_rules` returns them (the shipped ones by default).
     """
     n = len(vendors)
-    fmt = np.full(n, None, dtype=object)
+    fmt = np.full(n, default, dtype=object)
     why = np.full(n, "", dtype=object)
     rules = format_rules() if rules is None else rules
     rules = rules[rules["benchmark"].isin(list(benchmarks))]
@@ -100,7 +102,8 @@ def stated_formats(rounds, submitters, vendors, benchmarks,
     keys, inverse = np.unique(codes, axis=0, return_inverse=True)
     found = [_rule_for(rules, *(names[k] for (_, names), k in zip(parts, key))) for key in keys]
     inverse = inverse.reshape(-1)
-    fmt[:] = np.array([f for f, _ in found] + [None], dtype=object)[:-1][inverse]
+    fmt[:] = np.array([default if f is None else f for f, _ in found] + [None],
+                      dtype=object)[:-1][inverse]
     why[:] = np.array([w for _, w in found], dtype=object)[inverse]
     return fmt, why
 

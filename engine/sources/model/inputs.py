@@ -534,9 +534,9 @@ def _stated_precisions(table: pd.DataFrame, A: pd.DataFrame, workload: Workload)
         return table[name].to_numpy(dtype=object) if name in table.columns else [None] * n
 
     fmt, why = stated_formats(column("round"), column("submitter"),
-                              A["vendor"].to_numpy(dtype=object), benchmarks_of(workload.name))
-    stated = np.array([f is not None for f in fmt], dtype=bool) & ~given
-    return np.where(stated, fmt, workload.precision), np.where(stated, why, "")
+                              A["vendor"].to_numpy(dtype=object), benchmarks_of(workload.name),
+                              default=workload.precision)
+    return fmt, np.where(given, "", why)
 
 
 def _check_columns(table: pd.DataFrame) -> None:
@@ -598,7 +598,8 @@ def model_inputs(
     pairs = {k: model.compute_efficiency_for(k[0], k[1], vendor=k[2]) for k in set(keys)}
     eff = np.array([pairs[k][0] for k in keys], dtype=float)
     rounds = table["round"].to_numpy(dtype=object) if "round" in table.columns else [None] * len(ven)
-    eff = with_software_gain(eff, model.software_gain(ven, fam, rounds))
+    gain = model.software_gain(ven, fam, rounds)
+    eff = with_software_gain(eff, gain)
     basis = np.array([pairs[k][1] for k in keys], dtype=object)
 
     max_node = pd.to_numeric(A["max_accels_per_node"], errors="coerce").to_numpy(float) \
@@ -646,6 +647,7 @@ def model_inputs(
         generation=np.where(known, gen, None),
         basis=np.where(modelled, basis, ""),
         precision=hw.precision,
+        software_gain=gain,
         tdp=hw.facts["tdp_w"],
         epochs=epochs,
         samples=samples,

@@ -136,6 +136,9 @@ class RowFacts:
         where not modelled).
     precision : array of object
         The training precision whose peak is used.
+    software_gain : array
+        The log gain of compute efficiency the software trend gave the row (0 at the model's
+        round).
     tdp : array
         Accelerator power (W).
     epochs, samples : array
@@ -160,6 +163,7 @@ class RowFacts:
     generation: np.ndarray
     basis: np.ndarray
     precision: np.ndarray
+    software_gain: np.ndarray
     tdp: np.ndarray
     epochs: np.ndarray
     samples: np.ndarray

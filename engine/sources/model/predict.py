@@ -104,8 +104,7 @@ def _later_notes(notes, table: pd.DataFrame, model: CalibratedModel, later, fact
     wider = (" (its interval is that of rows predicted as far ahead)"
              if shipped.by_distance or shipped.per_round > 0 else "")
     rounds = table["round"].to_numpy(dtype=object)
-    gain = model.software_gain(facts.vendor, facts.family, rounds)
-    cap = model.software_trend_rounds
+    gain, cap = facts.software_gain, model.software_trend_rounds
 
     def how(k, g):
         if model.software_round is None:

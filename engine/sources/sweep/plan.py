@@ -97,9 +97,8 @@ def _modelled_accelerators(acc: pd.DataFrame, accelerators, workload: Workload) 
     and ``scaleup_bw`` as numbers."""
     acc = acc.copy().reset_index(drop=True)
     none = [None] * len(acc)
-    stated, why = stated_formats(none, none, acc["vendor"].to_numpy(dtype=object),
-                                  benchmarks_of(workload.name))
-    formats = np.where([f is not None for f in stated], stated, workload.precision)
+    formats, why = stated_formats(none, none, acc["vendor"].to_numpy(dtype=object),
+                                  benchmarks_of(workload.name), default=workload.precision)
     hw = hardware_facts(pd.DataFrame(index=acc.index), acc, formats)
     acc["narrow_bytes"] = [ELEMENT_BYTES.get(p, 1.0) for p in hw.precision]
     acc["format_note"] = [assumed_format_note(u, f, w) if w and u else ""
