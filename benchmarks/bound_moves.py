@@ -40,6 +40,7 @@ MOVES = {
     ("narrow_fraction", "high"): 0.9, ("narrow_fraction", "low"): 0.1,
     ("software_trend", "low"): 0.05, ("software_trend_decay", "high"): 0.8,
     ("software_trend_decay", "low"): 0.4,
+    ("power_exponent", "low"): 0.1, ("power_exponent", "high"): 0.7,
 }
 
 #: The general reason of a case the docs do not explain yet.
@@ -49,6 +50,12 @@ REASONS = {
     ("software_trend_decay", "high"): "the gain the rows show does not slow as the families "
                                       "age (with no trend, the decay changes nothing)",
     ("software_trend_decay", "low"): "the rows' gain is all in a family's first rounds",
+    ("power_exponent", "low"): "the rows' parts of one family (B200 and GB200) differ in watts "
+                               "per peak FLOP/s, their times no more than their peaks: power "
+                               "does not limit this workload's step",
+    ("power_exponent", "high"): "the rows' parts of one family differ in speed at least as much "
+                                "as in watts per peak FLOP/s (8 MI325X 1.33 times as fast as 8 "
+                                "MI300X at the same peak, 1.33 times the power)",
 }
 
 

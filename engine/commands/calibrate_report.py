@@ -40,6 +40,7 @@ __all__ = [
     "evidence_report",
     "bounds_text",
     "software_text",
+    "power_text",
     "bounds_table",
     "REPORT_BEGIN",
     "REPORT_END",
@@ -101,7 +102,7 @@ def validation_report(mlperf_table, *, model: CalibratedModel | None = None, **k
         f"memory bandwidth; compute/memory overlap {model.mem_overlap:.3f}; communication "
         f"efficiency {model.comm_efficiency:.3f}, overlap {model.overlap:.3f}; overhead "
         f"{model.overhead_s:.1f} s; batch knee {model.batch_half:.1f}."
-        + software_text(model) + bounds_text(f),
+        + power_text(model) + software_text(model) + bounds_text(f),
         "",
         "**Leave-one-round-out** (each round predicted by a model fitted on the other "
         "rounds; absolute % error of time to train; worst row signed, + = predicted slower):",
@@ -149,6 +150,16 @@ def bounds_table() -> str:
     lines += ["", f"Starts: a family's start efficiency is clipped to [{e[0]}, {e[1]}] and its "
               f"start offset to [{o[0]:+g}, {o[1]:+g}] (logit), so no start lies on the box."]
     return "\n".join(lines) + "\n"
+
+
+def power_text(model: CalibratedModel) -> str:
+    """How a part's power headroom moves its family's efficiency ("" where it does not)."""
+    if model.power_exponent <= 0:
+        return ""
+    return (f" Power exponent {model.power_exponent:.2f}: a part with 1.33 times its "
+            f"family's watts per peak FLOP/s (an MI325X beside an MI300X) computes "
+            f"x{(4.0 / 3.0) ** model.power_exponent:.2f} as fast (docs/simulator.md, "
+            f"\"Power headroom\").")
 
 
 def software_text(model: CalibratedModel) -> str:
@@ -236,7 +247,7 @@ def workloads_report(mlperf_table, *, models: dict | None = None, **kw) -> str:
             f"**{wl.name}** (`{bench}`; {wl.throughput_unit}). Compute efficiency per family: "
             f"{effs}; arithmetic intensity {model.arithmetic_intensity:.0f} FLOP/B; overhead "
             f"{model.overhead_s:.0f} s; batch knee {model.batch_half:.1f}."
-            + software_text(model) + bounds_text(f)
+            + power_text(model) + software_text(model) + bounds_text(f)
             + f" Leave-one-{cv_by}-out per family:",
             "",
             *_md_cv(cv_summary(cv)),

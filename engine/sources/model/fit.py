@@ -30,108 +30,18 @@ from ...errors import DataError
 from ...params import InstanceOf, check_param
 from .inputs import REQUIRED_PREDICT_COLUMNS, model_inputs, safe_div, to_float
 from .software import rounds_between, trend_rounds, with_software_gain
+from ..facts.power import power_gain
 from .fit_report import FitReport
 from .model_arrays import ConfigArrays, RowFacts
 from ..facts.mlperf_rules import round_ordinal
 from .perfmodel import CalibratedModel, Workload
 from .evaluation import fit_errors, model_outputs, predicted_times, workload_of
+from .fit_bounds import FIT_BOUNDS, START_CLIPS, TREND_PRIOR_SD, FitBound, bound_source
 
 __all__ = ["calibrate", "usable_rows", "modelled_times", "REQUIRED_CALIBRATE_COLUMNS", "FIT_BOUNDS",
            "FitBound", "START_CLIPS", "bound_source"]
 
 REQUIRED_CALIBRATE_COLUMNS = REQUIRED_PREDICT_COLUMNS + ("time_to_train_min",)
-#: Bounds of the per-pass latency (seconds): a kernel launch is a few microseconds, a step
-#: of a large model launches thousands of them.
-_LATENCY_BOUNDS = (1e-5, 0.2)
-
-
-@dataclass(frozen=True)
-class FitBound:
-    """One side of the fit's box: a parameter, the coordinate the optimizer moves it in
-    (``logit`` of a fraction, ``log`` of a positive value, ``offset`` in logit from the
-    shared efficiency), the bounds in that coordinate, and why they are where they are."""
-
-    name: str
-    coordinate: str
-    lo: float
-    hi: float
-    reason: str
-
-    def values(self) -> tuple[float, float]:
-        """The bounds in the parameter's own units (an ``offset`` stays in logit)."""
-        if self.coordinate == "logit":
-            return float(1.0 / (1.0 + math.exp(-self.lo))), float(1.0 / (1.0 + math.exp(-self.hi)))
-        if self.coordinate == "log":
-            return math.exp(self.lo), math.exp(self.hi)
-        return self.lo, self.hi
-
-
-def _logit_of(v: float) -> float:
-    return math.log(v / (1.0 - v))
-
-
-#: The fit's box, one row per parameter, each with its reason (a reference key from
-#: docs/references.md, a measurement in the shared data, or "estimate"). docs/simulator.md
-#: states the same table; ``calibrate --report`` names every parameter that ends on a bound
-#: with the bound's reason.
-FIT_BOUNDS = {b.name: b for b in (
-    FitBound("compute_efficiency_shared", "logit", _logit_of(0.01) - 1, _logit_of(0.99) + 1,
-             "a fraction of the dense tensor peak: 1% to 99%, one logit unit wider so a start "
-             "clipped to that range stays movable"),
-    FitBound("compute_efficiency_offset", "offset", -8.0, 8.0,
-             "a vendor's or family's logit offset from the shared efficiency: the prior "
-             "(vendor_prior_sd, family_prior_sd 0.5) holds it; +-8 (16 prior SDs) only keeps "
-             "the optimizer finite"),
-    FitBound("comm_efficiency", "logit", -4.0, 6.0,
-             "the achieved fraction of the links' bandwidth in the all-reduce: 1.8% (TCP, "
-             "small messages) to 99.75% (NCCL's bus bandwidth near line rate on large "
-             "messages; estimate)"),
-    FitBound("overlap", "logit", -4.0, 6.0,
-             "the fraction of the all-reduce hidden under the backward pass: 1.8% (serial) "
-             "to 99.75% (bucketed all-reduce during backward [Li2020]); the model caps it at "
-             "0.999"),
-    FitBound("overhead_s", "log", math.log(0.5), math.log(600.0),
-             "time per run outside the steps (evaluation, synchronisation): the shared "
-             "rounds' evaluations take a median 9 s (ResNet-50) to 251 s (GPT-3) per run "
-             "(runs.csv eval_time_s); 600 s is 2.4 times the largest median"),
-    FitBound("batch_half", "log", math.log(0.5), math.log(256.0),
-             "the per-pass batch at which small kernels halve the compute rate: half a "
-             "sample to 256 samples (estimate: the shared rounds run 2 to 384 samples per "
-             "accelerator, and a knee above 256 would leave every such batch half idle)"),
-    FitBound("mem_overlap", "logit", -6.0, 6.0,
-             "the fraction of the shorter of compute and memory time hidden under the "
-             "longer: 0.25% (serial phases) to 99.75% (a pure roofline [Williams2009])"),
-    FitBound("step_latency_s", "log", *map(math.log, _LATENCY_BOUNDS),
-             "a fixed time per pass: a kernel launch is a few microseconds (10 us), a step of "
-             "a large model launches thousands (0.2 s)"),
-    FitBound("narrow_fraction", "logit", -6.0, 6.0,
-             "the share of FLOPs at the narrow format's peak: 0.25% to 99.75% (FP8 GEMMs "
-             "with BF16 elsewhere, Transformer Engine [Micikevicius2022])"),
-    FitBound("software_trend", "offset", 0.0, 0.4,
-             "the log of the compute efficiency a vendor's software gains per round: none "
-             "(0; software does not get slower) to 0.4 (1.49 times in one round: the largest "
-             "gain of a family between two rounds of the shared data, Stable Diffusion on 8 "
-             "B200 from 19.5 min in v4.1 to 13.2 in v5.0); priors of 0.1 per round hold the "
-             "shared trend near none and each vendor's near the shared one"),
-    FitBound("software_trend_decay", "offset", 0.2, 1.0,
-             "the share of a round's software gain left one round later: 1 (a trend that "
-             "does not slow down) to 0.2 (a family's software mature after its second "
-             "round); estimate"),
-    FitBound("arithmetic_intensity", "log", math.log(5.0), math.log(2000.0),
-             "FLOP per byte of memory traffic: 5 (element-wise kernels) to 2,000 (large "
-             "GEMMs) [Williams2009], widened to a decade either side of the workload's own "
-             "bytes estimate"),
-)}
-#: Where the starts are clipped: a family's start efficiency to [0.05, 0.95] (twice its
-#: median achieved fraction of peak), its start offset to +-3 (logit), so no start lies on
-#: the box.
-START_CLIPS = {"efficiency": (0.05, 0.95), "offset": (-3.0, 3.0)}
-#: Prior SD of a vendor's software trend around the shared one (logit per round): vendors'
-#: software moves at different speeds, but a vendor seen in one round only has none of its
-#: own to show.
-TREND_PRIOR_SD = 0.1
-
-
 def usable_rows(t: pd.DataFrame, inputs, ttt, modelled=None) -> tuple[np.ndarray, dict]:
     """Rows a fit may use, and how many were skipped for each reason. ``modelled``: each
     row's time to train under the starting model; a row without a finite one (inputs so
@@ -232,13 +142,15 @@ def _bound_coord(name: str) -> _Coord:
 
 
 def _shared_coords(fit_intensity: bool, fit_narrow: bool, ai_lo: float, ai_hi: float,
-                   fixed=()):
+                   fixed=(), *, fit_power: bool = False):
     """The shared parameters the fit moves, with their bounds (in coordinates); those named
     in ``fixed`` keep the base model's value."""
     coords = [_bound_coord(n) for n in ("comm_efficiency", "overlap", "overhead_s",
                                         "batch_half", "mem_overlap", "step_latency_s")]
     if fit_narrow:
         coords.append(_bound_coord("narrow_fraction"))
+    if fit_power:
+        coords.append(_bound_coord("power_exponent"))
     if fit_intensity:
         coords.append(_Coord("arithmetic_intensity", "log", math.log(ai_lo), math.log(ai_hi)))
     return tuple(c for c in coords if c.name not in fixed)
@@ -368,6 +280,14 @@ def _fit_rows(cfg: ConfigArrays, facts: RowFacts, in_train: np.ndarray,
     )
 
 
+def _headroom_varies(rows: _FitRows) -> bool:
+    """Whether some family's training rows hold parts of different power headroom: what
+    identifies ``power_exponent`` apart from the families' efficiencies."""
+    log_h = pd.Series(np.log(rows.facts.power_headroom))
+    spread = log_h.groupby(rows.family_index).agg(np.ptp) if len(log_h) else log_h
+    return bool((spread > 0.05).any())
+
+
 def _intensity_range(workload: Workload, base: CalibratedModel):
     """Start and bounds of the fitted intensity: the workload's own estimate starts the fit
     and widens the bounds."""
@@ -417,8 +337,9 @@ def _start_and_bounds(rows: _FitRows, base: CalibratedModel, workload: Workload,
         "overhead_s": max(base.overhead_s, 1.0),
         "batch_half": max(base.batch_half, 1.0),
         "mem_overlap": base.mem_overlap,
-        "step_latency_s": min(max(base.step_latency_s, 1e-3), _LATENCY_BOUNDS[1] / 2),
+        "step_latency_s": min(max(base.step_latency_s, 1e-3), FIT_BOUNDS["step_latency_s"].values()[1] / 2),
         "narrow_fraction": 0.5,
+        "power_exponent": 0.3,
         "arithmetic_intensity": ai0,
     }
     shared, offset = FIT_BOUNDS["compute_efficiency_shared"], FIT_BOUNDS["compute_efficiency_offset"]
@@ -453,10 +374,13 @@ def _least_squares_fit(rows: _FitRows, start, workload: Workload, space, x0, lo,
     def resid(theta):
         ef, _ven, _shared, p = space.unpack(theta)
         _, decay, by_vendor = space.trends(theta)
-        eff = ef[rows.family_index]
+        # a part's power headroom (facts/power.py) and its vendor's software between rounds
+        gain = power_gain(rows.facts.power_headroom, p.get("power_exponent",
+                                                           start.power_exponent))
         if space.trend:
-            eff = with_software_gain(eff, by_vendor[rows.row_vendor] * trend_rounds(
-                rows.ahead, rows.age, decay, start.software_trend_rounds))
+            gain = gain + by_vendor[rows.row_vendor] * trend_rounds(
+                rows.ahead, rows.age, decay, start.software_trend_rounds)
+        eff = with_software_gain(ef[rows.family_index], gain)
         o = model_outputs(replace(rows.cfg, compute_efficiency=eff), rows.facts,
                           replace(start, **p), workload)
         return np.concatenate([np.log(o["time_to_train_min"]) - y,
@@ -504,14 +428,6 @@ def _at_bound(names, x, lo, hi) -> list[str]:
     return [nm for nm, v, a, b_, s in zip(names, x, lo, hi, span) if min(v - a, b_ - v) < 1e-3 * s]
 
 
-def bound_source(name: str) -> FitBound:
-    """The :data:`FIT_BOUNDS` row of a fitted parameter's name as ``model.fit.at_bound``
-    writes it (``compute_efficiency_by_family[H100]`` is an offset)."""
-    if name.startswith(("compute_efficiency_by_family", "compute_efficiency_by_vendor")):
-        return FIT_BOUNDS["compute_efficiency_offset"]
-    if name in FIT_BOUNDS:
-        return FIT_BOUNDS[name]
-    return FIT_BOUNDS["software_trend"]  # software_trend_shared, software_trend_by_vendor[...]
 
 
 def _bound_sides(names, x, lo, hi) -> dict:
@@ -669,7 +585,8 @@ def calibrate(
     mixed = bool(ratio.size and np.ptp(ratio) > 0.05)
     space = _ParamSpace(k=len(rows.families), family_vendor=rows.family_vendor,
                         coords=_shared_coords(
-        workload.arithmetic_intensity is None, mixed, ai_lo, ai_hi, tuple(fixed)),
+        workload.arithmetic_intensity is None, mixed, ai_lo, ai_hi, tuple(fixed),
+        fit_power=_headroom_varies(rows)),
                         trend=bool((rows.ahead < 0).any()) and "software_trend" not in fixed)
     x0, lo, hi = _start_and_bounds(rows, base, workload, space, ai0)
     sol = (_fit_with_trend(rows, start, workload, space, x0, lo, hi) if space.trend

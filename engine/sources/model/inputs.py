@@ -32,6 +32,7 @@ from ..facts.accelerators import resolve_accelerator
 from ..facts.benchmarks import benchmarks_of
 from ..facts.formats import assumed_format_note, format_name, stated_formats
 from ..facts.hardware import ELEMENT_BYTES, hardware_facts
+from ..facts.power import power_gain, power_headroom, power_note
 from .batch_choice import batch_candidates, chosen_note, fastest_batches, smallest_batches
 from .model_arrays import ConfigArrays, RowFacts
 from .domain import catalog_with_row_specs, domain_reasons, largest_node, without_outside
@@ -376,6 +377,18 @@ def _links(table, A, bw: dict, spans: set, model, shape: _Shape, notes: RowNotes
     return _Links(intra, pcie_bw, spanning, inter)
 
 
+def _note_power(notes, rows, headroom, exponent: float, tdp, wide) -> None:
+    """Name the power headroom of the rows it moves by more than a few percent (one note
+    per distinct part: a table repeats few)."""
+    if exponent <= 0:
+        return
+    keys = pd.DataFrame({"h": headroom, "t": tdp, "w": wide})[rows]
+    for (h, t, w), _ in keys.groupby(["h", "t", "w"]):
+        text = power_note(h, exponent, t, w)
+        if text:
+            notes.add(rows & (headroom == h) & (tdp == t) & (wide == w), text)
+
+
 def _host_inputs(table: pd.DataFrame, A: pd.DataFrame, cpus: pd.DataFrame):
     """CPU cores per accelerator, the host CPU's decode factor, and accelerated decoding."""
     n_rows = len(table)
@@ -599,8 +612,10 @@ def model_inputs(
     eff = np.array([pairs[k][0] for k in keys], dtype=float)
     rounds = table["round"].to_numpy(dtype=object) if "round" in table.columns else [None] * len(ven)
     gain = model.software_gain(ven, fam, rounds)
-    eff = with_software_gain(eff, gain)
+    headroom = power_headroom(hw.facts["tdp_w"], peak, fam, acc)
+    eff = with_software_gain(eff, gain + power_gain(headroom, model.power_exponent))
     basis = np.array([pairs[k][1] for k in keys], dtype=object)
+    _note_power(notes, modelled, headroom, model.power_exponent, hw.facts["tdp_w"], peak)
 
     max_node = pd.to_numeric(A["max_accels_per_node"], errors="coerce").to_numpy(float) \
         if "max_accels_per_node" in A.columns else np.full(len(A), 8.0)
@@ -648,6 +663,7 @@ def model_inputs(
         basis=np.where(modelled, basis, ""),
         precision=hw.precision,
         software_gain=gain,
+        power_headroom=headroom,
         tdp=hw.facts["tdp_w"],
         epochs=epochs,
         samples=samples,

@@ -139,6 +139,9 @@ class RowFacts:
     software_gain : array
         The log gain of compute efficiency the software trend gave the row (0 at the model's
         round).
+    power_headroom : array
+        The part's watts per peak FLOP/s over its family's median (1 where unknown); the
+        efficiency moves by its power ``power_exponent``.
     tdp : array
         Accelerator power (W).
     epochs, samples : array
@@ -164,6 +167,7 @@ class RowFacts:
     basis: np.ndarray
     precision: np.ndarray
     software_gain: np.ndarray
+    power_headroom: np.ndarray
     tdp: np.ndarray
     epochs: np.ndarray
     samples: np.ndarray

@@ -69,7 +69,7 @@ _NUMBERS = ("compute_efficiency_default", "family_prior_sd", "vendor_prior_sd",
             "cpu_decode_rate", "dali_decode_rate", "dali_gpu_overhead", "latency_intra_s",
             "latency_inter_s", "tcp_efficiency", "noise_sigma", "epochs_noise_sigma",
             "idle_power_frac", "software_trend_shared", "software_trend_rounds",
-            "software_trend_decay")
+            "software_trend_decay", "power_exponent")
 
 #: A model file: every field's JSON type; ``fit`` required, and its parts typed.
 MODEL_SCHEMA = Obj({

@@ -81,7 +81,9 @@ class CalibratedModel:
     for a vendor without rows, on its own hardware facts (peak, memory bandwidth, scale-up
     domain): ``borrowed:<vendor>`` or ``borrowed:shared``. ``compute_efficiency_default`` is
     used only by a model with neither (a hand-set model: ``assumed``).
-    :meth:`compute_efficiency_for` returns the value and its basis.
+    :meth:`compute_efficiency_for` returns the value and its basis. A part of a family moves
+    it by ``headroom ** power_exponent``: its watts per peak FLOP/s over its family's median
+    (:mod:`~gpurank.engine.sources.facts.power`; an MI325X sustains more of the MI300X's peak).
     """
 
     compute_efficiency_by_family: dict = field(default_factory=dict)
@@ -92,6 +94,7 @@ class CalibratedModel:
     vendor_prior_sd: float = 0.5  # prior SD of a vendor's logit deviation from the shared value
     step_latency_s: float = 0.0  # per pass over a micro-batch: launches, syncs (fitted)
     narrow_fraction: float = 1.0  # compute at the narrow (fp8/fp4) peak, the rest at bf16
+    power_exponent: float = 0.0  # efficiency x headroom ** it (facts/power.py; fitted)
     arithmetic_intensity: float = 100.0  # FLOPs per byte of memory traffic (fitted)
     mem_efficiency: float = MEM_EFFICIENCY  # achieved / peak memory bandwidth (sourced)
     mem_overlap: float = 0.5  # fraction of the shorter of compute/memory time hidden
@@ -127,6 +130,7 @@ class CalibratedModel:
         "vendor_prior_sd": (POSITIVE,),
         "step_latency_s": (NON_NEGATIVE,),
         "narrow_fraction": (FRACTION,),
+        "power_exponent": (FRACTION,),
         "arithmetic_intensity": (POSITIVE,),
         "mem_efficiency": (FRACTION_OPEN,),
         "mem_overlap": (FRACTION,),

@@ -14,8 +14,10 @@ from ..facts import catalog as _cat
 from ..facts.accelerators import resolve_accelerators
 from ..facts.formats import assumed_format_note, stated_formats
 from ..facts.hardware import ELEMENT_BYTES, hardware_facts
+from ..facts.power import power_gain, power_headroom, power_note, wide_peak
 from ..model.intervals import IntervalTable, interval_table
 from ..model.perfmodel import HOST_COPY_EFFICIENCY, CalibratedModel, Workload, resnet50
+from ..model.software import with_software_gain
 from ..model.evaluation import (
     basis_kind,
     basis_note,
@@ -298,7 +300,7 @@ def prepare(*, model, workload, accelerators, providers, counts, nodes, local_ba
         raise UsageError(f"local_batch={local_batch!r} with batch='fastest': the fastest batch "
                          "is chosen, not drawn; give one or the other")
     model, workload = _model_and_workload(model, workload)
-    acc = _cat.accelerator_catalog(accelerator_table)
+    acc = catalog = _cat.accelerator_catalog(accelerator_table)
     prices = _cat.price_catalog(price_table, accelerators=acc)
     cpus = _cat.host_cpu_catalog(host_cpu_table)
     links = _cat.interconnect_catalog(interconnect_table)
@@ -320,9 +322,16 @@ def prepare(*, model, workload, accelerators, providers, counts, nodes, local_ba
     eff_basis = [model.compute_efficiency_for(f, g, vendor=v)
                  for f, g, v in zip(acc["family"].astype(str), acc["generation"].astype(str),
                                     acc["vendor"].astype(str))]
+    # a part's power headroom moves its family's efficiency as in a table's prediction
+    wide, tdp = wide_peak(acc), pd.to_numeric(acc["tdp_w"], errors="coerce").to_numpy(float)
+    headroom = power_headroom(tdp, wide, acc["family"].astype(str), catalog)
+    eff_basis = [(float(with_software_gain(e, power_gain(h, model.power_exponent))), b)
+                 for (e, b), h in zip(eff_basis, headroom)]
+    power = [power_note(h, model.power_exponent, t, w) for h, t, w in zip(headroom, tdp, wide)]
     fp = first_principles(model, workload)
-    notes = ["; ".join(x for x in (fmt, basis_note(b, f, model, workload)) if x)
-             for (_e, b), f, fmt in zip(eff_basis, acc["family"].astype(str), acc["format_note"])]
+    notes = ["; ".join(x for x in (fmt, pw, basis_note(b, f, model, workload)) if x)
+             for (_e, b), f, fmt, pw in zip(eff_basis, acc["family"].astype(str),
+                                            acc["format_note"], power)]
     if fp:
         eff_basis = [(e, f"first-principles:{model.workload}") for e, _b in eff_basis]
         notes = ["; ".join(x for x in (n, first_principles_note(model, workload)) if x)
