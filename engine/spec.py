@@ -275,7 +275,8 @@ class AnalysisSpec:
     robust : bool
         Also run SMAA over TOPSIS weights (see :mod:`gpurank.engine.robust`).
     samples : int
-        Weight samples for ``robust``; standard errors shrink as ``1 / sqrt(samples)``.
+        Weight samples for ``robust``, 1 to 10,000,000; standard errors shrink as
+        ``1 / sqrt(samples)``.
     weight_ranges : tuple of (column, low, high)
         Bounds on the normalized weights sampled by ``robust``; strings
         ``"column=low:high"`` and ``{column: (low, high)}`` are accepted too.
@@ -332,7 +333,9 @@ class AnalysisSpec:
         "accelerator_type": (None, str),
         "benchmark": (None, str),
         "robust": (bool,),
-        "samples": (Interval(int, 1, 100_000_000),),
+        # the weight samples are held at once (8 bytes per criterion each): ten million keep
+        # a sample matrix under a gigabyte and a share's standard error under 0.0002
+        "samples": (Interval(int, 1, 10_000_000),),
         "rank_depth": (None, Interval(int, 1, INT32_MAX)),
         "count_cap": (None, Interval(int, 1, INT64_MAX)),
         "method": (Options(METHOD_NAMES),),

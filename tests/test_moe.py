@@ -123,3 +123,29 @@ def test_moe_terms_are_the_same_on_a_strict_device():
     cpu, dev = evaluate(cfg, DEFAULT_MODEL, wl), evaluate(cfg, DEFAULT_MODEL, wl, xp=xp)
     for key, value in cpu.items():
         np.testing.assert_array_equal(value, xp.asnumpy(dev[key]), key)
+
+
+def test_routed_experts_compute_at_their_width_rate():
+    from gpurank.engine.sources.model.workload import EXPERT_HALF_WIDTH
+
+    ds, oss = workload("deepseek_v3_671b"), workload("gpt_oss_20b")
+    # one expert's width from the cards' totals: DeepSeek-V3's routed experts are 2,048 wide
+    # (moe_intermediate_size), gpt-oss-20b's 2,880 (plus their biases)
+    assert ds.expert_width == pytest.approx(2048, rel=0.01)
+    assert oss.expert_width == pytest.approx(2880, rel=0.04)
+    assert 0.35 < ds.expert_flop_share < 0.5 and 0.5 < oss.expert_flop_share < 0.6
+    s, f = ds.expert_flop_share, ds.expert_width
+    assert ds.expert_compute_factor == pytest.approx((1 - s) + s * (f + EXPERT_HALF_WIDTH) / f)
+    # a dense model computes at the dense rate
+    assert workload("llama31_70b").expert_compute_factor == 1.0
+    # wider experts come closer to the dense rate
+    wider = replace(ds, hidden_size=ds.hidden_size // 2)  # the same parameters: twice as wide
+    assert 1.0 < wider.expert_compute_factor < ds.expert_compute_factor
+    # the compute term carries the factor: the same FLOPs as a dense model's take longer
+    cfg = _cfg(256, 8) | {"model_parallel": 16.0, "local_batch": 1.0}
+    flat = replace(ds, experts=0, experts_per_token=0, moe_layers=0, hidden_size=0,
+                   active_params=None)
+    a, b = evaluate(cfg, DEFAULT_MODEL, ds), evaluate(cfg, DEFAULT_MODEL, flat)
+    step = DEFAULT_MODEL.step_latency_s * (cfg["local_batch"] / cfg["local_batch"])
+    assert (a["t_compute"][0] - step) == pytest.approx(
+        (b["t_compute"][0] - step) * ds.expert_compute_factor, rel=1e-9)

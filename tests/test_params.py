@@ -112,6 +112,8 @@ CLI_CASES = [
     (["analyze", "t.parquet", "--rank-depth", "0"], SPEC, "rank_depth", 0),
     (["analyze", "t.parquet", "--count-cap", "0"], SPEC, "count_cap", 0),
     (["analyze", "t.parquet", "--robust", "--samples", "0"], SPEC, "samples", 0),
+    (["analyze", "t.parquet", "--robust", "--samples", "100000000"], SPEC, "samples",
+     100_000_000),
     (["demo", "--n", "0"], SWEEP, "n", 0),
     (["simulate", "--n", "0", "-o", "s.parquet"], SWEEP, "n", 0),
     (["simulate", "--n", "10", "--seed", "-1", "-o", "s.parquet"], SWEEP, "seed", -1),

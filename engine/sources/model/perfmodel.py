@@ -379,7 +379,9 @@ def _device_time(v: _Inputs, cfg: ConfigArrays, model, workload: Workload, b_acc
         nar = xp.broadcast_to(xp.asarray(cfg.narrow_peak_tflops, dtype=f64), v.shape) * 1e12
         peak = mixed_peak(v.peak, xp.where(v.ok, nar, 0.0), model.narrow_fraction, xp)
     bm = bm / _extra_split(v, workload, shards, xp)
-    t_compute = b_acc * F / (peak * v.eff_c) * ((bm + model.batch_half) / bm)
+    # a mixture of experts' routed FLOPs run slower than dense ones (workload.py)
+    t_compute = (b_acc * F * workload.expert_compute_factor / (peak * v.eff_c)
+                 * ((bm + model.batch_half) / bm))
     if model.step_latency_s > 0:
         # a fixed time per pass over a micro-batch (kernel launches, synchronizations) that
         # does not shrink with the peak: what makes a faster chip reach a smaller fraction

@@ -29,6 +29,15 @@ __all__ = ["IMAGENET_TRAIN_SAMPLES", "Workload", "resnet50"]
 
 #: ImageNet-1k training images (MLPerf ``train_samples``; summary.csv README).
 IMAGENET_TRAIN_SAMPLES = 1_281_167
+#: The expert width (FFN hidden size of one routed expert) at which a mixture-of-experts
+#: layer's expert FLOPs run at half the dense rate. Per routed token each expert pays a
+#: fixed cost (routing, permuting the token in and out, the grouped GEMM's tail) against
+#: ``18 d f`` FLOPs of work, so the expert rate is ``f / (f + EXPERT_HALF_WIDTH)`` of the dense
+#: one. Estimated from Qwen3-30B-A3B (128 experts of width 768, 8 per token [Qwen3]) against
+#: Llama 3 8B and 70B on the same systems and FP8 recipes [MegatronBridge] (NeMo 25.11:
+#: 547 and 666 model TFLOP/s per GB200 and GB300 against 1,622-2,030): 3,700-4,800; neither
+#: model is one the shipped workloads validate against (docs/simulator.md).
+EXPERT_HALF_WIDTH = 4_000.0
 
 
 @dataclass(frozen=True)
@@ -275,6 +284,32 @@ class Workload:
             return 0.0
         share = self.experts_per_token / self.experts
         return float((self.params - self.active_params) / (1.0 - share)) if share < 1 else 0.0
+
+    @property
+    def expert_width(self) -> float:
+        """The FFN hidden size of one routed expert (0 for a dense model or one that does not
+        give its width and layers): a gated expert holds ``3 hidden_size f`` parameters."""
+        if not (self.experts and self.moe_layers and self.hidden_size):
+            return 0.0
+        return self.expert_params / (3.0 * self.hidden_size * self.moe_layers * self.experts)
+
+    @property
+    def expert_flop_share(self) -> float:
+        """The share of ``flops_per_sample`` in the routed experts: ``6`` FLOPs per active
+        expert parameter per token (0 for a dense model)."""
+        if not self.expert_width or not self.tokens_per_sample:
+            return 0.0
+        active = self.expert_params * self.experts_per_token / self.experts
+        return float(min(6.0 * active * self.tokens_per_sample / self.flops_per_sample, 1.0))
+
+    @property
+    def expert_compute_factor(self) -> float:
+        """How much longer a step computes than its FLOPs at the dense rate take: the expert
+        share at ``f / (f + EXPERT_HALF_WIDTH)`` of it (1 for a dense model)."""
+        share, width = self.expert_flop_share, self.expert_width
+        if not share:
+            return 1.0
+        return (1.0 - share) + share * (width + EXPERT_HALF_WIDTH) / width
 
     def shards(self, n, xp=np):
         """Accelerators sharing one copy of the model state: ``min(n, model_parallel)``."""
