@@ -149,3 +149,13 @@ def test_routed_experts_compute_at_their_width_rate():
     step = DEFAULT_MODEL.step_latency_s * (cfg["local_batch"] / cfg["local_batch"])
     assert (a["t_compute"][0] - step) == pytest.approx(
         (b["t_compute"][0] - step) * ds.expert_compute_factor, rel=1e-9)
+
+
+def test_a_first_principles_note_states_the_expert_rate():
+    from gpurank.engine.sources.model.evaluation import first_principles_note
+
+    model = DEFAULT_MODEL
+    note = first_principles_note(model, workload("deepseek_v3_671b"))
+    assert "routed experts' FLOPs (43% of them) at 34% of the dense rate (experts 2,050 wide)" \
+        in note and "x1.84 as long" in note
+    assert "routed experts" not in first_principles_note(model, workload("llama31_70b"))

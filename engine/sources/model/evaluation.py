@@ -23,6 +23,7 @@ from ..facts.benchmarks import workload_for_benchmark
 from .inputs import model_inputs, safe_div
 from .model_arrays import ConfigArrays, RowFacts
 from .perfmodel import CalibratedModel, Workload, evaluate, resnet50
+from .workload import EXPERT_HALF_WIDTH
 from .workloads import workload
 
 __all__ = [
@@ -203,8 +204,15 @@ def first_principles(model: CalibratedModel, workload: Workload) -> bool:
 def first_principles_note(model: CalibratedModel, workload: Workload) -> str:
     """The basis note of a workload that has no calibration rows: the fitted efficiencies of
     ``model``'s workload with ``workload``'s own FLOPs, bytes and convergence."""
-    return (f"workload {workload.name} has no calibration rows: the efficiencies of "
+    note = (f"workload {workload.name} has no calibration rows: the efficiencies of "
             f"{model.workload} with {workload.name}'s FLOPs, bytes and convergence")
+    factor = workload.expert_compute_factor
+    if factor > 1.0:
+        width = workload.expert_width
+        note += (f"; its routed experts' FLOPs ({workload.expert_flop_share:.0%} of them) at "
+                 f"{width / (width + EXPERT_HALF_WIDTH):.0%} of the dense rate (experts "
+                 f"{width:,.0f} wide): a step computes x{factor:.2f} as long")
+    return note
 
 
 def fit_errors(

@@ -24,7 +24,7 @@ from ...params import (
 from ..facts.catalog import epochs_curve
 from ..facts.hardware import PRECISIONS
 
-__all__ = ["IMAGENET_TRAIN_SAMPLES", "Workload", "resnet50"]
+__all__ = ["IMAGENET_TRAIN_SAMPLES", "EXPERT_HALF_WIDTH", "Workload", "resnet50"]
 
 
 #: ImageNet-1k training images (MLPerf ``train_samples``; summary.csv README).
