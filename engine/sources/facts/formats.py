@@ -23,7 +23,7 @@ import pandas as pd
 from .mlperf_rules import round_ordinal
 
 __all__ = ["FORMAT_ALIASES", "format_name", "format_in_text", "format_rules", "stated_formats",
-           "assumed_format_note"]
+           "assumed_format_note", "is_missing"]
 
 #: Names a table or a log gives a training format, and the format of
 #: :data:`.hardware.PRECISIONS` each computes at (MXFP8's blocks run at the FP8 peak,
@@ -111,9 +111,9 @@ def stated_formats(rounds, submitters, vendors, benchmarks, *, default: str | No
 def _rule_for(rules: pd.DataFrame, round_, submitter, vendor):
     """The rule of the latest round at or before ``round_`` for the vendor, the submitter's
     own before ``*``."""
-    vendor = "" if _missing(vendor) else str(vendor)
-    ordinal = None if _missing(round_) else round_ordinal(round_)
-    if not _missing(round_) and ordinal is None:
+    vendor = "" if is_missing(vendor) else str(vendor)
+    ordinal = None if is_missing(round_) else round_ordinal(round_)
+    if not is_missing(round_) and ordinal is None:
         return None, ""  # a round text that names no round: no rule dates it
     r = rules[rules["vendor"].isin([vendor, "*"])]
     if ordinal is not None:
@@ -121,7 +121,7 @@ def _rule_for(rules: pd.DataFrame, round_, submitter, vendor):
     if r.empty:
         return None, ""
     r = r[r["ordinal"] == r["ordinal"].max()]
-    who = vendor if _missing(submitter) else str(submitter).strip()
+    who = vendor if is_missing(submitter) else str(submitter).strip()
     own = r[r["submitter"].str.lower() == who.lower()]
     pick = own if not own.empty else r[r["submitter"] == "*"]
     if pick.empty:
@@ -133,7 +133,8 @@ def _rule_for(rules: pd.DataFrame, round_, submitter, vendor):
                            f"submissions trained in {row['format']} (training_formats.csv)")
 
 
-def _missing(value) -> bool:
+def is_missing(value) -> bool:
+    """Whether a cell holds nothing: None, NaN or blank text."""
     return (value is None or (isinstance(value, float) and math.isnan(value))
             or not str(value).strip())
 

@@ -13,16 +13,15 @@ format the accelerator has: an fp8 workload on an A100 computes at its bf16 peak
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
-from .formats import format_name
+from .formats import format_name, is_missing
 
 __all__ = [
     "PRECISIONS",
     "ELEMENT_BYTES",
+    "positive_numbers",
     "SPEC_COLUMNS",
     "ROW_ALIASES",
     "HardwareFacts",
@@ -63,7 +62,8 @@ def peak_columns(precision: str) -> list[str]:
     return [_PEAK_COLUMN[p] for p in reversed(PRECISIONS[: i + 1])] + ["fp16_dense_tflops"]
 
 
-def _numbers(values) -> np.ndarray:
+def positive_numbers(values) -> np.ndarray:
+    """``values`` as floats, NaN where one is not a finite number > 0."""
     out = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(float)
     return np.where(np.isfinite(out) & (out > 0), out, np.nan)
 
@@ -111,12 +111,12 @@ def hardware_facts(table: pd.DataFrame, A: pd.DataFrame, precision) -> HardwareF
     n = len(table)
     facts, from_table = {}, {}
     for col in SPEC_COLUMNS:
-        cat = _numbers(A[col]) if col in A.columns else np.full(n, np.nan)
+        cat = positive_numbers(A[col]) if col in A.columns else np.full(n, np.nan)
         names = [col] + [a for a, c in ROW_ALIASES.items() if c == col]
         row = np.full(n, np.nan)
         for name in names:
             if name in table.columns:
-                v = _numbers(table[name].to_numpy())
+                v = positive_numbers(table[name].to_numpy())
                 row = np.where(np.isnan(row), v, row)
         use = ~np.isnan(row)
         facts[col] = np.where(use, row, cat)
@@ -151,11 +151,5 @@ def _precisions(table: pd.DataFrame, default: str, n: int) -> np.ndarray:
         given = np.array([format_name(v) for v in raw], dtype=object)
         named = np.array([v is not None for v in given])
         out = np.where(named, given, out)
-        unread = ~named & np.array([format_name(v) is None and _present(v) for v in raw])
+        unread = ~named & np.array([format_name(v) is None and not is_missing(v) for v in raw])
     return out, unread
-
-
-def _present(value) -> bool:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return False
-    return bool(str(value).strip())

@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .hardware import positive_numbers
+
 __all__ = ["wide_peak", "power_headroom", "power_gain", "power_note", "NOTE_THRESHOLD"]
 
 #: A row's note names its power headroom where it moves the compute rate by more than this
@@ -24,17 +26,13 @@ __all__ = ["wide_peak", "power_headroom", "power_gain", "power_note", "NOTE_THRE
 NOTE_THRESHOLD = 0.03
 
 
-def _numbers(values) -> np.ndarray:
-    out = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(float)
-    return np.where(np.isfinite(out) & (out > 0), out, np.nan)
-
-
 def wide_peak(frame: pd.DataFrame) -> np.ndarray:
     """Each catalog row's dense wide-format peak (TFLOP/s): BF16, else FP16; NaN where
     neither is given."""
-    n = len(frame)
-    bf16 = _numbers(frame["bf16_dense_tflops"]) if "bf16_dense_tflops" in frame else np.full(n, np.nan)
-    fp16 = _numbers(frame["fp16_dense_tflops"]) if "fp16_dense_tflops" in frame else np.full(n, np.nan)
+    def column(name):
+        return positive_numbers(frame[name]) if name in frame else np.full(len(frame), np.nan)
+
+    bf16, fp16 = column("bf16_dense_tflops"), column("fp16_dense_tflops")
     return np.where(np.isnan(bf16), fp16, bf16)
 
 
@@ -43,7 +41,7 @@ def _family_watts_per_tflops(catalog: pd.DataFrame) -> dict:
     whose parts give both)."""
     if "family" not in catalog.columns or "tdp_w" not in catalog.columns:
         return {}
-    ratio = _numbers(catalog["tdp_w"]) / wide_peak(catalog)
+    ratio = positive_numbers(catalog["tdp_w"]) / wide_peak(catalog)
     frame = pd.DataFrame({"family": catalog["family"].astype(str).to_numpy(), "r": ratio})
     frame = frame[np.isfinite(frame["r"])]
     return frame.groupby("family")["r"].median().to_dict()
@@ -68,7 +66,7 @@ def power_headroom(tdp, wide, family, catalog: pd.DataFrame) -> np.ndarray:
         1 where a row's power, peak or family reference is unknown (nothing to move).
     """
     ref = _family_watts_per_tflops(catalog)
-    own = _numbers(tdp) / _numbers(wide)
+    own = positive_numbers(tdp) / positive_numbers(wide)
     base = np.array([ref.get(str(f), np.nan) for f in np.asarray(family, dtype=object)],
                     dtype=float).reshape(own.shape)
     out = own / base

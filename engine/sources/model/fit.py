@@ -337,7 +337,8 @@ def _start_and_bounds(rows: _FitRows, base: CalibratedModel, workload: Workload,
         "overhead_s": max(base.overhead_s, 1.0),
         "batch_half": max(base.batch_half, 1.0),
         "mem_overlap": base.mem_overlap,
-        "step_latency_s": min(max(base.step_latency_s, 1e-3), FIT_BOUNDS["step_latency_s"].values()[1] / 2),
+        "step_latency_s": min(max(base.step_latency_s, 1e-3),
+                              FIT_BOUNDS["step_latency_s"].values()[1] / 2),
         "narrow_fraction": 0.5,
         "power_exponent": 0.3,
         "arithmetic_intensity": ai0,
@@ -426,8 +427,6 @@ def _at_bound(names, x, lo, hi) -> list[str]:
     """Parameters that ended within a thousandth of their range of a bound."""
     span = hi - lo
     return [nm for nm, v, a, b_, s in zip(names, x, lo, hi, span) if min(v - a, b_ - v) < 1e-3 * s]
-
-
 
 
 def _bound_sides(names, x, lo, hi) -> dict:

@@ -37,7 +37,7 @@ from ...params import (
 from .fit_report import FitReport
 from .model_arrays import ConfigArrays
 from .model_schema import check_model_file
-from .software import rounds_between, software_gain
+from .software import software_gain
 from .workload import IMAGENET_TRAIN_SAMPLES, Workload, resnet50
 
 __all__ = ["Workload", "CalibratedModel", "resnet50", "DEFAULT_MODEL", "evaluate", "mixed_peak",
@@ -189,11 +189,6 @@ class CalibratedModel:
         if self.compute_efficiency_shared is not None:
             return float(self.compute_efficiency_shared), "borrowed:shared"
         return float(self.compute_efficiency_default), "assumed"
-
-    def rounds_ahead(self, rounds) -> np.ndarray:
-        """Rounds from ``software_round`` to each row's round (negative for an older round;
-        0 for a row without a round and for a model without one)."""
-        return rounds_between(self.software_round, rounds)
 
     def software_gain(self, vendors, families, rounds) -> np.ndarray:
         """Each row's gain (log) of compute efficiency over the software of

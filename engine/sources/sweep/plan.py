@@ -105,8 +105,7 @@ def _modelled_accelerators(acc: pd.DataFrame, accelerators, workload: Workload) 
     acc["narrow_bytes"] = [ELEMENT_BYTES.get(p, 1.0) for p in hw.precision]
     acc["format_note"] = [assumed_format_note(u, f, w) if w and u else ""
                           for u, f, w in zip(hw.precision, formats, why)]
-    acc["peak"] = pd.to_numeric(acc["bf16_dense_tflops"], errors="coerce").fillna(
-        pd.to_numeric(acc["fp16_dense_tflops"], errors="coerce"))
+    acc["peak"] = wide_peak(acc)
     acc["narrow_peak"] = hw.peak
     acc["scaleup"] = hw.facts["scaleup_domain"]
     acc["scaleup_bw"] = hw.facts["scaleup_bw_GBps"]
@@ -323,7 +322,8 @@ def prepare(*, model, workload, accelerators, providers, counts, nodes, local_ba
                  for f, g, v in zip(acc["family"].astype(str), acc["generation"].astype(str),
                                     acc["vendor"].astype(str))]
     # a part's power headroom moves its family's efficiency as in a table's prediction
-    wide, tdp = wide_peak(acc), pd.to_numeric(acc["tdp_w"], errors="coerce").to_numpy(float)
+    wide = acc["peak"].to_numpy(float)
+    tdp = pd.to_numeric(acc["tdp_w"], errors="coerce").to_numpy(float)
     headroom = power_headroom(tdp, wide, acc["family"].astype(str), catalog)
     eff_basis = [(float(with_software_gain(e, power_gain(h, model.power_exponent))), b)
                  for (e, b), h in zip(eff_basis, headroom)]
