@@ -352,8 +352,8 @@ def evidence_report(table: pd.DataFrame, evidence: pd.DataFrame | None = None,
     s = s[s["n"] >= 5]
     lines += [
         "**Leave one family out**, from the configuration columns (each family predicted by "
-        "a model that never saw it: its vendor's efficiency, or the shared one, on its own "
-        "peak, memory and links), every family with 5 rows or more:",
+        "a model that never saw it: its generation's efficiency, else its vendor's, or the "
+        "shared one, on its own peak, memory and links), every family with 5 rows or more:",
         "",
         *_md_rows(s, [("benchmark", "l"), ("family", "l"), ("n", "r"),
                       ("median %", "r"), ("p90 %", "r")],

@@ -47,15 +47,28 @@ def _family_watts_per_tflops(catalog: pd.DataFrame) -> dict:
     return frame.groupby("family")["r"].median().to_dict()
 
 
+def _pooled_watts_per_tflops(catalog: pd.DataFrame, families: tuple) -> float:
+    """The median watts per dense wide TFLOP/s over the catalog parts of ``families``."""
+    if "family" not in catalog.columns or "tdp_w" not in catalog.columns:
+        return np.nan
+    ratio = positive_numbers(catalog["tdp_w"]) / wide_peak(catalog)
+    pick = catalog["family"].astype(str).isin([str(f) for f in families]).to_numpy()
+    ratio = ratio[pick & np.isfinite(ratio)]
+    return float(np.median(ratio)) if ratio.size else np.nan
+
+
 def power_headroom(tdp, wide, family, catalog: pd.DataFrame) -> np.ndarray:
-    """Each row's watts per dense wide TFLOP/s over its family's median in ``catalog``.
+    """Each row's watts per dense wide TFLOP/s over its family's median in ``catalog``
+    (or the median of the pooled families' parts).
 
     Parameters
     ----------
     tdp, wide : array
         The row's power limit (W) and dense BF16 (else FP16) peak (TFLOP/s).
-    family : array of str
-        The row's accelerator family (the catalog's ``family``).
+    family : array of str or tuple
+        The row's accelerator family (the catalog's ``family``), or a tuple of families
+        whose parts are pooled (a family without rows measured against those it borrows
+        its efficiency from).
     catalog : DataFrame
         The accelerator catalog in use (``tdp_w``, ``bf16_dense_tflops``/``fp16_dense_tflops``,
         ``family``).
@@ -67,7 +80,13 @@ def power_headroom(tdp, wide, family, catalog: pd.DataFrame) -> np.ndarray:
     """
     ref = _family_watts_per_tflops(catalog)
     own = positive_numbers(tdp) / positive_numbers(wide)
-    base = np.array([ref.get(str(f), np.nan) for f in np.asarray(family, dtype=object)],
+
+    def reference(f):
+        if isinstance(f, tuple):  # several families pooled: their parts' median
+            return _pooled_watts_per_tflops(catalog, f)
+        return ref.get(str(f), np.nan)
+
+    base = np.array([reference(f) for f in np.asarray(family, dtype=object)],
                     dtype=float).reshape(own.shape)
     out = own / base
     return np.where(np.isfinite(out) & (out > 0), out, 1.0)
@@ -81,12 +100,16 @@ def power_gain(headroom, exponent: float) -> np.ndarray:
     return float(exponent) * np.log(safe)
 
 
-def power_note(headroom: float, exponent: float, tdp: float, wide: float) -> str:
+def power_note(headroom: float, exponent: float, tdp: float, wide: float,
+               reference=None) -> str:
     """The note of a row whose power headroom moves its compute rate by more than
-    :data:`NOTE_THRESHOLD`; ``""`` otherwise."""
+    :data:`NOTE_THRESHOLD`; ``""`` otherwise. ``reference`` is a tuple of the families its
+    headroom is measured against where they are not its own (:func:`power_headroom`)."""
     factor = float(np.exp(power_gain(headroom, exponent)))
     if not abs(factor - 1.0) > NOTE_THRESHOLD:
         return ""
-    return (f"sustained compute x{factor:.2f} of its family's: {tdp:,.0f} W for {wide:,.0f} "
-            f"dense TFLOP/s, {headroom:.2f} times its family's median watts per TFLOP/s "
+    whose = (f"{', '.join(map(str, reference))}'s" if isinstance(reference, tuple)
+             else "its family's")
+    return (f"sustained compute x{factor:.2f} of {whose}: {tdp:,.0f} W for {wide:,.0f} "
+            f"dense TFLOP/s, {headroom:.2f} times {whose} median watts per TFLOP/s "
             f"(power_exponent {exponent:.2f})")

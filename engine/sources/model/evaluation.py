@@ -186,7 +186,10 @@ def basis_note(basis: str, family, model: CalibratedModel, workload: Workload) -
     fit_on = model.workload or workload.name
     if kind == "borrowed":
         src = basis.split(":", 1)[1]
+        siblings = model.generation_siblings(src)
         what = ("the efficiency shared across vendors" if src == "shared"
+                else f"the efficiency of its generation's software ({src}: "
+                     f"{', '.join(siblings)})" if siblings
                 else f"the efficiency of {src}'s software")
         return (f"family {family} has no calibration rows for {fit_on}: {what} on its own "
                 "peak, memory and links")

@@ -36,7 +36,14 @@ from .model_arrays import ConfigArrays, RowFacts
 from ..facts.mlperf_rules import round_ordinal
 from .perfmodel import CalibratedModel, Workload
 from .evaluation import fit_errors, model_outputs, predicted_times, workload_of
-from .fit_bounds import FIT_BOUNDS, START_CLIPS, TREND_PRIOR_SD, FitBound, bound_source
+from .fit_bounds import (
+    FIT_BOUNDS,
+    NARROW_FRACTION_PRIOR,
+    START_CLIPS,
+    TREND_PRIOR_SD,
+    FitBound,
+    bound_source,
+)
 
 __all__ = ["calibrate", "usable_rows", "modelled_times", "REQUIRED_CALIBRATE_COLUMNS", "FIT_BOUNDS",
            "FitBound", "START_CLIPS", "bound_source"]
@@ -301,10 +308,13 @@ def _intensity_range(workload: Workload, base: CalibratedModel):
         if workload.arithmetic_intensity is None
         else workload.arithmetic_intensity
     )
+    if ai_est:
+        # a decade either side of the workload's own estimate: a fit that leaves it further
+        # is the intensity standing in for something else (a memory-bound Llama 2 70B LoRA
+        # at 130 FLOP/B against its 7,750 would take its software's gains off the compute)
+        return ai0, ai_est / 10.0, ai_est * 10.0
     lo, hi = FIT_BOUNDS["arithmetic_intensity"].values()
-    ai_lo = min(lo, ai_est / 10.0) if ai_est else lo
-    ai_hi = max(hi, ai_est * 10.0) if ai_est else hi
-    return ai0, ai_lo, ai_hi
+    return ai0, lo, hi
 
 
 def _start_and_bounds(rows: _FitRows, base: CalibratedModel, workload: Workload, space,
@@ -339,7 +349,7 @@ def _start_and_bounds(rows: _FitRows, base: CalibratedModel, workload: Workload,
         "mem_overlap": base.mem_overlap,
         "step_latency_s": min(max(base.step_latency_s, 1e-3),
                               FIT_BOUNDS["step_latency_s"].values()[1] / 2),
-        "narrow_fraction": 0.5,
+        "narrow_fraction": NARROW_FRACTION_PRIOR,
         "power_exponent": 0.3,
         "arithmetic_intensity": ai0,
     }
@@ -447,6 +457,15 @@ def _bound_sides(names, x, lo, hi) -> dict:
     return out
 
 
+def _generations(rows: _FitRows) -> dict:
+    """Each fitted family's catalog generation (a family without one left out)."""
+    out = {}
+    for f, g in zip(rows.facts.family, rows.facts.generation):
+        if isinstance(g, str) and g and g != "nan" and f in rows.families:
+            out.setdefault(str(f), g)
+    return dict(sorted(out.items()))
+
+
 def _fitted_model(base, rows: _FitRows, space, sol, workload):
     """The model at the optimum, rounded as the model file stores it, and the training rows
     per family."""
@@ -461,6 +480,7 @@ def _fitted_model(base, rows: _FitRows, space, sol, workload):
         compute_efficiency_by_family={f: round(float(v), 6) for f, v in zip(fams, ef)},
         compute_efficiency_shared=round(shared, 6),
         compute_efficiency_by_vendor={v: round(float(e), 6) for v, e in zip(rows.vendors, ven)},
+        generation_by_family=_generations(rows),
         software_trend_shared=round(trend_shared, 6),
         software_trend_by_vendor=({v: round(float(e), 6) for v, e in zip(rows.vendors, trend_by_vendor)}
                                   if space.trend else {}),

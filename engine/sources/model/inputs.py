@@ -377,16 +377,25 @@ def _links(table, A, bw: dict, spans: set, model, shape: _Shape, notes: RowNotes
     return _Links(intra, pcie_bw, spanning, inter)
 
 
-def _note_power(notes, rows, headroom, exponent: float, tdp, wide) -> None:
+def _note_power(notes, rows, headroom, exponent: float, tdp, wide, reference) -> None:
     """Name the power headroom of the rows it moves by more than a few percent (one note
     per distinct part: a table repeats few)."""
     if exponent <= 0:
         return
-    keys = pd.DataFrame({"h": headroom, "t": tdp, "w": wide})[rows]
-    for (h, t, w), _ in keys.groupby(["h", "t", "w"]):
-        text = power_note(h, exponent, t, w)
+    label = np.array([str(r) for r in reference], dtype=object)
+    keys = pd.DataFrame({"h": headroom, "t": tdp, "w": wide, "r": label})[rows]
+    for (h, t, w, r), _ in keys.groupby(["h", "t", "w", "r"]):
+        pick = rows & (headroom == h) & (tdp == t) & (wide == w) & (label == r)
+        text = power_note(h, exponent, t, w, reference[np.flatnonzero(pick)[0]])
         if text:
-            notes.add(rows & (headroom == h) & (tdp == t) & (wide == w), text)
+            notes.add(pick, text)
+
+
+def _objects(values: list) -> np.ndarray:
+    """A 1-d object array of ``values`` as they are (tuples stay elements)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 def _host_inputs(table: pd.DataFrame, A: pd.DataFrame, cpus: pd.DataFrame):
@@ -612,10 +621,12 @@ def model_inputs(
     eff = np.array([pairs[k][0] for k in keys], dtype=float)
     rounds = table["round"].to_numpy(dtype=object) if "round" in table.columns else [None] * len(ven)
     gain = model.software_gain(ven, fam, rounds)
-    headroom = power_headroom(hw.facts["tdp_w"], peak, fam, acc)
+    reference = _objects([model.power_reference(f, g) for f, g, _v in keys])
+    headroom = power_headroom(hw.facts["tdp_w"], peak, reference, acc)
     eff = with_software_gain(eff, gain + power_gain(headroom, model.power_exponent))
     basis = np.array([pairs[k][1] for k in keys], dtype=object)
-    _note_power(notes, modelled, headroom, model.power_exponent, hw.facts["tdp_w"], peak)
+    _note_power(notes, modelled, headroom, model.power_exponent, hw.facts["tdp_w"], peak,
+                reference)
 
     max_node = pd.to_numeric(A["max_accels_per_node"], errors="coerce").to_numpy(float) \
         if "max_accels_per_node" in A.columns else np.full(len(A), 8.0)

@@ -132,8 +132,8 @@ class RowFacts:
     family, vendor, generation : array of object
         The accelerator's (``None`` where not known).
     basis : array of object
-        The basis of the row's efficiency (``fitted``, ``borrowed:<vendor>``, ...; ``""``
-        where not modelled).
+        The basis of the row's efficiency (``fitted``, ``borrowed:<generation>``,
+        ``borrowed:<vendor>``, ...; ``""`` where not modelled).
     precision : array of object
         The training precision whose peak is used.
     software_gain : array

@@ -77,6 +77,7 @@ MODEL_SCHEMA = Obj({
     **{name: Num() for name in _NUMBERS},
     "compute_efficiency_by_family": Map(Num()),
     "compute_efficiency_by_vendor": Map(Num()),
+    "generation_by_family": Map(Str()),
     "compute_efficiency_shared": Maybe(Num()),
     "software_trend_by_vendor": Map(Num()),
     "software_first_round_by_family": Map(Str()),

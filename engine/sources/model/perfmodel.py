@@ -34,6 +34,7 @@ from ...params import (
     Options,
     check_fields,
 )
+from .fit_bounds import NARROW_FRACTION_PRIOR
 from .fit_report import FitReport
 from .model_arrays import ConfigArrays
 from .model_schema import check_model_file
@@ -41,7 +42,8 @@ from .software import software_gain
 from .workload import IMAGENET_TRAIN_SAMPLES, Workload, resnet50
 
 __all__ = ["Workload", "CalibratedModel", "resnet50", "DEFAULT_MODEL", "evaluate", "mixed_peak",
-           "IMAGENET_TRAIN_SAMPLES", "MODEL_VERSION", "MEM_EFFICIENCY", "HOST_COPY_EFFICIENCY"]
+           "IMAGENET_TRAIN_SAMPLES", "MODEL_VERSION", "MEM_EFFICIENCY", "HOST_COPY_EFFICIENCY",
+           "NARROW_FRACTION_PRIOR"]
 
 
 #: Achieved fraction of a host link's nominal bandwidth in host-to-device copies (PCIe DMA
@@ -77,9 +79,12 @@ class CalibratedModel:
     each fitted family's value is this shared one times a factor the fit keeps near 1 unless
     the family's rows demand otherwise (a prior of ``family_prior_sd`` on its logit), through
     its vendor's value (``compute_efficiency_by_vendor``: the vendor's software, a prior of
-    ``vendor_prior_sd``). A family without rows uses its vendor's value, or the shared one
-    for a vendor without rows, on its own hardware facts (peak, memory bandwidth, scale-up
-    domain): ``borrowed:<vendor>`` or ``borrowed:shared``. ``compute_efficiency_default`` is
+    ``vendor_prior_sd``). A family without rows uses the value of its generation's fitted
+    families (``generation_by_family``: one architecture runs one set of kernels; B300
+    takes B200's), else its vendor's, else the shared one for a vendor without rows, on its
+    own hardware facts (peak, memory bandwidth, scale-up domain):
+    ``borrowed:<generation>``, ``borrowed:<vendor>`` or ``borrowed:shared``.
+    ``compute_efficiency_default`` is
     used only by a model with neither (a hand-set model: ``assumed``).
     :meth:`compute_efficiency_for` returns the value and its basis. A part of a family moves
     it by ``headroom ** power_exponent``: its watts per peak FLOP/s over its family's median
@@ -89,11 +94,13 @@ class CalibratedModel:
     compute_efficiency_by_family: dict = field(default_factory=dict)
     compute_efficiency_shared: float | None = None  # fitted across families
     compute_efficiency_by_vendor: dict = field(default_factory=dict)  # a vendor's software
+    generation_by_family: dict = field(default_factory=dict)  # each fitted family's catalog generation
     compute_efficiency_default: float = 0.40
     family_prior_sd: float = 0.5  # prior SD of a family's logit deviation from its vendor
     vendor_prior_sd: float = 0.5  # prior SD of a vendor's logit deviation from the shared value
     step_latency_s: float = 0.0  # per pass over a micro-batch: launches, syncs (fitted)
-    narrow_fraction: float = 1.0  # compute at the narrow (fp8/fp4) peak, the rest at bf16
+    # at the narrow (fp8/fp4) peak, the rest at bf16; fitted where the rows mix formats
+    narrow_fraction: float = NARROW_FRACTION_PRIOR
     power_exponent: float = 0.0  # efficiency x headroom ** it (facts/power.py; fitted)
     arithmetic_intensity: float = 100.0  # FLOPs per byte of memory traffic (fitted)
     mem_efficiency: float = MEM_EFFICIENCY  # achieved / peak memory bandwidth (sourced)
@@ -150,6 +157,7 @@ class CalibratedModel:
         "allreduce": (Options(("hierarchical", "ring")),),
         "compute_efficiency_by_family": (Mapping(TEXT, FRACTION_OPEN),),
         "compute_efficiency_by_vendor": (Mapping(TEXT, FRACTION_OPEN),),
+        "generation_by_family": (Mapping(TEXT, TEXT),),
         "fit": (InstanceOf(FitReport, "a FitReport (or a dict of its parts)"),),
         "compute_efficiency_shared": (None, FRACTION_OPEN),
         "software_trend_by_vendor": (Mapping(TEXT, TREND),),
@@ -173,22 +181,41 @@ class CalibratedModel:
         """``(efficiency, basis)`` for an accelerator family.
 
         ``basis`` is ``"fitted"`` when the family had calibration rows; for a family without
-        rows, ``"borrowed:<vendor>"`` when its vendor had rows (the efficiency of the
-        vendor's software shared across its families, at ``software_round``), else ``"borrowed:shared"`` (the one
-        shared across vendors), each applied to the family's own peak, memory and links;
-        ``"assumed"`` for ``compute_efficiency_default`` (a hand-set model without a fit).
-        ``generation`` is accepted for callers that have it; the basis does not depend on
-        it.
+        rows, ``"borrowed:<generation>"`` when fitted families of its catalog ``generation``
+        had (the median of their efficiencies: the same architecture's software),
+        ``"borrowed:<vendor>"`` when its vendor had rows (the efficiency of the vendor's
+        software shared across its families, at ``software_round``), else
+        ``"borrowed:shared"`` (the one shared across vendors), each applied to the family's
+        own peak, memory and links; ``"assumed"`` for ``compute_efficiency_default`` (a
+        hand-set model without a fit).
         """
-        del generation  # a family's own facts, not its generation's, decide its prediction
         fams = self.compute_efficiency_by_family
         if family in fams:
             return float(fams[family]), "fitted"
+        siblings = self.generation_siblings(generation)
+        if siblings:
+            return float(np.median([fams[f] for f in siblings])), f"borrowed:{generation}"
         if vendor is not None and vendor in self.compute_efficiency_by_vendor:
             return float(self.compute_efficiency_by_vendor[vendor]), f"borrowed:{vendor}"
         if self.compute_efficiency_shared is not None:
             return float(self.compute_efficiency_shared), "borrowed:shared"
         return float(self.compute_efficiency_default), "assumed"
+
+    def generation_siblings(self, generation) -> list:
+        """The fitted families of catalog generation ``generation`` (none for a missing
+        one, or a model that does not record its families' generations)."""
+        if not isinstance(generation, str) or not generation or generation == "nan":
+            return []
+        return sorted(f for f, g in self.generation_by_family.items()
+                      if g == generation and f in self.compute_efficiency_by_family)
+
+    def power_reference(self, family, generation=None):
+        """What a family's power headroom is measured against: itself, or the tuple of the
+        fitted families it borrows its generation's efficiency from (theirs, at their power)."""
+        if family in self.compute_efficiency_by_family:
+            return family
+        siblings = self.generation_siblings(generation)
+        return tuple(siblings) if siblings else family
 
     def software_gain(self, vendors, families, rounds) -> np.ndarray:
         """Each row's gain (log) of compute efficiency over the software of

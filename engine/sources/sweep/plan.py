@@ -324,10 +324,15 @@ def prepare(*, model, workload, accelerators, providers, counts, nodes, local_ba
     # a part's power headroom moves its family's efficiency as in a table's prediction
     wide = acc["peak"].to_numpy(float)
     tdp = pd.to_numeric(acc["tdp_w"], errors="coerce").to_numpy(float)
-    headroom = power_headroom(tdp, wide, acc["family"].astype(str), catalog)
+    reference = [model.power_reference(f, g) for f, g in
+                 zip(acc["family"].astype(str), acc["generation"].astype(str))]
+    ref = np.empty(len(reference), dtype=object)
+    ref[:] = reference
+    headroom = power_headroom(tdp, wide, ref, catalog)
     eff_basis = [(float(with_software_gain(e, power_gain(h, model.power_exponent))), b)
                  for (e, b), h in zip(eff_basis, headroom)]
-    power = [power_note(h, model.power_exponent, t, w) for h, t, w in zip(headroom, tdp, wide)]
+    power = [power_note(h, model.power_exponent, t, w, r)
+             for h, t, w, r in zip(headroom, tdp, wide, reference)]
     fp = first_principles(model, workload)
     notes = ["; ".join(x for x in (fmt, pw, basis_note(b, f, model, workload)) if x)
              for (_e, b), f, fmt, pw in zip(eff_basis, acc["family"].astype(str),
