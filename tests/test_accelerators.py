@@ -117,6 +117,8 @@ ALIASES = [
     ('MI350X', 'amd_mi350x', 'exact', 'gpu', 'AMD', 'CDNA4', 3, 2025, True),
     ('MI355X', 'amd_mi355x', 'exact', 'gpu', 'AMD', 'CDNA4', 3, 2025, True),
     ('TPU v6e', 'google_tpu_v6e', 'exact', 'tpu', 'Google', 'TPU v6e', 5, 2024, True),
+    ('TPU v7x', 'google_tpu7x', 'exact', 'tpu', 'Google', 'TPU7x', 6, 2025, True),
+    ('TPU v7', 'google_tpu7x', 'exact', 'tpu', 'Google', 'TPU7x', 6, 2025, True),
     ('Gaudi3 PCIe', '', 'unplaced', 'other', 'Intel', 'Gaudi3', 3, 2024, False),
     ('Gaudi3 450W', '', 'unplaced', 'other', 'Intel', 'Gaudi3', 3, 2024, False),
 ]
@@ -373,6 +375,10 @@ VENDOR_NAMES = [
     ('tpu-v6e', 'google_tpu_v6e'),
     ('Trillium', 'google_tpu_v6e'),
     ('Cloud TPU v6e (Trillium)', 'google_tpu_v6e'),
+    ('TPU7x', 'google_tpu7x'),
+    ('tpu7x-256', 'google_tpu7x'),
+    ('Ironwood', 'google_tpu7x'),
+    ('Cloud TPU v7 (Ironwood)', 'google_tpu7x'),
     ('TPU v5p', 'google_tpu_v5p'),
     ('TPU v5e', 'google_tpu_v5e'),
     ('TPU v5 lite', 'google_tpu_v5e'),
@@ -409,7 +415,8 @@ NEAR_MISSES = [
     ("AMD Instinct MI355", ""),
     ("NVIDIA B100", ""),
     ("TPU v6", ""),
-    ("TPU v7", ""),
+    ("TPU v7", "google_tpu7x"),  # Ironwood's one release
+    ("TPU v8", ""),
 ]
 
 #: The ten names the reader and calibration used to place differently, and how they are
@@ -596,6 +603,7 @@ def test_h200_is_known_to_reader_calibration_and_simulator(tmp_path):
         ("NVIDIA Blackwell Ultra GPU (B300-SXM-270GB)", "275040 MiB", "nvidia_b300_hgx", 2250, 8.0),
         ("AMD Instinct MI355X", "288 GB", "amd_mi355x", 2516.6, 8.0),
         ("TPU-trillium", "32GB", "google_tpu_v6e", 918, 1.638),
+        ("TPU7x", "192GiB", "google_tpu7x", 2307, 7.38),
         ("NVIDIA H200 NVL 141GB", "96000 MiB", "nvidia_h200_nvl", 835.5, 4.8),
         ("NVIDIA RTX Pro 6000 SE PCIe 96GB", "96000 MiB", "nvidia_rtx_pro_6000_se", 500, 1.597),
     ],

@@ -14,7 +14,8 @@ prediction, the simulator's ``accelerators=`` selection) resolves it here, so th
    ``H100 NVL`` and ``H200 NVL``, ``MI300X`` and ``MI325X``) never stand for each other.
    Single-SKU products (A30, L40, GB200, ...) become the bare model name; a name without a
    memory size takes it from the description's ``accelerator_memory_capacity``; a TPU without
-   a version takes it from the system name (``tpu-v4-128``), and Trillium is the TPU v6e.
+   a version takes it from the system name (``tpu-v4-128``), Trillium is the TPU v6e and
+   Ironwood the TPU7x.
 3. **The alias table** (``engine/data/accelerator_aliases.csv``) maps each model name to a
    catalog product and says how well it matches: ``exact`` (the product itself),
    ``stand-in`` (a sibling board whose modelled facts, dense peak, memory size and
@@ -60,8 +61,9 @@ _NOISE = re.compile(
 )
 # trademark marks glue to words ("Gaudi(R) 2"): removed before any other rule
 _MARKS = re.compile(r"\((?:R|TM)\)|[®™]", re.IGNORECASE)
-_TPU = re.compile(r"tpu[\s_-]*v?(\d+)(p|e)?", re.IGNORECASE)
-# Google calls the TPU v5e "v5 lite" in its API (v5litepod-16) and the v6e "Trillium"
+_TPU = re.compile(r"tpu[\s_-]*v?(\d+)(p|e|x)?", re.IGNORECASE)
+# Google calls the TPU v5e "v5 lite" in its API (v5litepod-16), the v6e "Trillium" and the
+# TPU7x "Ironwood"
 _TPU_V5_LITE = re.compile(r"v5[\s_-]*lite", re.IGNORECASE)
 _MEM = re.compile(r"(\d+)\s*G(?:B|iB)?\b", re.IGNORECASE)
 _HBM3 = re.compile(r"HBM3(?!E)", re.IGNORECASE)
@@ -260,6 +262,8 @@ def _clean(text: str) -> str:
 def _tpu_version(text: str) -> str | None:
     if "trillium" in text.lower():
         return "v6e"
+    if "ironwood" in text.lower():
+        return "v7x"
     if _TPU_V5_LITE.search(text):
         return "v5e"
     m = _TPU.search(text)
@@ -284,7 +288,7 @@ def _rules(text: str, memory: str, hint: str) -> str | None:
     """The model name the rules give ``text``, or None when they cannot place it."""
     text = _MARKS.sub("", text)
     low = text.lower()
-    if "tpu" in low or "trillium" in low:
+    if "tpu" in low or "trillium" in low or "ironwood" in low:
         version = _tpu_version(text) or _tpu_version(hint or "")
         return f"TPU {version}" if version else "TPU"
     if "gaudi" in low or _HL.search(low):
