@@ -116,9 +116,9 @@ def test_scale_beyond_the_fitted_systems_and_borrowed_family_are_noted():
     note = p["prediction_note"].iloc[0]
     assert "scale 100,000 accelerators beyond the largest fitted system" in note
     assert "family B300 has no calibration rows for bert_large" in note
-    # B300 is Blackwell as B200 is, whose BERT rows lend their efficiency
-    assert p["prediction_basis"].iloc[0] == "borrowed:Blackwell"
-    assert "its generation's software (Blackwell: B200)" in note
+    # B300 is Blackwell as B200 is, in its power class, whose BERT rows lend their efficiency
+    assert p["prediction_basis"].iloc[0] == "borrowed:B200"
+    assert "the efficiency of B200, its generation's (Blackwell) in its power class" in note
 
 
 def test_a_prediction_without_a_note_assumed_nothing():

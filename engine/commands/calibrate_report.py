@@ -19,6 +19,7 @@ from ..errors import DataError
 from ..formatting import markdown_table
 from ..sources.facts import catalog as _cat
 from ..sources.facts.mlperf_rules import round_ordinal
+from ..sources.facts.power import family_watts_per_tflops
 from ..sources.model.evaluation import basis_kind
 from ..sources.model.evidence import (
     forward_summary,
@@ -118,11 +119,12 @@ def validation_report(mlperf_table, *, model: CalibratedModel | None = None, **k
     catalog = _cat.accelerator_catalog(kw.get("accelerator_table"))
     modelled = catalog[pd.to_numeric(catalog["mem_bw_tbps"], errors="coerce") > 0]
     borrowed = []
+    power = family_watts_per_tflops(catalog)
     for fam_name, gen, vendor in sorted(
         set(zip(modelled["family"].astype(str), modelled["generation"].astype(str),
                 modelled["vendor"].astype(str)))
     ):
-        _v, basis = model.compute_efficiency_for(fam_name, gen, vendor=vendor)
+        _v, basis = model.compute_efficiency_for(fam_name, gen, vendor=vendor, power=power)
         if basis != "fitted":
             borrowed.append(f"{fam_name} ({gen}) {basis}")
     lines += [
@@ -352,8 +354,9 @@ def evidence_report(table: pd.DataFrame, evidence: pd.DataFrame | None = None,
     s = s[s["n"] >= 5]
     lines += [
         "**Leave one family out**, from the configuration columns (each family predicted by "
-        "a model that never saw it: its generation's efficiency, else its vendor's, or the "
-        "shared one, on its own peak, memory and links), every family with 5 rows or more:",
+        "a model that never saw it: its generation's efficiency in its power class, else its "
+        "vendor's, or the shared one, on its own peak, memory and links), every family with 5 "
+        "rows or more:",
         "",
         *_md_rows(s, [("benchmark", "l"), ("family", "l"), ("n", "r"),
                       ("median %", "r"), ("p90 %", "r")],

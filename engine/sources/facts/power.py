@@ -19,7 +19,8 @@ import pandas as pd
 
 from .hardware import positive_numbers
 
-__all__ = ["wide_peak", "power_headroom", "power_gain", "power_note", "NOTE_THRESHOLD"]
+__all__ = ["family_watts_per_tflops", "wide_peak", "power_headroom", "power_gain", "power_note",
+           "NOTE_THRESHOLD"]
 
 #: A row's note names its power headroom where it moves the compute rate by more than this
 #: share (3%: the run-to-run spread of a benchmark's throughput is about 2-4%).
@@ -36,7 +37,7 @@ def wide_peak(frame: pd.DataFrame) -> np.ndarray:
     return np.where(np.isnan(bf16), fp16, bf16)
 
 
-def _family_watts_per_tflops(catalog: pd.DataFrame) -> dict:
+def family_watts_per_tflops(catalog: pd.DataFrame) -> dict:
     """The median over each family's catalog parts of watts per dense wide TFLOP/s (families
     whose parts give both)."""
     if "family" not in catalog.columns or "tdp_w" not in catalog.columns:
@@ -78,7 +79,7 @@ def power_headroom(tdp, wide, family, catalog: pd.DataFrame) -> np.ndarray:
     ndarray
         1 where a row's power, peak or family reference is unknown (nothing to move).
     """
-    ref = _family_watts_per_tflops(catalog)
+    ref = family_watts_per_tflops(catalog)
     own = positive_numbers(tdp) / positive_numbers(wide)
 
     def reference(f):

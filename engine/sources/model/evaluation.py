@@ -186,10 +186,12 @@ def basis_note(basis: str, family, model: CalibratedModel, workload: Workload) -
     fit_on = model.workload or workload.name
     if kind == "borrowed":
         src = basis.split(":", 1)[1]
-        siblings = model.generation_siblings(src)
+        lent = src.split("+")
+        fitted = model.compute_efficiency_by_family
         what = ("the efficiency shared across vendors" if src == "shared"
-                else f"the efficiency of its generation's software ({src}: "
-                     f"{', '.join(siblings)})" if siblings
+                else f"the efficiency of {' and '.join(lent)}, its generation's "
+                     f"({model.generation_by_family.get(lent[0], '')}) in its power class"
+                if all(f in fitted for f in lent)
                 else f"the efficiency of {src}'s software")
         return (f"family {family} has no calibration rows for {fit_on}: {what} on its own "
                 "peak, memory and links")

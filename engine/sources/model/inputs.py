@@ -32,7 +32,8 @@ from ..facts.accelerators import resolve_accelerator
 from ..facts.benchmarks import benchmarks_of
 from ..facts.formats import assumed_format_note, format_name, stated_formats
 from ..facts.hardware import ELEMENT_BYTES, hardware_facts
-from ..facts.power import power_gain, power_headroom, power_note
+from ..facts.power import family_watts_per_tflops, power_gain, power_headroom, power_note
+from .lenders import power_reference
 from .batch_choice import batch_candidates, chosen_note, fastest_batches, smallest_batches
 from .model_arrays import ConfigArrays, RowFacts
 from .domain import catalog_with_row_specs, domain_reasons, largest_node, without_outside
@@ -617,11 +618,13 @@ def model_inputs(
     gen = A["generation"].astype(str).to_numpy()
     ven = A["vendor"].astype(str).to_numpy()
     keys = list(zip(fam, gen, ven))
-    pairs = {k: model.compute_efficiency_for(k[0], k[1], vendor=k[2]) for k in set(keys)}
+    power = family_watts_per_tflops(acc)
+    pairs = {k: model.compute_efficiency_for(k[0], k[1], vendor=k[2], power=power)
+             for k in set(keys)}
     eff = np.array([pairs[k][0] for k in keys], dtype=float)
     rounds = table["round"].to_numpy(dtype=object) if "round" in table.columns else [None] * len(ven)
     gain = model.software_gain(ven, fam, rounds)
-    reference = _objects([model.power_reference(f, g) for f, g, _v in keys])
+    reference = _objects([power_reference(model, f, g, power) for f, g, _v in keys])
     headroom = power_headroom(hw.facts["tdp_w"], peak, reference, acc)
     eff = with_software_gain(eff, gain + power_gain(headroom, model.power_exponent))
     basis = np.array([pairs[k][1] for k in keys], dtype=object)

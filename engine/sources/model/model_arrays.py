@@ -132,7 +132,7 @@ class RowFacts:
     family, vendor, generation : array of object
         The accelerator's (``None`` where not known).
     basis : array of object
-        The basis of the row's efficiency (``fitted``, ``borrowed:<generation>``,
+        The basis of the row's efficiency (``fitted``, ``borrowed:<family>``,
         ``borrowed:<vendor>``, ...; ``""`` where not modelled).
     precision : array of object
         The training precision whose peak is used.

@@ -36,6 +36,7 @@ from ...params import (
 )
 from .fit_bounds import NARROW_FRACTION_PRIOR
 from .fit_report import FitReport
+from .lenders import generation_lenders
 from .model_arrays import ConfigArrays
 from .model_schema import check_model_file
 from .software import software_gain
@@ -80,10 +81,11 @@ class CalibratedModel:
     the family's rows demand otherwise (a prior of ``family_prior_sd`` on its logit), through
     its vendor's value (``compute_efficiency_by_vendor``: the vendor's software, a prior of
     ``vendor_prior_sd``). A family without rows uses the value of its generation's fitted
-    families (``generation_by_family``: one architecture runs one set of kernels; B300
-    takes B200's), else its vendor's, else the shared one for a vendor without rows, on its
-    own hardware facts (peak, memory bandwidth, scale-up domain):
-    ``borrowed:<generation>``, ``borrowed:<vendor>`` or ``borrowed:shared``.
+    families in its power class (``generation_by_family``, :mod:`.lenders`: one
+    architecture runs one set of kernels; B300 takes B200's), else its vendor's, else the
+    shared one for a vendor without rows, on its own hardware facts (peak, memory
+    bandwidth, scale-up domain): ``borrowed:<family>``, ``borrowed:<vendor>`` or
+    ``borrowed:shared``.
     ``compute_efficiency_default`` is
     used only by a model with neither (a hand-set model: ``assumed``).
     :meth:`compute_efficiency_for` returns the value and its basis. A part of a family moves
@@ -176,15 +178,17 @@ class CalibratedModel:
         check_fields(self, self.parameter_constraints)
 
     def compute_efficiency_for(
-        self, family: str, generation: str | None = None, *, vendor: str | None = None
+        self, family: str, generation: str | None = None, *, vendor: str | None = None,
+        power: dict | None = None,
     ) -> tuple[float, str]:
         """``(efficiency, basis)`` for an accelerator family.
 
         ``basis`` is ``"fitted"`` when the family had calibration rows; for a family without
-        rows, ``"borrowed:<generation>"`` when fitted families of its catalog ``generation``
-        had (the median of their efficiencies: the same architecture's software),
-        ``"borrowed:<vendor>"`` when its vendor had rows (the efficiency of the vendor's
-        software shared across its families, at ``software_round``), else
+        rows, ``"borrowed:<family>[+<family>...]"`` when ``power`` (watts per dense TFLOP/s
+        of each family in the catalog in use) names fitted families of its ``generation``
+        in its power class (:func:`~.lenders.generation_lenders`: the median of their efficiencies, the same
+        architecture's software), ``"borrowed:<vendor>"`` when its vendor had rows (the
+        vendor's software shared across its families, at ``software_round``), else
         ``"borrowed:shared"`` (the one shared across vendors), each applied to the family's
         own peak, memory and links; ``"assumed"`` for ``compute_efficiency_default`` (a
         hand-set model without a fit).
@@ -192,30 +196,14 @@ class CalibratedModel:
         fams = self.compute_efficiency_by_family
         if family in fams:
             return float(fams[family]), "fitted"
-        siblings = self.generation_siblings(generation)
-        if siblings:
-            return float(np.median([fams[f] for f in siblings])), f"borrowed:{generation}"
+        lent = generation_lenders(self, family, generation, power)
+        if lent:
+            return float(np.median([fams[f] for f in lent])), "borrowed:" + "+".join(lent)
         if vendor is not None and vendor in self.compute_efficiency_by_vendor:
             return float(self.compute_efficiency_by_vendor[vendor]), f"borrowed:{vendor}"
         if self.compute_efficiency_shared is not None:
             return float(self.compute_efficiency_shared), "borrowed:shared"
         return float(self.compute_efficiency_default), "assumed"
-
-    def generation_siblings(self, generation) -> list:
-        """The fitted families of catalog generation ``generation`` (none for a missing
-        one, or a model that does not record its families' generations)."""
-        if not isinstance(generation, str) or not generation or generation == "nan":
-            return []
-        return sorted(f for f, g in self.generation_by_family.items()
-                      if g == generation and f in self.compute_efficiency_by_family)
-
-    def power_reference(self, family, generation=None):
-        """What a family's power headroom is measured against: itself, or the tuple of the
-        fitted families it borrows its generation's efficiency from (theirs, at their power)."""
-        if family in self.compute_efficiency_by_family:
-            return family
-        siblings = self.generation_siblings(generation)
-        return tuple(siblings) if siblings else family
 
     def software_gain(self, vendors, families, rounds) -> np.ndarray:
         """Each row's gain (log) of compute efficiency over the software of

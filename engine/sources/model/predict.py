@@ -8,10 +8,10 @@ gets one of three outcomes:
   the topology is inconsistent, the batch is under one sample per replica, ...;
   :mod:`.configs`);
 * **predicted**, with ``prediction_basis`` (``fitted``: the model's efficiency for the
-  row's family was fitted on this workload's runs; ``borrowed:<generation>``,
+  row's family was fitted on this workload's runs; ``borrowed:<family>``,
   ``borrowed:<vendor>``, ``borrowed:shared``: the family had no runs and takes the
-  efficiency of its generation's fitted families, else its vendor's, else the one shared
-  across vendors, on its own hardware facts;
+  efficiency of its generation's fitted families in its power class, else its vendor's,
+  else the one shared across vendors, on its own hardware facts;
   ``first-principles:<workload>``: the workload had no runs and takes the efficiencies of
   the nearest calibrated workload with its own FLOPs, bytes and convergence) and an 80%
   interval ``predicted_time_to_train_min_lo`` / ``_hi`` (:mod:`.intervals`);

@@ -14,7 +14,14 @@ from ..facts import catalog as _cat
 from ..facts.accelerators import resolve_accelerators
 from ..facts.formats import assumed_format_note, stated_formats
 from ..facts.hardware import ELEMENT_BYTES, hardware_facts
-from ..facts.power import power_gain, power_headroom, power_note, wide_peak
+from ..facts.power import (
+    family_watts_per_tflops,
+    power_gain,
+    power_headroom,
+    power_note,
+    wide_peak,
+)
+from ..model.lenders import power_reference
 from ..model.intervals import IntervalTable, interval_table
 from ..model.perfmodel import HOST_COPY_EFFICIENCY, CalibratedModel, Workload, resnet50
 from ..model.software import with_software_gain
@@ -318,13 +325,14 @@ def prepare(*, model, workload, accelerators, providers, counts, nodes, local_ba
     grace = cpus[cpus["host_cpu"].astype(str) == "NVIDIA Grace"]
     grace_cores = float(grace["cores_per_socket"].iloc[0]) if len(grace) else 72.0
     cpu_names = list(x86["host_cpu"].astype(str)) + ["NVIDIA Grace"]
-    eff_basis = [model.compute_efficiency_for(f, g, vendor=v)
+    power = family_watts_per_tflops(catalog)
+    eff_basis = [model.compute_efficiency_for(f, g, vendor=v, power=power)
                  for f, g, v in zip(acc["family"].astype(str), acc["generation"].astype(str),
                                     acc["vendor"].astype(str))]
     # a part's power headroom moves its family's efficiency as in a table's prediction
     wide = acc["peak"].to_numpy(float)
     tdp = pd.to_numeric(acc["tdp_w"], errors="coerce").to_numpy(float)
-    reference = [model.power_reference(f, g) for f, g in
+    reference = [power_reference(model, f, g, power) for f, g in
                  zip(acc["family"].astype(str), acc["generation"].astype(str))]
     ref = np.empty(len(reference), dtype=object)
     ref[:] = reference
