@@ -37,25 +37,20 @@ def wide_peak(frame: pd.DataFrame) -> np.ndarray:
     return np.where(np.isnan(bf16), fp16, bf16)
 
 
+def _part_watts_per_tflops(catalog: pd.DataFrame) -> pd.DataFrame:
+    """Each catalog part's family and watts per dense wide TFLOP/s (``family``, ``r``),
+    the parts that give both."""
+    if "family" not in catalog.columns or "tdp_w" not in catalog.columns:
+        return pd.DataFrame({"family": pd.Series(dtype=str), "r": pd.Series(dtype=float)})
+    ratio = positive_numbers(catalog["tdp_w"]) / wide_peak(catalog)
+    frame = pd.DataFrame({"family": catalog["family"].astype(str).to_numpy(), "r": ratio})
+    return frame[np.isfinite(frame["r"])]
+
+
 def family_watts_per_tflops(catalog: pd.DataFrame) -> dict:
     """The median over each family's catalog parts of watts per dense wide TFLOP/s (families
     whose parts give both)."""
-    if "family" not in catalog.columns or "tdp_w" not in catalog.columns:
-        return {}
-    ratio = positive_numbers(catalog["tdp_w"]) / wide_peak(catalog)
-    frame = pd.DataFrame({"family": catalog["family"].astype(str).to_numpy(), "r": ratio})
-    frame = frame[np.isfinite(frame["r"])]
-    return frame.groupby("family")["r"].median().to_dict()
-
-
-def _pooled_watts_per_tflops(catalog: pd.DataFrame, families: tuple) -> float:
-    """The median watts per dense wide TFLOP/s over the catalog parts of ``families``."""
-    if "family" not in catalog.columns or "tdp_w" not in catalog.columns:
-        return np.nan
-    ratio = positive_numbers(catalog["tdp_w"]) / wide_peak(catalog)
-    pick = catalog["family"].astype(str).isin([str(f) for f in families]).to_numpy()
-    ratio = ratio[pick & np.isfinite(ratio)]
-    return float(np.median(ratio)) if ratio.size else np.nan
+    return _part_watts_per_tflops(catalog).groupby("family")["r"].median().to_dict()
 
 
 def power_headroom(tdp, wide, family, catalog: pd.DataFrame) -> np.ndarray:
@@ -66,7 +61,7 @@ def power_headroom(tdp, wide, family, catalog: pd.DataFrame) -> np.ndarray:
     ----------
     tdp, wide : array
         The row's power limit (W) and dense BF16 (else FP16) peak (TFLOP/s).
-    family : array of str or tuple
+    family : sequence of str or tuple
         The row's accelerator family (the catalog's ``family``), or a tuple of families
         whose parts are pooled (a family without rows measured against those it borrows
         its efficiency from).
@@ -79,16 +74,19 @@ def power_headroom(tdp, wide, family, catalog: pd.DataFrame) -> np.ndarray:
     ndarray
         1 where a row's power, peak or family reference is unknown (nothing to move).
     """
-    ref = family_watts_per_tflops(catalog)
+    parts = _part_watts_per_tflops(catalog)
+    ref = parts.groupby("family")["r"].median().to_dict()
     own = positive_numbers(tdp) / positive_numbers(wide)
 
     def reference(f):
-        if isinstance(f, tuple):  # several families pooled: their parts' median
-            return _pooled_watts_per_tflops(catalog, f)
+        if isinstance(f, tuple):  # several families pooled: their parts' median, once each
+            if f not in ref:
+                r = parts["r"][parts["family"].isin([str(x) for x in f])]
+                ref[f] = float(r.median()) if len(r) else np.nan
+            return ref[f]
         return ref.get(str(f), np.nan)
 
-    base = np.array([reference(f) for f in np.asarray(family, dtype=object)],
-                    dtype=float).reshape(own.shape)
+    base = np.array([reference(f) for f in family], dtype=float).reshape(own.shape)
     out = own / base
     return np.where(np.isfinite(out) & (out > 0), out, 1.0)
 

@@ -392,13 +392,6 @@ def _note_power(notes, rows, headroom, exponent: float, tdp, wide, reference) ->
             notes.add(pick, text)
 
 
-def _objects(values: list) -> np.ndarray:
-    """A 1-d object array of ``values`` as they are (tuples stay elements)."""
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
-
-
 def _host_inputs(table: pd.DataFrame, A: pd.DataFrame, cpus: pd.DataFrame):
     """CPU cores per accelerator, the host CPU's decode factor, and accelerated decoding."""
     n_rows = len(table)
@@ -624,7 +617,7 @@ def model_inputs(
     eff = np.array([pairs[k][0] for k in keys], dtype=float)
     rounds = table["round"].to_numpy(dtype=object) if "round" in table.columns else [None] * len(ven)
     gain = model.software_gain(ven, fam, rounds)
-    reference = _objects([power_reference(model, f, g, power) for f, g, _v in keys])
+    reference = [power_reference(model, f, g, power) for f, g, _v in keys]
     headroom = power_headroom(hw.facts["tdp_w"], peak, reference, acc)
     eff = with_software_gain(eff, gain + power_gain(headroom, model.power_exponent))
     basis = np.array([pairs[k][1] for k in keys], dtype=object)

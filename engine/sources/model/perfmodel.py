@@ -85,9 +85,8 @@ class CalibratedModel:
     architecture runs one set of kernels; B300 takes B200's), else its vendor's, else the
     shared one for a vendor without rows, on its own hardware facts (peak, memory
     bandwidth, scale-up domain): ``borrowed:<family>``, ``borrowed:<vendor>`` or
-    ``borrowed:shared``.
-    ``compute_efficiency_default`` is
-    used only by a model with neither (a hand-set model: ``assumed``).
+    ``borrowed:shared``. ``compute_efficiency_default`` is used only by a model with neither
+    (a hand-set model: ``assumed``).
     :meth:`compute_efficiency_for` returns the value and its basis. A part of a family moves
     it by ``headroom ** power_exponent``: its watts per peak FLOP/s over its family's median
     (:mod:`~gpurank.engine.sources.facts.power`; an MI325X sustains more of the MI300X's peak).

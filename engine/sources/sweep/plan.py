@@ -334,9 +334,7 @@ def prepare(*, model, workload, accelerators, providers, counts, nodes, local_ba
     tdp = pd.to_numeric(acc["tdp_w"], errors="coerce").to_numpy(float)
     reference = [power_reference(model, f, g, power) for f, g in
                  zip(acc["family"].astype(str), acc["generation"].astype(str))]
-    ref = np.empty(len(reference), dtype=object)
-    ref[:] = reference
-    headroom = power_headroom(tdp, wide, ref, catalog)
+    headroom = power_headroom(tdp, wide, reference, catalog)
     eff_basis = [(float(with_software_gain(e, power_gain(h, model.power_exponent))), b)
                  for (e, b), h in zip(eff_basis, headroom)]
     power = [power_note(h, model.power_exponent, t, w, r)
