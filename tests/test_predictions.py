@@ -55,6 +55,18 @@ def test_current_names_are_predicted(name):
 
 
 # --- the cases a model must not answer silently -----------------------------------------
+def test_a_narrow_format_taken_from_the_workload_is_named():
+    t = _table(accelerator="AMD Instinct MI355X", benchmark="llama31_8b", global_batch_size=32,
+               submitter="AMD")
+    # no column, and no statement of the round covers AMD: the workload's FP8, said so
+    note = predict(t)["prediction_note"].iloc[0]
+    assert "precision assumed: fp8; the format llama31_8b trains in (workloads.csv)" in note
+    # a row that names its format, and a workload of the benchmark's own bf16, assume nothing
+    assert "precision assumed" not in predict(t.assign(precision="bf16"))["prediction_note"][0]
+    bf16 = predict(_table(accelerator="AMD Instinct MI355X", benchmark="ssd"))
+    assert "precision assumed" not in bf16["prediction_note"].iloc[0]
+
+
 def test_a_default_is_never_used_silently():
     t = _table(accelerator="NVIDIA H100-SXM5-80GB", benchmark="llama2_70b_lora")
     t = t.drop(columns=["global_batch_size"])
@@ -381,6 +393,25 @@ def test_intervals_widen_with_the_rounds_ahead_from_forward_rows_at_each_distanc
     assert IntervalTable.from_dict(table.to_dict()) == table
     old = {k: v for k, v in table.to_dict().items() if k != "by_distance"}
     assert IntervalTable.from_dict(old).by_distance == {}
+
+
+def test_an_interval_no_level_can_hold_is_as_narrow_as_the_most_it_holds():
+    from gpurank.engine.sources.model.intervals import _NOMINAL, _held_out_coverage, _widths
+
+    rng = np.random.default_rng(3)
+    # three rounds of small errors, and one whose rows all lie beyond every other round's
+    # quantiles: no level holds 80% of each round's rows when taken from the other rounds
+    err = np.concatenate([rng.normal(0, 0.1, 90), np.full(30, 1.5)])
+    rounds = np.array(["a"] * 30 + ["b"] * 30 + ["c"] * 30 + ["d"] * 30)
+    cov = [_held_out_coverage(err, rounds, q) for q in _NOMINAL]
+    assert max(cov) < 0.8
+    w_lo, w_hi, n = _widths(err, rounds, 0.8)
+    first = _NOMINAL[cov.index(max(cov))]
+    q = (1 - first) / 2
+    # the first level that holds the most, not the widest level tried
+    assert (w_lo, w_hi) == pytest.approx((np.quantile(err, 1 - q), -np.quantile(err, q)),
+                                         abs=1e-6)
+    assert w_hi < -np.quantile(err, (1 - _NOMINAL[-1]) / 2) and n == 120
 
 
 # --- analyzing predictions, and ranking under their uncertainty --------------------------

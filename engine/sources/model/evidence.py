@@ -45,6 +45,8 @@ __all__ = [
     "interval_coverage",
     "held_out_inside",
     "rank_agreement",
+    "rank_ceiling",
+    "SAME_CONFIGURATION",
     "forward_summary",
     "summarize_errors",
     "LOWO_WORKLOADS",
@@ -267,10 +269,28 @@ def rank_agreement(held: pd.DataFrame) -> float:
     return float(spearmanr(p[ok], t[ok]).statistic)
 
 
+#: The configuration columns whose rows :func:`rank_ceiling` treats as one configuration.
+SAME_CONFIGURATION = ("accelerator", "n_accelerators")
+
+
+def rank_ceiling(held: pd.DataFrame) -> float:
+    """The rank correlation a prediction from accelerator and count alone reaches when it
+    knows each configuration's median measured time: :func:`rank_agreement` with each row
+    predicted by the median of the rows of its configuration (:data:`SAME_CONFIGURATION`).
+    Systems of one configuration that ran far apart (another site's storage, its software
+    build) hold it under 1, and no model of those columns orders them."""
+    cols = [c for c in SAME_CONFIGURATION if c in held.columns]
+    if len(cols) < len(SAME_CONFIGURATION) or not len(held):
+        return float("nan")
+    keys = held[cols].astype(str)
+    best = held["time_to_train_min"].groupby([keys[c] for c in cols]).transform("median")
+    return rank_agreement(held.assign(predicted_time_to_train_min=best.to_numpy(float)))
+
+
 def forward_summary(held: pd.DataFrame, by, inside: np.ndarray | None = None) -> pd.DataFrame:
     """Per group of forward-in-time rows: n, median and p90 absolute error (%), the signed
-    median (+ = predicted slower), the share inside the 80% interval and Spearman's rank
-    correlation of predicted and measured time."""
+    median (+ = predicted slower), the share inside the 80% interval, Spearman's rank
+    correlation of predicted and measured time, and its ceiling (:func:`rank_ceiling`)."""
     h = held.assign(_inside=np.nan if inside is None else inside)
     out = []
     for key, g in h.groupby(by, sort=True):
@@ -283,7 +303,7 @@ def forward_summary(held: pd.DataFrame, by, inside: np.ndarray | None = None) ->
                     "p90_ape": float(np.quantile(np.abs(e), 0.9)),
                     "signed": float(np.median(e)),
                     "inside_pct": float(100 * ins.mean()) if ins.size else float("nan"),
-                    "spearman": rank_agreement(g)})
+                    "spearman": rank_agreement(g), "spearman_ceiling": rank_ceiling(g)})
     return pd.DataFrame(out)
 
 

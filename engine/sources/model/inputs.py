@@ -32,6 +32,7 @@ from ..facts.accelerators import resolve_accelerator
 from ..facts.benchmarks import benchmarks_of
 from ..facts.formats import assumed_format_note, format_name, stated_formats
 from ..facts.hardware import ELEMENT_BYTES, hardware_facts
+from ..facts.network_text import LINKS_PER_ACCELERATOR_ASSUMED, node_network
 from ..facts.power import family_watts_per_tflops, power_gain, power_headroom, power_note
 from .lenders import power_reference
 from .batch_choice import batch_candidates, chosen_note, fastest_batches, smallest_batches
@@ -139,51 +140,6 @@ def _cpu_factor(host_cpu, fmap) -> float:
         if key.rstrip("+") in fmap:
             return fmap[key.rstrip("+")]
     return 1.0
-
-
-_NET_RATE = {
-    "xdr": 800,
-    "ndr": 400,
-    "hdr100": 100,
-    "hdr": 200,
-    "edr": 100,
-    "fdr": 56,
-    "omni-path": 100,
-    "opa": 100,
-}
-
-
-def _network_GBps(text, links: dict, tcp_eff: float) -> float:
-    """Node bandwidth per direction (GB/s, protocol efficiency applied) from a link id or
-    free text; nan when unknown."""
-    if not isinstance(text, str) or not text.strip():
-        return math.nan
-    if text in links:
-        return links[text]
-    s = text.lower()
-    parts = re.split(r"[,;]", s)
-    comp = [p for p in parts if "compute" in p]
-    if comp:
-        parts = comp
-    else:
-        parts = [p for p in parts if not re.search(r"management|storage|idrac|bmc", p)] or parts
-    total = 0.0
-    for p in parts:
-        cnt = re.search(r"(\d+)\s*x", p)
-        count = int(cnt.group(1)) if cnt else 1
-        rate = None
-        for key, r in _NET_RATE.items():
-            if key in p:
-                rate = r
-                break
-        if rate is None:
-            mm = re.search(r"(\d+)\s*(?:/\s*\d+\s*)?g(?:b|bit|bps|be)", p)
-            rate = int(mm.group(1)) if mm else None
-        if rate is None:
-            continue
-        rdma = bool(re.search(r"\bib\b|infiniband|roce|efa|omni|edr|hdr|ndr|xdr|connectx", p))
-        total += count * rate / 8.0 * (1.0 if rdma else tcp_eff)
-    return total if total > 0 else math.nan
 
 
 _ACCEL_FW = re.compile(
@@ -367,8 +323,16 @@ def _links(table, A, bw: dict, spans: set, model, shape: _Shape, notes: RowNotes
         for lid, v in zip(link_ids, intra)], dtype=object))
 
     net = table["network"] if "network" in table.columns else pd.Series([None] * n_rows)
-    inter = np.array([_network_GBps(t, bw, model.tcp_efficiency) for t in net], dtype=float)
-    unknown = ~(inter > 0) & (shape.m > 1) & ~spanning
+    stated = [node_network(t, bw, model.tcp_efficiency) for t in net]
+    links_per_node = shape.g * LINKS_PER_ACCELERATOR_ASSUMED
+    inter = np.array([s.per_node(k) for s, k in zip(stated, links_per_node)], dtype=float)
+    multi_node = (shape.m > 1) & ~spanning
+    uncounted = np.array([s.uncounted_GBps > 0 for s in stated]) & multi_node & (shape.g > 1)
+    notes.add(uncounted, np.array([
+        f"network: {_num(s.link_gbps)} Gb/s links with no count given, one per accelerator "
+        f"assumed ({_num(k)} x {_num(s.link_gbps)} Gb/s)" if u else ""
+        for s, k, u in zip(stated, links_per_node, uncounted)], dtype=object))
+    unknown = ~(inter > 0) & multi_node
     notes.add(unknown, (f"network assumed: {UNKNOWN_NETWORK_GBPS:g} GB/s per node "
                         "(4 x 100 Gb/s RDMA)"))
     inter = np.where(inter > 0, inter, UNKNOWN_NETWORK_GBPS)
@@ -552,6 +516,10 @@ def _stated_precisions(table: pd.DataFrame, A: pd.DataFrame, workload: Workload)
     fmt, why = stated_formats(column("round"), column("submitter"),
                               A["vendor"].to_numpy(dtype=object), benchmarks_of(workload.name),
                               default=workload.precision)
+    # a format narrower than bf16 is a choice of the software, not the benchmark's: a row
+    # that takes the workload's says so
+    if ELEMENT_BYTES.get(workload.precision, 1.0) < ELEMENT_BYTES["bf16"]:
+        why = np.where(why == "", f"the format {workload.name} trains in (workloads.csv)", why)
     return fmt, np.where(given, "", why)
 
 

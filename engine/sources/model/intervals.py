@@ -208,15 +208,26 @@ def _widths(err, rounds, level: float, floor: float = 0.0) -> tuple[float, float
     """``(w_lo, w_hi, n)`` of the errors at the smallest nominal level whose half-widths,
     taken from the other rounds, hold ``level`` of each round's rows (the low one at least
     ``floor``; where the floor holds more than its share, the high end at the smallest
-    level that still holds ``level``)."""
-    nominal = next((q for q in _NOMINAL if _held_out_coverage(err, rounds, q, floor) >= level),
-                   _NOMINAL[-1])
+    level that still holds ``level``). Where no level holds ``level`` (a round's rows lie
+    beyond every other round's quantiles), the smallest level that holds the most: a wider
+    interval would cover no more held-out rows, only widen the rest."""
+    nominal = _smallest_holding(
+        _NOMINAL, lambda q: _held_out_coverage(err, rounds, q, floor), level)
     w_lo, w_hi = _quantile_pair(err, nominal)
     if floor > w_lo:
-        high = next((q for q in _HIGH if q <= nominal
-                     and _held_out_coverage(err, rounds, nominal, floor, q) >= level), nominal)
+        high = _smallest_holding(
+            [q for q in _HIGH if q <= nominal],
+            lambda q: _held_out_coverage(err, rounds, nominal, floor, q), level)
         w_hi = _quantile_pair(err, high)[1]
     return round(max(w_lo, floor), 6), round(w_hi, 6), int(len(err))
+
+
+def _smallest_holding(levels, coverage, level: float) -> float:
+    """The first of ``levels`` whose ``coverage`` reaches ``level``, or, where none does,
+    the first that reaches the most any of them does."""
+    cov = [coverage(q) for q in levels]
+    target = min(level, max(cov))
+    return next(q for q, c in zip(levels, cov) if c >= target - 1e-12)
 
 
 #: The distances (rounds after the latest calibration round) that get half-widths of their
