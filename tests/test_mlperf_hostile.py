@@ -274,6 +274,29 @@ def test_entry_format_counts_are_checked():
     ]
 
 
+def test_digits_beyond_any_real_value_are_not_numbers(tmp_path):
+    """Python refuses to turn more than 4,300 digits into an int: a round, a TPU slice or an
+    epoch of that many digits is no round, slice or epoch, never a crash."""
+    from gpurank.engine.commands.study_text import round_key
+    from gpurank.engine.sources.facts.mlperf_rules import round_ordinal
+    from gpurank.engine.sources.mlperf.discovery import _round_sort_key
+
+    many = "9" * 5000
+    assert round_ordinal(f"v{many}.1") is None and round_ordinal(f"v5.{many}") is None
+    assert round_ordinal("v5.1") == 12 and round_ordinal("training_6.0.0") == 13
+    assert round_key(f"v{many}.1") == (10**6, 0) == _round_sort_key(f"v{many}.0")
+    f, _ = parse_system_text(json.dumps({"accelerator_model_name": f"tpu-v3-{many}",
+                                         "accelerators_per_node": "8",
+                                         "number_of_nodes": "1"}))
+    assert f["accelerators_per_node"] == 8  # not a slice: the counts stand as written
+    loose = mlperf_logs._accuracy_from_loose
+    assert loose(f'{{"value": 0.76, "epoch": {many}}}', None) == (0.76, None)
+    assert loose('{"value": 75.9%, "epoch": 41}', None) == (pytest.approx(0.759), 41)
+    assert loose('{"value": 1.2.3, "epoch": 4}', None) == (None, 4)  # not a number
+    root, d, _b = tree(tmp_path, desc=flat(accelerator_model_name=f"tpu-v3-{many}"))
+    assert len(read_bounded(root).table) == 1
+
+
 # ------------------------------------------------------------------ what messages quote
 def test_control_characters_and_binary_are_escaped(tmp_path):
     evil = "\x1b]0;owned\x07\x1b[2J" + "X" * 500

@@ -35,6 +35,10 @@ from gpurank.engine.sources.model.calibrate import predict
     ("Ethernet, Infiniband", math.nan, 0.0, math.nan),
     ("", math.nan, 0.0, math.nan),
     (None, math.nan, 0.0, math.nan),
+    # digits no link has are left unread, not a crash or an infinite network
+    ("9" * 400 + "x ConnectX-7 IB NDR 400Gb/s", math.nan, 0.0, math.nan),
+    ("4" + "0" * 5000 + "Gb/s InfiniBand", math.nan, 0.0, math.nan),
+    (12.5, math.nan, 0.0, math.nan),
 ])
 def test_the_compute_links_a_text_states(text, GBps, uncounted, link):
     n = node_network(text, {}, 0.5)

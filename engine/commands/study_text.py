@@ -75,7 +75,7 @@ def sha256_of(path) -> str:
 def round_key(r: str):
     """A sort key of an MLPerf round name (``"v4.1"`` -> ``(4, 1)``); a name without
     ``vX.Y`` sorts last."""
-    m = re.search(r"v(\d+)\.(\d+)", r)
+    m = re.search(r"v(\d{1,4})\.(\d{1,4})(?!\d)", r)
     return (int(m.group(1)), int(m.group(2))) if m else (10**6, 0)
 
 

@@ -206,7 +206,7 @@ def round_ordinal(round_) -> int | None:
 
 
 def _ruleset_of(round_: str) -> tuple[int, int] | None:
-    m = re.search(r"(\d+)\.(\d+)", round_ or "")
+    m = re.search(r"(?<!\d)(\d{1,4})\.(\d{1,4})(?!\d)", round_ or "")
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 

@@ -86,14 +86,15 @@ def node_network(text, links: dict, tcp_efficiency: float) -> NodeNetwork:
     total, uncounted, link = 0.0, 0.0, math.nan
     for p in parts:
         cnt = _COUNT.search(p)
-        rate = next((r for key, r in _RATE_GBPS.items() if key in p), None)
+        rate = next((float(r) for key, r in _RATE_GBPS.items() if key in p), None)
         if rate is None:
             mm = _FIGURE.search(p)
-            rate = int(mm.group(1)) if mm else None
-        if rate is None:
+            rate = float(mm.group(1)) if mm else None
+        count = float(cnt.group(1)) if cnt else 1.0
+        # digits no link has (a count or rate beyond float) leave the part unread
+        if rate is None or not math.isfinite(count * rate):
             continue
-        GBps = (int(cnt.group(1)) if cnt else 1) * rate / 8.0 * (
-            1.0 if _RDMA.search(p) else tcp_efficiency)
+        GBps = count * rate / 8.0 * (1.0 if _RDMA.search(p) else tcp_efficiency)
         total += GBps
         if not counted and not _NOT_A_LINK.search(p):
             uncounted += GBps

@@ -60,7 +60,7 @@ class ReadWarnings:
             self.items.append(w)
 
 
-_ROUND_RE = re.compile(r"v(\d+)\.(\d+)")
+_ROUND_RE = re.compile(r"v(\d{1,4})\.(\d{1,4})(?!\d)")
 
 
 @dataclass

@@ -83,8 +83,8 @@ _FORMAT_RE = re.compile(
     re.IGNORECASE | re.MULTILINE)
 _OFF = frozenset({"false", "none", "null", "0", "no", "off"})
 _NUM_RE = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
-_PCT_VALUE_RE = re.compile(r'"value"\s*:\s*(-?[\d.]+)\s*(%?)')
-_EPOCH_RE = re.compile(r'"epoch"\s*:\s*(\d+)')
+_PCT_VALUE_RE = re.compile(r'"value"\s*:\s*(-?(?:\d+(?:\.\d*)?|\.\d+))(?![\d.])\s*(%?)')
+_EPOCH_RE = re.compile(r'"epoch"\s*:\s*(\d{1,9})(?!\d)')
 
 
 @dataclass

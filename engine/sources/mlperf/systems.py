@@ -43,7 +43,7 @@ COUNT_LIMITS = {
 MAX_TOTAL_ACCELERATORS = 1_000_000
 _PLACEHOLDERS = {"", "-", "n/a", "na", "none", "todo", "core_count", "not public", "null", "tbd"}
 _LEADING_COUNT = re.compile(r"^\s*(\d+)\s*[xX×]\s*(.+)$")
-_TPU_SLICE = re.compile(r"^tpu-?v(\d+)-(\d+)$", re.IGNORECASE)
+_TPU_SLICE = re.compile(r"^tpu-?v(\d{1,4})-(\d{1,9})$", re.IGNORECASE)
 _MEM_IN_NAME = re.compile(r"(\d+)\s*GB", re.IGNORECASE)
 
 
