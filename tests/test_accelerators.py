@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from gpurank.engine.sources.facts.catalog import accelerator_catalog
+from gpurank.engine.sources.facts.catalog import accelerator_catalog, interconnect_catalog
 from gpurank.engine.errors import UsageError
 from gpurank.engine.sources.facts.accelerators import (
     accelerator_aliases,
@@ -119,6 +119,11 @@ ALIASES = [
     ('TPU v6e', 'google_tpu_v6e', 'exact', 'tpu', 'Google', 'TPU v6e', 5, 2024, True),
     ('TPU v7x', 'google_tpu7x', 'exact', 'tpu', 'Google', 'TPU7x', 6, 2025, True),
     ('TPU v7', 'google_tpu7x', 'exact', 'tpu', 'Google', 'TPU7x', 6, 2025, True),
+    ('VR200', 'nvidia_vr200', 'exact', 'gpu', 'NVIDIA', 'Rubin', 6, 2026, True),
+    ('Rubin', '', 'unplaced', 'gpu', 'NVIDIA', 'Rubin', 6, 2026, False),
+    ('MI455X', 'amd_mi455x', 'exact', 'gpu', 'AMD', 'CDNA5', 4, 2026, True),
+    ('MI450', '', 'unplaced', 'gpu', 'AMD', 'CDNA5', 4, 2026, False),
+    ('Trainium3', 'aws_trainium3', 'exact', 'other', 'AWS', 'Trainium3', 3, 2025, True),
     ('Gaudi3 PCIe', '', 'unplaced', 'other', 'Intel', 'Gaudi3', 3, 2024, False),
     ('Gaudi3 450W', '', 'unplaced', 'other', 'Intel', 'Gaudi3', 3, 2024, False),
 ]
@@ -379,6 +384,14 @@ VENDOR_NAMES = [
     ('tpu7x-256', 'google_tpu7x'),
     ('Ironwood', 'google_tpu7x'),
     ('Cloud TPU v7 (Ironwood)', 'google_tpu7x'),
+    ('NVIDIA VR200', 'nvidia_vr200'),
+    ('NVIDIA Rubin GPU (VR200)', 'nvidia_vr200'),
+    ('NVIDIA Vera Rubin NVL72', 'nvidia_vr200'),
+    ('NVIDIA DGX Vera Rubin NVL72', 'nvidia_vr200'),
+    ('NVIDIA Vera Rubin Superchip', 'nvidia_vr200'),
+    ('AMD Instinct MI455X', 'amd_mi455x'),
+    ('AMD Instinct MI455X 432GB HBM4', 'amd_mi455x'),
+    ('AWS Trainium3', 'aws_trainium3'),
     ('TPU v5p', 'google_tpu_v5p'),
     ('TPU v5e', 'google_tpu_v5e'),
     ('TPU v5 lite', 'google_tpu_v5e'),
@@ -417,6 +430,14 @@ NEAR_MISSES = [
     ("TPU v6", ""),
     ("TPU v7", "google_tpu7x"),  # Ironwood's one release
     ("TPU v8", ""),
+    ("NVIDIA VR200", "nvidia_vr200"),
+    ("NVIDIA Rubin Ultra", ""),
+    ("NVIDIA Vera Rubin Ultra NVL576", ""),
+    ("AMD Instinct MI455X", "amd_mi455x"),
+    ("AMD Instinct MI430X", ""),
+    ("AMD Instinct MI440X", ""),
+    ("AWS Trainium3", "aws_trainium3"),
+    ("AWS Trainium2", ""),
 ]
 
 #: The ten names the reader and calibration used to place differently, and how they are
@@ -542,6 +563,10 @@ def test_architecture_words_without_a_model_are_unplaced():
         ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "Blackwell", 2025),
         ("Intel Gaudi 3 PCIe (HL-338)", "Gaudi3", 2024),
         ("Intel Gaudi 3 HL-328", "Gaudi3", 2024),
+        ("NVIDIA Rubin GPU", "Rubin", 2026),
+        ("NVIDIA HGX Rubin NVL8", "Rubin", 2026),
+        ("NVIDIA HGX Vera Rubin NVL8", "Rubin", 2026),
+        ("AMD Instinct MI450", "CDNA5", 2026),
     ]:
         r = resolve_accelerator(raw)
         assert (r.match, r.accelerator_id, r.modelled) == ("unplaced", "", False), raw
@@ -604,6 +629,9 @@ def test_h200_is_known_to_reader_calibration_and_simulator(tmp_path):
         ("AMD Instinct MI355X", "288 GB", "amd_mi355x", 2516.6, 8.0),
         ("TPU-trillium", "32GB", "google_tpu_v6e", 918, 1.638),
         ("TPU7x", "192GiB", "google_tpu7x", 2307, 7.38),
+        ("NVIDIA Rubin GPU (VR200)", "288 GB", "nvidia_vr200", 4000, 19.2),
+        ("AMD Instinct MI455X", "432 GB", "amd_mi455x", 5000, 23.3),
+        ("AWS Trainium3", "144 GiB", "aws_trainium3", 671, 4.9),
         ("NVIDIA H200 NVL 141GB", "96000 MiB", "nvidia_h200_nvl", 835.5, 4.8),
         ("NVIDIA RTX Pro 6000 SE PCIe 96GB", "96000 MiB", "nvidia_rtx_pro_6000_se", 500, 1.597),
     ],
@@ -719,3 +747,93 @@ def test_every_real_description_name_is_pinned_and_known():
                 assert key in pinned, (p, key)
                 hint = f"{fields['system_name']} {p.stem if f != 'entry.json' else p.parent.name}"
                 assert resolve_accelerator(key[0], memory=key[1], hint=hint).known, (p, key)
+
+
+# id: family, generation, rank, year, dense bf16, fp8, fp4 (TFLOP/s), memory GB, TB/s,
+# scale-up domain, scale-up GB/s per direction, link, accelerators per node
+# fmt: off
+NEWEST = {
+    # NVIDIA Vera Rubin NVL72 over 72 GPUs: 288 / 1,260 / 2,520 PFLOPS dense, 1,400 TB/s,
+    # NVLink 216 TB/s; the 3,600 PFLOPS of NVFP4 inference are sparse
+    "nvidia_vr200": ("Rubin", "Rubin", 6, 2026, 4000, 17500, 35000, 288, 19.2, 72, 1500,
+                     "nvlink6", 4),
+    # AMD MI455X: 5.0 PF dense FP16/BF16, 20.1 PF FP8, 40.3 PF MXFP4, 23.3 TB/s, 3.6 TB/s
+    "amd_mi455x": ("MI455X", "CDNA5", 4, 2026, 5000, 20100, 40300, 432, 23.3, 72, 1800,
+                   "amd_ualoe_mi455x", 4),
+    # AWS Trainium3: 671 BF16 / 2,517 MXFP8 and MXFP4 TFLOPS, 144 GiB at 4.9 TB/s
+    "aws_trainium3": ("Trainium3", "Trainium3", 3, 2025, 671, 2517, 2517, 144, 4.9, 144,
+                      1280, "neuronlink_v4", 4),
+}
+# fmt: on
+
+
+@pytest.mark.parametrize("aid", list(NEWEST))
+def test_newest_accelerators_hold_their_vendor_facts(aid):
+    fam, gen, rank, year, bf16, fp8, fp4, mem, bw, dom, dom_bw, link, per_node = NEWEST[aid]
+    r = accelerator_catalog().set_index("accelerator_id").loc[aid]
+    assert (r["family"], r["generation"], r["generation_rank"], r["release_year"]) == (
+        fam, gen, rank, year)
+    got = [r[c] for c in ("bf16_dense_tflops", "fp8_dense_tflops", "fp4_dense_tflops", "mem_gb",
+                          "mem_bw_tbps", "scaleup_domain", "scaleup_bw_GBps",
+                          "max_accels_per_node")]
+    np.testing.assert_allclose(got, [bf16, fp8, fp4, mem, bw, dom, dom_bw, per_node], rtol=1e-9)
+    assert r["intra_link_id"] == link
+    # the scale-up figure is half the bidirectional one, and the link table says the same
+    assert r["scaleup_bw_GBps"] == r["intra_node_bw_GBps_bidir_per_gpu"] / 2
+    links = interconnect_catalog().set_index("link_id")
+    assert links.loc[link, "aggregate_GB_s_per_dir"] == dom_bw
+    # the vendors publish no power figure and no catalog price: left empty, never guessed
+    assert np.isnan(r["tdp_w"]) and np.isnan(r["price_typ_usd_gpu_hr"])
+    assert all(s.startswith("https://") for s in r["spec_sources"].split(";"))
+
+
+def test_rubin_rates_are_the_dense_rack_figures_over_72_gpus():
+    r = accelerator_catalog().set_index("accelerator_id").loc["nvidia_vr200"]
+    # NVIDIA's Vera Rubin NVL72 rows: FP16/BF16 288, FP8/FP6 training 1,260 and NVFP4
+    # training 2,520 PFLOPS (dense); NVFP4 inference 3,600 PFLOPS is sparse and not a peak
+    for col, rack_pf in (("bf16_dense_tflops", 288), ("fp8_dense_tflops", 1260),
+                         ("fp4_dense_tflops", 2520)):
+        assert r[col] * 72 / 1000 == pytest.approx(rack_pf), col
+    assert r["fp4_dense_tflops"] < 3600 / 72 * 1000
+    # memory: 20.7 TB at 1,400 TB/s per rack; NVLink 216 TB/s per rack
+    assert r["mem_gb"] * 72 / 1000 == pytest.approx(20.7, rel=0.01)
+    assert r["mem_bw_tbps"] * 72 == pytest.approx(1400, rel=0.02)
+    assert r["intra_node_bw_GBps_bidir_per_gpu"] * 72 / 1000 == pytest.approx(216)
+    # one tray: 2 Vera Rubin superchips, 4 GPUs on 2 Vera CPUs; 18 trays to the rack
+    assert (r["host_cpu_fixed"], r["host_cpus_per_accel"]) == ("NVIDIA Vera", 0.5)
+    assert r["scaleup_domain"] == 18 * r["max_accels_per_node"]
+
+
+def test_mi455x_and_trainium3_rates_match_their_rack_figures():
+    cat = accelerator_catalog().set_index("accelerator_id")
+    # Helios: 2.9 EF MXFP4 over 72 MI455X
+    assert cat.loc["amd_mi455x", "fp4_dense_tflops"] * 72 / 1e6 == pytest.approx(2.9, rel=0.01)
+    # Trn3 Gen2 UltraServer: 362,448 MXFP8 and 96,624 BF16 TFLOPS, 705.6 TB/s over 144 chips
+    t = cat.loc["aws_trainium3"]
+    assert t["fp8_dense_tflops"] * 144 == 362448 and t["bf16_dense_tflops"] * 144 == 96624
+    assert t["mem_bw_tbps"] * 144 == pytest.approx(705.6)
+
+
+@pytest.mark.parametrize("name", [
+    "NVIDIA Rubin GPU (VR200)", "NVIDIA Vera Rubin NVL72", "AMD Instinct MI455X",
+    "AWS Trainium3"])
+def test_newest_names_are_predicted(name):
+    row = {"accelerator": [name], "n_accelerators": [8], "n_nodes": [1],
+           "accelerators_per_node": [8], "global_batch_size": [8],
+           "benchmark": ["llama2_70b_lora"]}
+    p = predict(pd.DataFrame(row))
+    assert p["predicted_time_to_train_min"].iloc[0] > 0, p["prediction_note"].iloc[0]
+    assert "not in catalog" not in p["prediction_note"].iloc[0]
+    # ranked on 4-per-node trays, as the racks are built
+    p4 = predict(pd.DataFrame({**row, "n_nodes": [2], "accelerators_per_node": [4]}))
+    assert np.isfinite(p4["predicted_time_to_train_min"].iloc[0])
+
+
+def test_rubin_names_that_are_not_the_nvl72_gpu_stay_apart():
+    # the HGX Rubin NVL8 board and a bare architecture name carry no performance facts;
+    # Rubin Ultra and Rubin CPX are no VR200
+    for raw in ("NVIDIA HGX Rubin NVL8", "NVIDIA HGX Vera Rubin NVL8", "Rubin CPX",
+                "NVIDIA Rubin Ultra", "Vera Rubin Ultra NVL576"):
+        r = resolve_accelerator(raw)
+        assert r.accelerator_id == "" and not r.modelled, raw
+    assert resolve_accelerators(["VR200", "NVIDIA Vera Rubin NVL72"]) == ["nvidia_vr200"]

@@ -15,7 +15,11 @@ prediction, the simulator's ``accelerators=`` selection) resolves it here, so th
    Single-SKU products (A30, L40, GB200, ...) become the bare model name; a name without a
    memory size takes it from the description's ``accelerator_memory_capacity``; a TPU without
    a version takes it from the system name (``tpu-v4-128``), Trillium is the TPU v6e and
-   Ironwood the TPU7x.
+   Ironwood the TPU7x. Vera Rubin (the NVL72 rack, its superchip) is the VR200 and a bare
+   Rubin only its architecture: the HGX Rubin NVL8 board publishes other rates
+   ([NVIDIAVeraRubin]); Rubin Ultra is no product of the catalog. MI450 is AMD's series name,
+   the MI455X its Helios part ([AMDMI455X]). Trainium takes its generation from the name
+   (``AWS Trainium3``, [AWSTrainium3]).
 3. **The alias table** (``engine/data/accelerator_aliases.csv``) maps each model name to a
    catalog product and says how well it matches: ``exact`` (the product itself),
    ``stand-in`` (a sibling board whose modelled facts, dense peak, memory size and
@@ -69,11 +73,11 @@ _MEM = re.compile(r"(\d+)\s*G(?:B|iB)?\b", re.IGNORECASE)
 _HBM3 = re.compile(r"HBM3(?!E)", re.IGNORECASE)
 # whole model names only: "GB200" is never read as "B200", "H100" never inside "GH100"
 _NV_MODEL = re.compile(
-    r"\b(GH200|GB300|GB200|B300|B200|H200|H100|A100|A10G|A10|A30|A40|L40S|L40|L4|V100S|V100"
+    r"\b(VR200|GH200|GB300|GB200|B300|B200|H200|H100|A100|A10G|A10|A30|A40|L40S|L40|L4|V100S|V100"
     r"|RTX[\s_-]*PRO[\s_-]*\d{4}|RTX[\s_-]*A\d{4}|RTX[\s_-]*\d{4})(?!\d)",
     re.IGNORECASE,
 )
-_SINGLE_SKU = {"A10", "A10G", "A30", "A40", "L4", "L40", "L40S", "GB200", "GB300"}
+_SINGLE_SKU = {"A10", "A10G", "A30", "A40", "L4", "L40", "L40S", "GB200", "GB300", "VR200"}
 # form factor a bare "SXM" means for each model (the H200 SXM is an SXM5 board); the
 # Blackwell boards are called SXM whatever number a tool prints after it
 _SXM_GEN = {"A100": "SXM4", "H100": "SXM5", "H200": "SXM5"}
@@ -90,6 +94,10 @@ _RTX_PRO_EDITIONS = (
 )
 # a name with an architecture but no model (``NVIDIA Blackwell GPU``): most specific first
 _ARCH_ONLY = (
+    (re.compile(r"\brubin[\s_-]+ultra\b", re.IGNORECASE), "Rubin Ultra"),
+    # Vera Rubin is the NVL72 superchip; an HGX or NVL8 board (a Vera host over 8 GPUs) is not
+    (re.compile(r"^(?!.*\b(?:hgx|nvl[\s_-]*8)\b).*\bvera[\s_-]+rubin\b", re.IGNORECASE), "VR200"),
+    (re.compile(r"\brubin\b", re.IGNORECASE), "Rubin"),
     (re.compile(r"\bgrace[\s_-]+blackwell[\s_-]+ultra\b", re.IGNORECASE), "GB300"),
     (re.compile(r"\bgrace[\s_-]+blackwell\b", re.IGNORECASE), "GB200"),
     (re.compile(r"\bgrace[\s_-]+hopper\b", re.IGNORECASE), "GH200"),
@@ -97,6 +105,8 @@ _ARCH_ONLY = (
     (re.compile(r"\bblackwell\b", re.IGNORECASE), "Blackwell"),
     (re.compile(r"\bhopper\b", re.IGNORECASE), "Hopper"),
 )
+# AWS Trainium and its generation ("AWS Trainium3", "Trainium 2")
+_TRAINIUM = re.compile(r"\btrainium[\s_-]*(\d?)(?!\d)", re.IGNORECASE)
 # a V100 SXM3 board at 450 W is the DGX-2H board ("-H")
 _V100_H_POWER = re.compile(r"\b450\s*W\b", re.IGNORECASE)
 
@@ -301,6 +311,9 @@ def _rules(text: str, memory: str, hint: str) -> str | None:
         return None
     if "ascend" in low:
         return "Ascend 910" if "910" in low else None
+    m = _TRAINIUM.search(text)
+    if m:
+        return f"Trainium{m.group(1)}"
     if "7900" in low and "xtx" in low:
         return "Radeon RX 7900 XTX"
     m = re.search(r"\bMI\s*(\d{3})([A-Z]?)\b", text, re.IGNORECASE)
