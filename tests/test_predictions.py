@@ -67,6 +67,22 @@ def test_a_narrow_format_taken_from_the_workload_is_named():
     assert "precision assumed" not in bf16["prediction_note"].iloc[0]
 
 
+def test_a_stated_nvlink_bridge_is_the_link_of_the_node_it_spans():
+    t = _table(accelerator="NVIDIA H200 NVL 141GB", benchmark="dlrm_dcnv2",
+               global_batch_size=32768, n_accelerators=4, accelerators_per_node=4,
+               interconnect=["4-way NVIDIA NVLINK bridge", "PCIe Gen5"])
+    p = predict(t)
+    # four H200 NVL on a 4-way bridge exchange over NVLink, not PCIe
+    assert p["predicted_time_to_train_min"][0] < p["predicted_time_to_train_min"][1]
+    assert "crosses PCIe" not in p["prediction_note"][0]
+    # eight of them are two bridged groups: the all-reduce crosses PCIe, and the note says so
+    eight = predict(t.assign(n_accelerators=8, accelerators_per_node=8))
+    assert eight["predicted_time_to_train_min"][0] == pytest.approx(
+        eight["predicted_time_to_train_min"][1])
+    assert ("the NVLink bridge joins 4 of the node's 8 accelerators, so the all-reduce "
+            "crosses PCIe") in eight["prediction_note"][0]
+
+
 def test_a_default_is_never_used_silently():
     t = _table(accelerator="NVIDIA H100-SXM5-80GB", benchmark="llama2_70b_lora")
     t = t.drop(columns=["global_batch_size"])

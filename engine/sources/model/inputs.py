@@ -306,18 +306,32 @@ def _links(table, A, bw: dict, spans: set, model, shape: _Shape, notes: RowNotes
     pcie_bw = _pcie_bw(A, bw)
     ic = table["interconnect"] if "interconnect" in table.columns else pd.Series([None] * n_rows)
     spanning = np.array([x in spans for x in link_ids])
+    # a PCIe card's NVLink bridge joins its group (a pair, or four H200 NVL): where the text
+    # names it and the group holds the node, the bridge is the node's link
+    bridged = (np.char.startswith(link_ids.astype(str), "pcie")
+               & np.array([isinstance(t, str) and "nvlink" in t.lower() for t in ic])
+               & (_float_column(A, "scaleup_bw_GBps") > 0))
+    group = _float_column(A, "scaleup_domain")
+    covers = bridged & (group >= shape.g)
     intra = []
-    for text, d, p, sp in zip(ic, intra_default, pcie_bw, spanning):
+    for text, d, p, sp, c, b in zip(ic, intra_default, pcie_bw, spanning, covers,
+                                    _float_column(A, "scaleup_bw_GBps")):
         if sp:
             intra.append(d)  # a pod fabric (TPU ICI) is what the chips use, whatever the text
         elif isinstance(text, str) and text in bw and bw[text] > 0:
             intra.append(bw[text])
+        elif c:
+            intra.append(b)
         elif isinstance(text, str) and "pcie" in text.lower() and "nvlink" not in text.lower():
             intra.append(p)
         else:
             intra.append(d)
     intra = np.array(intra, dtype=float)
     multi = shape.g > 1
+    notes.add(bridged & ~covers & multi & ~spanning, np.array([
+        f"intra-node link: the NVLink bridge joins {_num(k)} of the node's {_num(g)} "
+        f"accelerators, so the all-reduce crosses PCIe ({v:g} GB/s per direction)"
+        for k, g, v in zip(group, shape.g, intra)], dtype=object))
     notes.add(multi & ~spanning & ~_present(table, "interconnect"), np.array([
         f"intra-node link assumed: {lid} ({v:g} GB/s per direction)" if v == v else ""
         for lid, v in zip(link_ids, intra)], dtype=object))
