@@ -377,3 +377,21 @@ def test_catalog_files_that_are_not_regular_or_not_csv(tmp_path):
     with pytest.raises(DataError) as err:
         simulate(10, price_table=bad)
     assert "\n" not in str(err.value) and "\x1b" not in str(err.value)
+
+
+def test_an_accelerator_with_its_own_host_cpu_is_swept_with_it():
+    prices = pd.DataFrame({"provider": ["Lab", "Lab", "Lab"],
+                           "accelerator_id": ["nvidia_vr200", "nvidia_gb200", "nvidia_h100_sxm5"],
+                           "usd_per_accel_hr": [9.0, 6.0, 3.0]})
+    t = simulate(2000, seed=5, price_table=prices,
+                 accelerators=["nvidia_vr200", "nvidia_gb200", "nvidia_h100_sxm5"])
+    host = t["host_cpu"].astype(str)
+    acc = t["accelerator_id"].astype(str)
+    # VR200 always with its Vera (88 cores a socket, one per two GPUs), GB200 with its Grace,
+    # and neither Arm host is ever drawn for an x86 server
+    assert set(host[acc == "nvidia_vr200"]) == {"NVIDIA Vera"}
+    assert set(t.loc[acc == "nvidia_vr200", "cpu_cores_per_accelerator"]) == {44.0}
+    assert set(host[acc == "nvidia_gb200"]) == {"NVIDIA Grace"}
+    assert set(t.loc[acc == "nvidia_gb200", "cpu_cores_per_accelerator"]) == {36.0}
+    others = set(host[acc == "nvidia_h100_sxm5"])
+    assert len(others) > 3 and not others & {"NVIDIA Vera", "NVIDIA Grace"}

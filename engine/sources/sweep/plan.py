@@ -77,7 +77,6 @@ class Plan:
     provider_type_of: np.ndarray
     cats: dict
     cpu: dict
-    grace_cores: float
     net: dict
     counts: np.ndarray | None
     nodes: np.ndarray | None
@@ -238,12 +237,14 @@ def _offers(acc: pd.DataFrame, prices: pd.DataFrame, cats: dict) -> dict:
     }
 
 
-def _accelerator_arrays(acc, cats: dict, eff_basis, links: _Links, workload: Workload) -> dict:
+def _accelerator_arrays(acc, cats: dict, eff_basis, links: _Links, workload: Workload,
+                        fixed_hosts: dict) -> dict:
     """Per-accelerator arrays the chunks index by accelerator position."""
     fams, gens = cats["family"], cats["generation"]
     intra_ids, bases = cats["interconnect"], cats["prediction_basis"]
     link_bw, spans, nets, fabric_nets = links.bw, links.spans, links.nets, links.fabric_nets
-    fixed = acc["host_cpu_fixed"].astype(str).str.strip().eq("NVIDIA Grace").to_numpy()
+    fixed = np.array([cats["host_cpu"].index(h) if h in fixed_hosts else -1
+                      for h in acc["host_cpu_fixed"].astype(str).str.strip()], dtype=np.int64)
     cpa = pd.to_numeric(acc["host_cpus_per_accel"], errors="coerce").fillna(1.0).to_numpy(float)
     fam_codes = np.array([fams.index(f) for f in acc["family"].astype(str)], dtype=np.int64)
     gen_codes = np.array([gens.index(x) for x in acc["generation"].astype(str)], dtype=np.int64)
@@ -269,7 +270,14 @@ def _accelerator_arrays(acc, cats: dict, eff_basis, links: _Links, workload: Wor
                                dtype=np.int64),
         "intra_bw": np.array([link_bw[x] for x in acc["intra_link_id"]], dtype=float),
         "dali_ok": pd.to_numeric(acc["dali_supported"], errors="coerce").fillna(0).to_numpy() > 0,
-        "fixed_cpu": fixed,
+        "fixed_cpu": fixed >= 0,
+        # the accelerator's own host (Grace, Vera): its position among the CPU names, its
+        # cores per socket and decode factor
+        "fixed_code": np.maximum(fixed, 0),
+        "fixed_cores": np.array([fixed_hosts[cats["host_cpu"][i]][0] if i >= 0 else np.nan
+                                 for i in fixed], dtype=float),
+        "fixed_factor": np.array([fixed_hosts[cats["host_cpu"][i]][1] if i >= 0 else np.nan
+                                  for i in fixed], dtype=float),
         "cpus_per_accel": cpa,
         "family": fam_codes,
         "generation": gen_codes,
@@ -285,17 +293,28 @@ def _accelerator_arrays(acc, cats: dict, eff_basis, links: _Links, workload: Wor
     return accd
 
 
-def _cpu_arrays(x86: pd.DataFrame, grace: pd.DataFrame) -> dict:
-    """Per-host-CPU arrays of the x86 CPUs drawn, and Grace's decode factor."""
+def _cpu_arrays(x86: pd.DataFrame) -> dict:
+    """Per-host-CPU arrays of the x86 CPUs drawn."""
     num = pd.to_numeric
     return {
         "cores": num(x86["cores_per_socket"], errors="coerce").to_numpy(float),
         "tdp": num(x86["tdp_w"], errors="coerce").fillna(0).to_numpy(float),
         "factor": num(x86["decode_rate_factor"], errors="coerce").fillna(1.0).to_numpy(float),
         "max_sockets": num(x86["max_sockets"], errors="coerce").fillna(2).to_numpy(np.int64),
-        "grace_factor": float(num(grace["decode_rate_factor"], errors="coerce").iloc[0])
-        if len(grace) else 1.0,
     }
+
+
+def _fixed_hosts(catalog: pd.DataFrame, cpus: pd.DataFrame) -> dict:
+    """``{name: (cores per socket, decode factor)}`` of the host CPUs an accelerator of the
+    catalog comes with (``host_cpu_fixed``: Grace beside GH200/GB200, Vera beside VR200) that
+    the host CPU table holds; the sweep never draws them for another accelerator."""
+    named = set(catalog["host_cpu_fixed"].dropna().astype(str).str.strip()) - {""}
+    num = pd.to_numeric
+    return {str(h): (float(c), float(f) if f == f else 1.0)
+            for h, c, f in zip(cpus["host_cpu"],
+                               num(cpus["cores_per_socket"], errors="coerce"),
+                               num(cpus["decode_rate_factor"], errors="coerce"))
+            if str(h) in named and c > 0}
 
 
 def prepare(*, model, workload, accelerators, providers, counts, nodes, local_batch,
@@ -321,10 +340,9 @@ def prepare(*, model, workload, accelerators, providers, counts, nodes, local_ba
     acc, prices = _priced(acc, prices, accelerators, providers)
     lk = _links(links, model, acc)
 
-    x86 = cpus[cpus["host_cpu"].astype(str) != "NVIDIA Grace"].reset_index(drop=True)
-    grace = cpus[cpus["host_cpu"].astype(str) == "NVIDIA Grace"]
-    grace_cores = float(grace["cores_per_socket"].iloc[0]) if len(grace) else 72.0
-    cpu_names = list(x86["host_cpu"].astype(str)) + ["NVIDIA Grace"]
+    fixed_hosts = _fixed_hosts(catalog, cpus)
+    x86 = cpus[~cpus["host_cpu"].astype(str).isin(list(fixed_hosts))].reset_index(drop=True)
+    cpu_names = list(x86["host_cpu"].astype(str)) + list(fixed_hosts)
     power = family_watts_per_tflops(catalog)
     eff_basis = [model.compute_efficiency_for(f, g, vendor=v, power=power)
                  for f, g, v in zip(acc["family"].astype(str), acc["generation"].astype(str),
@@ -351,7 +369,7 @@ def prepare(*, model, workload, accelerators, providers, counts, nodes, local_ba
         notes = ["; ".join(x for x in (FASTEST_NOTE, n) if x) for n in notes]
     cats = _categories(acc, prices, cpu_names, lk, eff_basis)
     cats["prediction_note"], note_base = _note_categories(notes, model, workload)
-    accd = _accelerator_arrays(acc, cats, eff_basis, lk, workload)
+    accd = _accelerator_arrays(acc, cats, eff_basis, lk, workload, fixed_hosts)
     accd["note_base"], accd["note_map"] = note_base
     table_i = interval_table()
     w = [table_i.by_basis.get(_kind_of(b), table_i.by_basis.get("first-principles"))
@@ -361,7 +379,7 @@ def prepare(*, model, workload, accelerators, providers, counts, nodes, local_ba
     return Plan(
         n_acc=len(acc), acc=accd,
         **_offers(acc, prices, cats),
-        cats=cats, cpu=_cpu_arrays(x86, grace), grace_cores=grace_cores,
+        cats=cats, cpu=_cpu_arrays(x86),
         net={"bw": np.array([0.0] + [lk.bw[x] * lk.eff[x] for x in lk.nets])},
         counts=None if counts is None else np.array(counts, dtype=np.int64),
         nodes=None if nodes is None else np.array(nodes, dtype=np.int64),

@@ -185,16 +185,18 @@ def _draw_layout(plan: Plan, s: Streams, a, rows: int) -> _Layout:
 
 
 def _draw_host(plan: Plan, s: Streams, a, per_node) -> _Host:
-    """Host CPU: an x86 model with 1 or 2 sockets, or the fixed Grace of GH200/GB200."""
+    """Host CPU: an x86 model with 1 or 2 sockets, or the accelerator's own (the Grace of
+    GH200/GB200, the Vera of VR200)."""
     A, C = plan.acc, plan.cpu
     ci = np.minimum((s.host_cpu * len(C["cores"])).astype(np.int64), len(C["cores"]) - 1)
     sockets = np.where(s.sockets < _P_TWO_SOCKETS, np.minimum(2, C["max_sockets"][ci]), 1)
     fixed = A["fixed_cpu"][a]
     node_cores = C["cores"][ci] * sockets
     return _Host(
-        cores_pa=np.where(fixed, plan.grace_cores * A["cpus_per_accel"][a], node_cores / per_node),
-        cpu_code=np.where(fixed, len(C["cores"]), ci),
-        cpu_factor=np.where(fixed, C["grace_factor"], C["factor"][ci]),
+        cores_pa=np.where(fixed, A["fixed_cores"][a] * A["cpus_per_accel"][a],
+                          node_cores / per_node),
+        cpu_code=np.where(fixed, A["fixed_code"][a], ci),
+        cpu_factor=np.where(fixed, A["fixed_factor"][a], C["factor"][ci]),
         host_w=np.where(fixed, 0.0, C["tdp"][ci] * sockets),
     )
 
