@@ -277,8 +277,15 @@
     Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), sortable);
     Array.prototype.forEach.call(document.querySelectorAll("[data-explorer]"), function (root) {
       if (typeof Chart === "undefined") return;
-      explorer(root);
+      // shown before the chart is made, so it sizes itself to the page now rather than on a
+      // later resize; hidden again if it cannot be made
       root.hidden = false;
+      try {
+        explorer(root);
+      } catch (err) {
+        root.hidden = true;
+        throw err;
+      }
     });
   }
 
