@@ -13,6 +13,9 @@ they all import it (``tests/test_import_graph.py`` holds the rule).
                    ``round_ordinal``, ``benchmark_info``
 ``benchmarks``     the benchmark-to-workload table (``workloads.csv``'s names)
 ``formats``        the training formats' names; what each round's submissions stated
+``power``          a part's power headroom: its watts per peak FLOP/s against its family's
+``network_text``   a node's network from a description's words: its compute links' count
+                   and rate, and the links it gives by rate alone
 ``regular_files``  reading files of a tree someone else made (size limits, no links)
 ``offers``         offers from price catalogs (SkyPilot vms.csv, gpurank's offers CSV): one
                    row per instance and price with its regions; what was left out, counted
