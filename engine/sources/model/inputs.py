@@ -308,14 +308,13 @@ def _links(table, A, bw: dict, spans: set, model, shape: _Shape, notes: RowNotes
     spanning = np.array([x in spans for x in link_ids])
     # a PCIe card's NVLink bridge joins its group (a pair, or four H200 NVL): where the text
     # names it and the group holds the node, the bridge is the node's link
+    bridge_bw, group = _float_column(A, "scaleup_bw_GBps"), _float_column(A, "scaleup_domain")
     bridged = (np.char.startswith(link_ids.astype(str), "pcie")
                & np.array([isinstance(t, str) and "nvlink" in t.lower() for t in ic])
-               & (_float_column(A, "scaleup_bw_GBps") > 0))
-    group = _float_column(A, "scaleup_domain")
+               & (bridge_bw > 0))
     covers = bridged & (group >= shape.g)
     intra = []
-    for text, d, p, sp, c, b in zip(ic, intra_default, pcie_bw, spanning, covers,
-                                    _float_column(A, "scaleup_bw_GBps")):
+    for text, d, p, sp, c, b in zip(ic, intra_default, pcie_bw, spanning, covers, bridge_bw):
         if sp:
             intra.append(d)  # a pod fabric (TPU ICI) is what the chips use, whatever the text
         elif isinstance(text, str) and text in bw and bw[text] > 0:
@@ -599,7 +598,8 @@ def model_inputs(
     eff = np.array([pairs[k][0] for k in keys], dtype=float)
     rounds = table["round"].to_numpy(dtype=object) if "round" in table.columns else [None] * len(ven)
     gain = model.software_gain(ven, fam, rounds)
-    reference = [power_reference(model, f, g, power) for f, g, _v in keys]
+    refs = {k: power_reference(model, k[0], k[1], power) for k in pairs}
+    reference = [refs[k] for k in keys]
     headroom = power_headroom(hw.facts["tdp_w"], peak, reference, acc)
     eff = with_software_gain(eff, gain + power_gain(headroom, model.power_exponent))
     basis = np.array([pairs[k][1] for k in keys], dtype=object)

@@ -225,9 +225,12 @@ def _widths(err, rounds, level: float, floor: float = 0.0) -> tuple[float, float
 def _smallest_holding(levels, coverage, level: float) -> float:
     """The first of ``levels`` whose ``coverage`` reaches ``level``, or, where none does,
     the first that reaches the most any of them does."""
-    cov = [coverage(q) for q in levels]
-    target = min(level, max(cov))
-    return next(q for q, c in zip(levels, cov) if c >= target - 1e-12)
+    cov = []
+    for q in levels:
+        cov.append(coverage(q))
+        if cov[-1] >= level - 1e-12:
+            return q
+    return levels[cov.index(max(cov))]
 
 
 #: The distances (rounds after the latest calibration round) that get half-widths of their

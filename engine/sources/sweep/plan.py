@@ -243,8 +243,8 @@ def _accelerator_arrays(acc, cats: dict, eff_basis, links: _Links, workload: Wor
     fams, gens = cats["family"], cats["generation"]
     intra_ids, bases = cats["interconnect"], cats["prediction_basis"]
     link_bw, spans, nets, fabric_nets = links.bw, links.spans, links.nets, links.fabric_nets
-    fixed = np.array([cats["host_cpu"].index(h) if h in fixed_hosts else -1
-                      for h in acc["host_cpu_fixed"].astype(str).str.strip()], dtype=np.int64)
+    own = [h if h in fixed_hosts else None
+           for h in acc["host_cpu_fixed"].astype(str).str.strip()]
     cpa = pd.to_numeric(acc["host_cpus_per_accel"], errors="coerce").fillna(1.0).to_numpy(float)
     fam_codes = np.array([fams.index(f) for f in acc["family"].astype(str)], dtype=np.int64)
     gen_codes = np.array([gens.index(x) for x in acc["generation"].astype(str)], dtype=np.int64)
@@ -270,14 +270,13 @@ def _accelerator_arrays(acc, cats: dict, eff_basis, links: _Links, workload: Wor
                                dtype=np.int64),
         "intra_bw": np.array([link_bw[x] for x in acc["intra_link_id"]], dtype=float),
         "dali_ok": pd.to_numeric(acc["dali_supported"], errors="coerce").fillna(0).to_numpy() > 0,
-        "fixed_cpu": fixed >= 0,
         # the accelerator's own host (Grace, Vera): its position among the CPU names, its
         # cores per socket and decode factor
-        "fixed_code": np.maximum(fixed, 0),
-        "fixed_cores": np.array([fixed_hosts[cats["host_cpu"][i]][0] if i >= 0 else np.nan
-                                 for i in fixed], dtype=float),
-        "fixed_factor": np.array([fixed_hosts[cats["host_cpu"][i]][1] if i >= 0 else np.nan
-                                  for i in fixed], dtype=float),
+        "fixed_cpu": np.array([h is not None for h in own]),
+        "fixed_code": np.array([cats["host_cpu"].index(h) if h else 0 for h in own],
+                               dtype=np.int64),
+        "fixed_cores": np.array([fixed_hosts[h][0] if h else np.nan for h in own], dtype=float),
+        "fixed_factor": np.array([fixed_hosts[h][1] if h else np.nan for h in own], dtype=float),
         "cpus_per_accel": cpa,
         "family": fam_codes,
         "generation": gen_codes,
