@@ -16,7 +16,7 @@ far a fit on MLPerf carries to a general-purpose training stack. The published f
 - [LlamaHerd]: 7.0 M H100-80GB GPU-hours for Llama 3.1 70B on about 15 T tokens (the
   layout is not published: 2,048 H100 at TP4 x PP8 with batch 2,048 is assumed, so the
   figure includes every stall, restart and evaluation of the real run).
-- [MegatronBridge]: NVIDIA's Megatron-Bridge performance summary, 25.11 container (its
+- [MegatronBridge]: NVIDIA's Megatron-Bridge performance summary, 25.11 and 26.02 containers (its
   Llama 3 8B is Llama 3.1 8B's architecture; a layout's tensor x pipeline x context shards
   are the model-parallel group).
 
@@ -36,6 +36,7 @@ from gpurank.engine.sources.model.calibrate import predict
 from gpurank.engine.sources.model.workloads import workload
 
 H100, GB200, GB300, B200 = "nvidia_h100_sxm5", "nvidia_gb200", "nvidia_gb300", "nvidia_b200_hgx"
+B300 = "nvidia_b300_hgx"
 H800 = "nvidia_h800_sxm5"  # added below: an H100 with NVLink cut to 400 GB/s
 _DGX = dict(accelerators_per_node=8, interconnect="NVLINK Gen4 900 GB/s + NVSWITCH Gen3",
             network="8x ConnectX-7 IB NDR 400 Gb/s", host_cpu="Intel Xeon Platinum 8480C")
@@ -43,6 +44,8 @@ _DGX_B = dict(_DGX, interconnect="NVLINK Gen5 1800 GB/s + NVSWITCH Gen4")
 _NVL72 = dict(accelerators_per_node=4, interconnect="NVLINK Gen5 1800 GB/s + NVSWITCH Gen5",
               network="4x ConnectX-7 IB NDR 400 Gb/s", host_cpu="Neoverse-V2")
 _NVL72_U = dict(_NVL72, network="4x ConnectX-8 IB XDR 800 Gb/s")
+_DGX_B3 = dict(_DGX_B, network="8x ConnectX-8 800 Gb/s", host_cpu="Intel Xeon 6776P")
+_MB26 = "[MegatronBridge] 26.02"
 
 #: (workload, published tokens/s/GPU, source, accelerator, GPUs, global batch, format,
 #:  sequence length, pipeline x tensor shards, expert parallel, node facts)
@@ -78,6 +81,22 @@ CASES = [
      _NVL72),
     ("llama31_405b", 661, "[MegatronBridge] 25.11", B200, 128, 64, "fp8", 8192, 64, 1, _DGX_B),
     ("llama31_405b", 292, "[MegatronBridge] 25.11", H100, 1024, 512, "fp8", 8192, 128, 1, _DGX),
+    # the 26.02 container: B300 nodes, NVFP4, and gpt-oss-120b's experts over 8 nodes (EP64)
+    ("deepseek_v3_671b", 4612, _MB26, GB300, 256, 4096, "fp8", 4096, 2, 32, _NVL72_U),
+    ("deepseek_v3_671b", 3955, _MB26, GB200, 256, 4096, "fp8", 4096, 4, 64, _NVL72),
+    ("deepseek_v3_671b", 2983, _MB26, B300, 256, 4096, "fp8", 4096, 16, 8, _DGX_B3),
+    ("deepseek_v3_671b", 2689, _MB26, B200, 256, 4096, "fp8", 4096, 16, 8, _DGX_B),
+    ("gpt_oss_120b", 19412, _MB26, GB300, 64, 1280, "bf16", 4096, 1, 64, _NVL72_U),
+    ("gpt_oss_120b", 15784, _MB26, GB200, 64, 1280, "bf16", 4096, 1, 64, _NVL72),
+    ("gpt_oss_120b", 8359, _MB26, B300, 64, 1280, "bf16", 4096, 1, 64, _DGX_B3),
+    ("gpt_oss_120b", 8047, _MB26, B200, 64, 1280, "bf16", 4096, 1, 64, _DGX_B),
+    ("gpt_oss_120b", 5993, _MB26, H100, 64, 1280, "bf16", 4096, 4, 8, _DGX),
+    ("llama31_70b", 5003, _MB26, GB300, 64, 256, "fp8", 8192, 1, 1, _NVL72_U),
+    ("llama31_70b", 6798, _MB26, GB300, 64, 256, "fp4", 8192, 4, 1, _NVL72_U),
+    ("llama31_70b", 5041, _MB26, GB200, 64, 256, "fp4", 8192, 8, 1, _NVL72),
+    ("llama31_70b", 1621, _MB26, H100, 64, 256, "fp8", 8192, 32, 1, _DGX),
+    ("llama31_405b", 1347, _MB26, GB300, 256, 1536, "fp4", 8192, 32, 1, _NVL72_U),
+    ("llama31_405b", 1145, _MB26, GB200, 256, 1536, "fp4", 8192, 64, 1, _NVL72),
 ]
 
 
@@ -138,6 +157,12 @@ def main() -> int:
     for r in t.itertuples():
         print(f"| {r.workload} | {r.hardware} | {r.format} | {r.published:,.0f} | "
               f"{r.predicted:,.0f} | {r.error:+.0%} | {r.basis} | {r.source} |")
+    # a ranking tool needs the order of the systems more than their rates
+    print("\n| workload | rows | median abs. error | Spearman |")
+    print("|---|--:|--:|--:|")
+    for name, g in t.dropna(subset=["predicted"]).groupby("workload"):
+        rho = g["published"].rank().corr(g["predicted"].rank())
+        print(f"| {name} | {len(g)} | {g['error'].abs().median():.0%} | {rho:.2f} |")
     return 0
 
 
