@@ -123,6 +123,9 @@ ALIASES = [
     ('Rubin', '', 'unplaced', 'gpu', 'NVIDIA', 'Rubin', 6, 2026, False),
     ('MI455X', 'amd_mi455x', 'exact', 'gpu', 'AMD', 'CDNA5', 4, 2026, True),
     ('MI450', '', 'unplaced', 'gpu', 'AMD', 'CDNA5', 4, 2026, False),
+    ('Trainium', 'aws_trainium', 'exact', 'other', 'AWS', 'Trainium', 1, 2022, True),
+    ('Trainium1', 'aws_trainium', 'exact', 'other', 'AWS', 'Trainium', 1, 2022, True),
+    ('Trainium2', 'aws_trainium2', 'exact', 'other', 'AWS', 'Trainium2', 2, 2024, True),
     ('Trainium3', 'aws_trainium3', 'exact', 'other', 'AWS', 'Trainium3', 3, 2025, True),
     ('Gaudi3 PCIe', '', 'unplaced', 'other', 'Intel', 'Gaudi3', 3, 2024, False),
     ('Gaudi3 450W', '', 'unplaced', 'other', 'Intel', 'Gaudi3', 3, 2024, False),
@@ -437,7 +440,9 @@ NEAR_MISSES = [
     ("AMD Instinct MI430X", ""),
     ("AMD Instinct MI440X", ""),
     ("AWS Trainium3", "aws_trainium3"),
-    ("AWS Trainium2", ""),
+    ("AWS Trainium2", "aws_trainium2"),
+    ("AWS Trainium", "aws_trainium"),
+    ("AWS Inferentia2", ""),  # an inference chip: no training facts in the catalog
 ]
 
 #: The ten names the reader and calibration used to place differently, and how they are
@@ -632,6 +637,7 @@ def test_h200_is_known_to_reader_calibration_and_simulator(tmp_path):
         ("NVIDIA Rubin GPU (VR200)", "288 GB", "nvidia_vr200", 4000, 19.2),
         ("AMD Instinct MI455X", "432 GB", "amd_mi455x", 5000, 23.3),
         ("AWS Trainium3", "144 GiB", "aws_trainium3", 671, 4.9),
+        ("AWS Trainium2", "96 GiB", "aws_trainium2", 667, 2.9),
         ("NVIDIA H200 NVL 141GB", "96000 MiB", "nvidia_h200_nvl", 835.5, 4.8),
         ("NVIDIA RTX Pro 6000 SE PCIe 96GB", "96000 MiB", "nvidia_rtx_pro_6000_se", 500, 1.597),
     ],
@@ -763,6 +769,13 @@ NEWEST = {
     # AWS Trainium3: 671 BF16 / 2,517 MXFP8 and MXFP4 TFLOPS, 144 GiB at 4.9 TB/s
     "aws_trainium3": ("Trainium3", "Trainium3", 3, 2025, 671, 2517, 2517, 144, 4.9, 144,
                       1280, "neuronlink_v4", 4),
+    # AWS Trainium2: 667 BF16 / 1,299 FP8 TFLOPS, 96 GiB at 2.9 TB/s, NeuronLink-v3 1.28 TB/s;
+    # no FP4; 16 chips to a trn2.48xlarge
+    "aws_trainium2": ("Trainium2", "Trainium2", 2, 2024, 667, 1299, np.nan, 96, 2.9, 16,
+                      640, "neuronlink_v3", 16),
+    # AWS Trainium (Trn1): 190 BF16 and cFP8 TFLOPS, 32 GiB at 820 GB/s, NeuronLink-v2 384 GB/s
+    "aws_trainium": ("Trainium", "Trainium", 1, 2022, 190, 190, np.nan, 32, 0.82, 16, 192,
+                     "neuronlink_v2", 16),
 }
 # fmt: on
 
@@ -816,7 +829,7 @@ def test_mi455x_and_trainium3_rates_match_their_rack_figures():
 
 @pytest.mark.parametrize("name", [
     "NVIDIA Rubin GPU (VR200)", "NVIDIA Vera Rubin NVL72", "AMD Instinct MI455X",
-    "AWS Trainium3"])
+    "AWS Trainium3", "AWS Trainium2"])
 def test_newest_names_are_predicted(name):
     row = {"accelerator": [name], "n_accelerators": [8], "n_nodes": [1],
            "accelerators_per_node": [8], "global_batch_size": [8],

@@ -287,6 +287,23 @@ def test_unknown_accelerators_only_is_one_line(tmp_path, capsys):
     assert "Quantum9000" in line or "no offer" in line
 
 
+def test_aws_trainium_offers_are_planned_and_inferentia_is_named(tmp_path, capsys):
+    # SkyPilot's AWS catalog names trn1 "Trainium"; Inferentia2 is an inference chip the
+    # catalog has no training facts for: counted as not resolved, never guessed
+    rows = ["trn1.32xlarge,Trainium,16.0,128.0,512.0,21.5,us-east-1,,",
+            "trn2.48xlarge,Trainium2,16.0,192.0,2048.0,46.0,us-east-2,,",
+            "inf2.48xlarge,Inferentia2,12.0,192.0,768.0,12.98,us-east-1,,"]
+    offers = read_offers(_catalog(tmp_path, rows))
+    assert set(offers.table["accelerator_id"]) == {"aws_trainium", "aws_trainium2"}
+    assert [name for name, _ in offers.unresolved] == ["Inferentia2"]
+    assert _plan(tmp_path, "--workload", "llama31_8b", "--offers", tmp_path / "cat") == 0
+    t = _ranking(tmp_path)
+    assert {"trn1.32xlarge", "trn2.48xlarge"} <= set(t["instance"])
+    assert (t["accelerators_per_instance"] == 16).all() and (t["n_accelerators"] % 16 == 0).all()
+    # the chips have no MLPerf rows: each prediction says what it borrowed
+    assert t["prediction_basis"].str.startswith("borrowed").all()
+
+
 def test_formula_like_text_is_skipped_and_counted(tmp_path, capsys):
     rows = ["=cmd|' /C calc'!A0,H100,8.0,1,1,2.0,us-east-1,,",
             "gpu_8x,H100,8.0,1,1,23.0,@SUM(A1),,",

@@ -19,7 +19,9 @@ prediction, the simulator's ``accelerators=`` selection) resolves it here, so th
    Rubin only its architecture: the HGX Rubin NVL8 board publishes other rates
    ([NVIDIAVeraRubin]); Rubin Ultra is no product of the catalog. MI450 is AMD's series name,
    the MI455X its Helios part ([AMDMI455X]). Trainium takes its generation from the name
-   (``AWS Trainium3``, [AWSTrainium3]).
+   (``AWS Trainium3``, [AWSTrainium3]; ``Trainium2``, and a bare ``Trainium`` the first,
+   Trn1's, as SkyPilot's AWS catalog writes it, [AWSTrainium2]); Inferentia, an inference
+   chip, has no training facts and stays unknown.
 3. **The alias table** (``engine/data/accelerator_aliases.csv``) maps each model name to a
    catalog product and says how well it matches: ``exact`` (the product itself),
    ``stand-in`` (a sibling board whose modelled facts, dense peak, memory size and
