@@ -8,7 +8,9 @@ import math
 
 import pandas as pd
 import pytest
+from gpurank.engine.sources.facts.catalog import interconnect_catalog
 from gpurank.engine.sources.facts.network_text import (
+    FASTEST_PORT_GBPS,
     LINKS_PER_ACCELERATOR_ASSUMED,
     node_network,
 )
@@ -29,6 +31,11 @@ from gpurank.engine.sources.model.calibrate import predict
     ("InfiniBand EDR 100Gb/s", 12.5, 12.5, 100),
     ("InfiniBand NDR", 50.0, 50.0, 400),
     ("1Gb Ethernet", 0.0625, 0.0625, 1),
+    # a decimal figure is read whole, not from its last digit
+    ("2.5GbE", 0.15625, 0.15625, 2.5),
+    # a rate no single port reaches is the node's total, as clouds state it: counted once
+    ("3200 Gbps EFA", 400.0, 0.0, math.nan),
+    ("3.2 Tbps EFAv3", 400.0, 0.0, math.nan),
     # a figure of the host's PCIe or an aggregate bandwidth is not a link to count again
     ("InfiniBand; Data bandwidth for GPU-PCIe: 504 GB/s; PCIe-NIC: 500 GB/s", 62.75, 0.0,
      math.nan),
@@ -38,6 +45,7 @@ from gpurank.engine.sources.model.calibrate import predict
     # digits no link has are left unread, not a crash or an infinite network
     ("9" * 400 + "x ConnectX-7 IB NDR 400Gb/s", math.nan, 0.0, math.nan),
     ("4" + "0" * 5000 + "Gb/s InfiniBand", math.nan, 0.0, math.nan),
+    ("1.5.5 Gbps", math.nan, 0.0, math.nan),
     (12.5, math.nan, 0.0, math.nan),
 ])
 def test_the_compute_links_a_text_states(text, GBps, uncounted, link):
@@ -45,6 +53,13 @@ def test_the_compute_links_a_text_states(text, GBps, uncounted, link):
     assert n.GBps == pytest.approx(GBps, nan_ok=True)
     assert n.uncounted_GBps == pytest.approx(uncounted)
     assert n.link_gbps == pytest.approx(link, nan_ok=True)
+
+
+def test_the_fastest_port_is_the_link_tables():
+    # the threshold above which a rate is a node's total moves with the table, not by hand
+    ports = interconnect_catalog()["line_rate_gbit_s_per_port"]
+    assert FASTEST_PORT_GBPS == ports.max()
+    assert node_network(f"{FASTEST_PORT_GBPS:g} Gb/s InfiniBand", {}, 0.5).uncounted_GBps > 0
 
 
 def test_uncounted_links_are_taken_once_per_link_of_the_node():

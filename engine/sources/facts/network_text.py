@@ -7,7 +7,8 @@ RDMA at full rate, plain TCP at the model's efficiency) and which of them the te
 their rate alone. A rate without a count names the kind of link, not how many a node has: the caller
 assumes one per accelerator (:data:`LINKS_PER_ACCELERATOR_ASSUMED`), the layout of 19 of the
 22 multi-node systems of 400 Gb/s links or faster in the shared MLPerf rounds that state their
-count, and names that assumption in the row's note.
+count, and names that assumption in the row's note. A rate no single port reaches
+(:data:`FASTEST_PORT_GBPS`) is the node's total and is counted once.
 """
 
 from __future__ import annotations
@@ -16,11 +17,15 @@ import math
 import re
 from typing import NamedTuple
 
-__all__ = ["LINKS_PER_ACCELERATOR_ASSUMED", "NodeNetwork", "node_network"]
+__all__ = ["FASTEST_PORT_GBPS", "LINKS_PER_ACCELERATOR_ASSUMED", "NodeNetwork", "node_network"]
 
 #: Links per accelerator assumed for a node whose network text gives a link rate but no count
 #: (one NIC per accelerator, the rail-optimized layout of multi-node training systems).
 LINKS_PER_ACCELERATOR_ASSUMED = 1
+#: The fastest single port of the link table (InfiniBand XDR / ConnectX-8, 800 Gb/s;
+#: ``engine/data/interconnects.csv``): an uncounted rate above it cannot be one link, so it is
+#: the node's aggregate (``"3200 Gbps EFA"``, as clouds state a p5's network) and counts once.
+FASTEST_PORT_GBPS = 800.0
 
 #: Gb/s of the link generations a text may name without a figure.
 _RATE_GBPS = {
@@ -34,7 +39,8 @@ _RATE_GBPS = {
     "opa": 100,
 }
 _COUNT = re.compile(r"(\d+)\s*x")
-_FIGURE = re.compile(r"(\d+)\s*(?:/\s*\d+\s*)?g(?:b|bit|bps|be)")
+# a figure in Gb/s ("400Gb/s", "2.5GbE", "10/25GbE": the first) or Tb/s ("3.2 Tbps")
+_FIGURE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:/\s*\d+\s*)?(g|t)(?:b|bit|bps|be)")
 _RDMA = re.compile(r"\bib\b|infiniband|roce|efa|omni|edr|hdr|ndr|xdr|connectx")
 _NOT_COMPUTE = re.compile(r"management|storage|idrac|bmc")
 # a figure of the host's PCIe lanes or an aggregate "bandwidth" is not a link of the fabric
@@ -89,14 +95,14 @@ def node_network(text, links: dict, tcp_efficiency: float) -> NodeNetwork:
         rate = next((float(r) for key, r in _RATE_GBPS.items() if key in p), None)
         if rate is None:
             mm = _FIGURE.search(p)
-            rate = float(mm.group(1)) if mm else None
+            rate = float(mm.group(1)) * (1000.0 if mm.group(2) == "t" else 1.0) if mm else None
         count = float(cnt.group(1)) if cnt else 1.0
         # digits no link has (a count or rate beyond float) leave the part unread
         if rate is None or not math.isfinite(count * rate):
             continue
         GBps = count * rate / 8.0 * (1.0 if _RDMA.search(p) else tcp_efficiency)
         total += GBps
-        if not counted and not _NOT_A_LINK.search(p):
+        if not counted and not _NOT_A_LINK.search(p) and rate <= FASTEST_PORT_GBPS:
             uncounted += GBps
             link = rate if math.isnan(link) else max(link, rate)
     if not total > 0:
