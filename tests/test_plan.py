@@ -304,6 +304,43 @@ def test_aws_trainium_offers_are_planned_and_inferentia_is_named(tmp_path, capsy
     assert t["prediction_basis"].str.startswith("borrowed").all()
 
 
+def test_a_clouds_instance_takes_its_stated_network_and_says_where_from(tmp_path):
+    # SkyPilot's catalogs give no network: p5's EFA comes from the instance table, with
+    # its source in the offer's note; an instance the table lacks keeps the assumed one
+    rows = ["p5.48xlarge,H100,8.0,192.0,2048.0,55.04,us-east-1,,",
+            "trn1.32xlarge,Trainium,16.0,128.0,512.0,21.5,us-east-1,,",
+            "gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,23.92,us-east-1,,"]
+    aws = tmp_path / "sky" / "aws"
+    aws.mkdir(parents=True)
+    (aws / "vms.csv").write_text(HEADER + "".join(r + "\n" for r in rows))
+    t = read_offers(aws / "vms.csv").table.set_index("instance")
+    assert t.loc["p5.48xlarge", "network"] == "aws_efa_p5"
+    assert "instance_networks.csv" in t.loc["p5.48xlarge", "offer_note"]
+    assert t.loc["trn1.32xlarge", "network"] == "8 x 100 Gbps EFA"
+    assert t.loc["gpu_8x_h100_sxm5", "network"] == ""
+    assert "network" not in t.loc["gpu_8x_h100_sxm5", "offer_note"]
+    # the same instance in another cloud's folder is not AWS's
+    assert read_offers(_catalog(tmp_path, rows[:1])).table["network"].iloc[0] == ""
+    # planned on it: p5 clusters are predicted on their 400 GB/s, not on the assumed 50
+    plan = plan_offers(workload_arg("deepseekv3_671b"), read_offers(aws / "vms.csv"))
+    p5 = plan.table[plan.table["instance"] == "p5.48xlarge"]
+    assert not p5["prediction_note"].str.contains("network assumed").any()
+    other_h100 = plan.table[plan.table["instance"] == "gpu_8x_h100_sxm5"]
+    assert other_h100["prediction_note"].str.contains("network assumed").all()
+
+
+def test_a_plan_with_fewer_offers_than_groups_still_ranks(tmp_path, capsys):
+    # DeepSeek-V3 fits few offers: the side view groups what there is instead of refusing
+    rows = ["p5.48xlarge,H100,8.0,192.0,2048.0,55.04,us-east-1,,",
+            "trn2.48xlarge,Trainium2,16.0,192.0,2048.0,46.0,us-east-2,,"]
+    path = _catalog(tmp_path, rows)
+    assert _plan(tmp_path, "--workload", "deepseekv3_671b", "--offers", path) == 0
+    t = _ranking(tmp_path)
+    assert 1 < len(t) < 5 and t["rank"].notna().all()
+    assert t["cluster"].nunique() == len(t)
+    assert f"{len(t)} clusters, not 5" in capsys.readouterr().err
+
+
 def test_formula_like_text_is_skipped_and_counted(tmp_path, capsys):
     rows = ["=cmd|' /C calc'!A0,H100,8.0,1,1,2.0,us-east-1,,",
             "gpu_8x,H100,8.0,1,1,23.0,@SUM(A1),,",

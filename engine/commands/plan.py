@@ -180,7 +180,7 @@ def plan_spec(*, criteria=None, require=None, budget_usd=None, deadline_h=None, 
         samples=samples, target="time_to_train_min", notes=tuple(notes), method=method,
         # the groups and drivers of a plan are a side view: a small forest and a short
         # silhouette scan keep them to a fraction of a second of the planning
-        n_estimators=20, sample_rows=5_000, clusters=4, k_range=(2, 4))
+        n_estimators=20, sample_rows=5_000, clusters=None, k_range=(2, 4))
 
 
 def run_plan_cli(workload, offers_path, out_dir, *, max_accelerators=256, budget_usd=None,

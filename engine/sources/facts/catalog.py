@@ -9,6 +9,8 @@ The tables ship in ``gpurank/engine/data/``:
 * ``interconnects.csv``    intra-node links and inter-node networks (bandwidth per direction)
 * ``host_cpus.csv``        host CPU models (cores per socket, power, relative decode speed)
 * ``prices.csv``           price per accelerator-hour by provider (cloud, GPU cloud, marketplaces)
+* ``instance_networks.csv`` the scale-out network of cloud instances a price catalog names
+  without one (SkyPilot's ``vms.csv`` has no network column), each with its source
 * ``resnet50_epochs_vs_batch.csv``  MLPerf reference epochs to converge vs global batch
 
 Every loader takes an optional ``path`` (a CSV with at least the required columns) or a
@@ -38,6 +40,7 @@ __all__ = [
     "interconnect_catalog",
     "host_cpu_catalog",
     "price_catalog",
+    "instance_network_catalog",
     "epochs_curve",
     "TYPICAL_PROVIDER",
     "REQUIRED_COLUMNS",
@@ -55,6 +58,7 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "interconnects": ("link_id", "scope", "aggregate_GB_s_per_dir"),
     "host_cpus": ("host_cpu", "cores_per_socket", "max_sockets", "tdp_w"),
     "prices": ("provider", "accelerator_id", "usd_per_accel_hr"),
+    "instance_networks": ("provider", "instance", "network", "source"),
     "epochs_curve": ("global_batch", "mean_epochs_to_75.9pct"),
 }
 
@@ -63,6 +67,7 @@ _FILES = {
     "interconnects": "interconnects.csv",
     "host_cpus": "host_cpus.csv",
     "prices": "prices.csv",
+    "instance_networks": "instance_networks.csv",
     "epochs_curve": "resnet50_epochs_vs_batch.csv",
 }
 
@@ -416,6 +421,13 @@ def host_cpu_catalog(path=None) -> pd.DataFrame:
     if "decode_rate_factor" not in df.columns:
         df["decode_rate_factor"] = 1.0
     return df
+
+
+def instance_network_catalog(path=None) -> pd.DataFrame:
+    """The scale-out network of cloud instances: ``provider`` (the catalog's cloud, lower
+    case), ``instance``, ``network`` (a link id of the interconnect table or a text
+    :func:`~.network_text.node_network` reads) and its ``source``."""
+    return _load("instance_networks", path)
 
 
 def price_catalog(path=None, *, accelerators=None, include_typical: bool = True) -> pd.DataFrame:

@@ -17,7 +17,10 @@ once). Accelerator names go through the one resolver (:mod:`.accelerators`), wit
 memory SkyPilot's ``GpuInfo`` states and the form factor the instance name says (``pcie``,
 ``sxm``); rows without an accelerator (CPU instances) are skipped and counted; names the
 resolver cannot place on one catalog product are counted and listed (:attr:`Offers.unresolved`),
-never dropped silently; rows with an unusable price, count, formula-like text or no provider
+never dropped silently. A SkyPilot catalog has no network column: an instance of
+``engine/data/instance_networks.csv`` takes the network stated there, with its source in
+``offer_note``; any other is planned on the model's assumed network (and its note says so).
+Rows with an unusable price, count, formula-like text or no provider
 or instance name are skipped with one note per kind (:attr:`Offers.skipped`). Every file is read through
 :func:`~.regular_files.read_regular` (regular files of at most :data:`OFFERS_FILE_LIMIT`
 bytes).
@@ -35,6 +38,7 @@ import pandas as pd
 
 from ...errors import DataError, UsageError
 from .accelerators import CPU_ONLY_NAMES, resolve_accelerator
+from .catalog import instance_network_catalog
 from .regular_files import UnreadableFile, excerpt, path_text, read_regular
 
 __all__ = [
@@ -189,6 +193,13 @@ def _col(df, name, default=""):
         pd.Series(default, index=df.index, dtype=object)
 
 
+def _instance_networks() -> dict:
+    """``{(provider, instance): (network, source)}`` of the shipped instance network table."""
+    t = instance_network_catalog()
+    return {(str(p).strip().lower(), str(i).strip()): (str(n).strip(), str(src).strip())
+            for p, i, n, src in zip(t["provider"], t["instance"], t["network"], t["source"])}
+
+
 def _normalized(df: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, str]:
     """The file's rows in one shape: provider, instance, accelerator, count, memory,
     price, spot, region, interconnect, network, source, date (all text)."""
@@ -196,11 +207,14 @@ def _normalized(df: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, str]:
         _missing(df, SKYPILOT_COLUMNS, "SkyPilot catalog (vms.csv)", path)
         provider = path.parent.name or path.stem
         mem = _col(df, "GpuInfo").str.extract(_MIB, expand=False).fillna("")
+        instance = _col(df, "InstanceType")
+        nets = _instance_networks()
+        network = [nets.get((provider.lower(), i), ("", ""))[0] for i in instance]
         out = pd.DataFrame({
-            "provider": provider, "instance": _col(df, "InstanceType"),
+            "provider": provider, "instance": instance,
             "accelerator": _col(df, "AcceleratorName"), "count": _col(df, "AcceleratorCount"),
             "memory": mem, "price": _col(df, "Price"), "spot": _col(df, "SpotPrice"),
-            "region": _col(df, "Region"), "interconnect": "", "network": "",
+            "region": _col(df, "Region"), "interconnect": "", "network": network,
             "date": _col(df, "date")})
         return out, "SkyPilot"
     _missing(df, OFFER_COLUMNS, "gpurank offers CSV", path)
@@ -297,6 +311,13 @@ def _resolution(name: str, instance: str, memory: str, count: int) -> tuple[str,
     return r.accelerator_id, r.name, note if r.accelerator_id else ""
 
 
+def _network_note(nets: dict, provider, instance, network) -> str:
+    """The note of a network taken from the instance table (none for one a table stated)."""
+    net, source = nets.get((str(provider).lower(), str(instance)), ("", ""))
+    return f"network: {net}, {source} (instance_networks.csv)" if net and net == network \
+        else ""
+
+
 def _by_price(long: pd.DataFrame) -> pd.DataFrame:
     """One row per offer at one price, its regions sorted and joined with ``;``."""
     keys = _KEYS + ["spot", "usd_per_hour"]
@@ -354,7 +375,10 @@ def read_offers(path) -> Offers:
         ids[key], names[key], notes[key] = _resolution(a, inst, mem, int(cnt))
     k = list(zip(table["accelerator"], table["instance"], table["memory"], table["count"]))
     table["accelerator_id"] = [ids[x] for x in k]
-    table["offer_note"] = [notes[x] for x in k]
+    nets = _instance_networks()
+    table["offer_note"] = [
+        "; ".join(t for t in (notes[x], _network_note(nets, p, i, n)) if t)
+        for x, p, i, n in zip(k, table["provider"], table["instance"], table["network"])]
     miss = {}
     for key, n in rows_per.items():
         if not ids[key]:
