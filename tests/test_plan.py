@@ -51,9 +51,12 @@ def test_plan_shipped_workload_on_the_lambda_catalog(tmp_path, capsys):
     cap = capsys.readouterr()
     assert "gpu_" in cap.out and "on demand" in cap.out
     # the unresolved names are counted and listed, never dropped silently
-    assert "2 accelerator name(s) in 68 rows not resolved" in cap.err
-    assert "'A6000' (51)" in cap.err
+    # RTX6000 names two products (the Turing Quadro RTX 6000 and the RTX 6000 Ada)
+    assert "1 accelerator name(s) in 17 rows not resolved" in cap.err
+    assert "'RTX6000 (RTX 6000)' (17)" in cap.err
     t = _ranking(tmp_path)
+    # Lambda's A6000 is the RTX A6000, its one product
+    assert "nvidia_rtx_a6000" in set(t["accelerator_id"])
     for c in ("provider", "instance", "regions", "instances", "accelerator", "n_accelerators",
               "spot", "usd_per_hour", "time_to_train_min", "time_to_train_min_lo",
               "time_to_train_min_hi", "cost_usd", "energy_kwh", "prediction_basis",
