@@ -54,7 +54,6 @@ ALIASES = [
     ('A40', 'nvidia_a40', 'exact', 'gpu', 'NVIDIA', 'Ampere', 2, 2020, True),
     ('RTX A5000', 'nvidia_rtx_a5000', 'exact', 'gpu', 'NVIDIA', 'Ampere', 2, 2021, True),
     ('RTX A6000', 'nvidia_rtx_a6000', 'exact', 'gpu', 'NVIDIA', 'Ampere', 2, 2020, True),
-    ('A6000', 'nvidia_rtx_a6000', 'exact', 'gpu', 'NVIDIA', 'Ampere', 2, 2020, True),
     ('T4', 'nvidia_t4', 'exact', 'gpu', 'NVIDIA', 'Turing', 1, 2018, True),
     ('L4', 'nvidia_l4', 'exact', 'gpu', 'NVIDIA', 'Ada', 3, 2023, True),
     ('L40', 'nvidia_l40', 'exact', 'gpu', 'NVIDIA', 'Ada', 3, 2022, True),
@@ -433,6 +432,7 @@ NEAR_MISSES = [
     ("NVIDIA RTX A4000", ""),
     ("NVIDIA T4", "nvidia_t4"),
     ("NVIDIA T4G", ""),
+    ("A4000", ""),
     ("AMD Instinct MI300A", ""),
     ("AMD Instinct MI355", ""),
     ("NVIDIA B100", ""),
@@ -856,3 +856,32 @@ def test_rubin_names_that_are_not_the_nvl72_gpu_stay_apart():
         r = resolve_accelerator(raw)
         assert r.accelerator_id == "" and not r.modelled, raw
     assert resolve_accelerators(["VR200", "NVIDIA Vera Rubin NVL72"]) == ["nvidia_vr200"]
+
+
+@pytest.mark.parametrize("raw, memory, aid", [
+    # a capacity no alias lists, within a tenth of the one product's memory: that product
+    ("NVIDIA B300", "268 GB", "nvidia_b300_hgx"),
+    ("NVIDIA B300", "279 GB", "nvidia_b300_hgx"),
+    ("NVIDIA H200-SXM5", "143 GB", "nvidia_h200_sxm"),
+    # farther than that: a different product or a mistake, not guessed
+    ("NVIDIA B300", "180 GB", ""),
+    ("NVIDIA H100", "85 GB", ""),
+    # a base name that places no single product stays unplaced whatever the capacity
+    ("NVIDIA A100-SXM4", "48 GB", ""),
+])
+def test_a_stated_capacity_near_the_products_places_it(raw, memory, aid):
+    r = resolve_accelerator(raw, memory=memory)
+    assert r.accelerator_id == aid
+    if aid:
+        gb = memory.split()[0]
+        assert f"{gb} GB stated" in r.note and r.match == "exact"
+
+
+@pytest.mark.parametrize("raw, aid", [
+    # SkyPilot's bare workstation numbers are the RTX cards of those numbers
+    ("A6000", "nvidia_rtx_a6000"), ("RTXA6000", "nvidia_rtx_a6000"), ("A5000", "nvidia_rtx_a5000"),
+    ("A4000", ""),
+    ("T4", "nvidia_t4"), ("Tesla T4", "nvidia_t4"), ("T4G", ""),
+])
+def test_cloud_catalog_names_of_workstation_and_inference_cards(raw, aid):
+    assert resolve_accelerator(raw).accelerator_id == aid

@@ -13,7 +13,9 @@ prediction, the simulator's ``accelerators=`` selection) resolves it here, so th
    size stay. The model is read as a whole word, so ``GB200``, ``B200`` and ``B300`` (or
    ``H100 NVL`` and ``H200 NVL``, ``MI300X`` and ``MI325X``) never stand for each other.
    Single-SKU products (A30, L40, GB200, ...) become the bare model name; a name without a
-   memory size takes it from the description's ``accelerator_memory_capacity``; a TPU without
+   memory size takes it from the description's ``accelerator_memory_capacity`` (a capacity
+   no alias lists, within a tenth of the one product its base name places, is that product,
+   with a note); a bare workstation number (SkyPilot's ``A6000``) is the RTX card; a TPU without
    a version takes it from the system name (``tpu-v4-128``), Trillium is the TPU v6e and
    Ironwood the TPU7x. Vera Rubin (the NVL72 rack, its superchip) is the VR200 and a bare
    Rubin only its architecture: the HGX Rubin NVL8 board publishes other rates
@@ -76,10 +78,10 @@ _HBM3 = re.compile(r"HBM3(?!E)", re.IGNORECASE)
 # whole model names only: "GB200" is never read as "B200", "H100" never inside "GH100"
 _NV_MODEL = re.compile(
     r"\b(VR200|GH200|GB300|GB200|B300|B200|H200|H100|A100|A10G|A10|A30|A40|L40S|L40|L4|V100S|V100"
-    r"|RTX[\s_-]*PRO[\s_-]*\d{4}|RTX[\s_-]*A\d{4}|RTX[\s_-]*\d{4})(?!\d)",
+    r"|T4(?![a-z])|RTX[\s_-]*PRO[\s_-]*\d{4}|RTX[\s_-]*A\d{4}|RTX[\s_-]*\d{4}|A\d{4})(?!\d)",
     re.IGNORECASE,
 )
-_SINGLE_SKU = {"A10", "A10G", "A30", "A40", "L4", "L40", "L40S", "GB200", "GB300", "VR200"}
+_SINGLE_SKU = {"A10", "A10G", "A30", "A40", "L4", "L40", "L40S", "GB200", "GB300", "VR200", "T4"}
 # form factor a bare "SXM" means for each model (the H200 SXM is an SXM5 board); the
 # Blackwell boards are called SXM whatever number a tool prints after it
 _SXM_GEN = {"A100": "SXM4", "H100": "SXM5", "H200": "SXM5"}
@@ -212,6 +214,7 @@ def _index(catalog: pd.DataFrame) -> _CatalogIndex:
         pd.to_numeric(col("fp16_dense_tflops"), errors="coerce")
     )
     bw = pd.to_numeric(col("mem_bw_tbps"), errors="coerce")
+    mem = pd.to_numeric(col("mem_gb"), errors="coerce")
     rows = zip(
         catalog["accelerator_id"],
         col("display_name"),
@@ -224,8 +227,9 @@ def _index(catalog: pd.DataFrame) -> _CatalogIndex:
         col("accelerator_type"),
         peak,
         bw,
+        mem,
     )
-    for aid, disp, model, vendor, fam, gen, rank, year, atype, p, b in rows:
+    for aid, disp, model, vendor, fam, gen, rank, year, atype, p, b, gb in rows:
         aid = _str(aid)
         if not aid:
             continue
@@ -242,6 +246,7 @@ def _index(catalog: pd.DataFrame) -> _CatalogIndex:
             "generation_rank": _int_or_none(rank),
             "release_year": _int_or_none(year),
             "modelled": bool(p > 0) and bool(b > 0),
+            "mem_gb": float(gb) if gb == gb else math.nan,
         }
     return _CatalogIndex(by_key, by_model, facts)
 
@@ -327,6 +332,9 @@ def _rules(text: str, memory: str, hint: str) -> str | None:
         return next((name for pat, name in _ARCH_ONLY if pat.search(cleaned)), None)
     model = re.sub(r"[\s_-]+", " ", m.group(1).upper()).replace("RTXA", "RTX A")
     model = re.sub(r"^RTX\s*", "RTX ", model)
+    if re.fullmatch(r"A\d{4}", model):
+        # a bare workstation number (SkyPilot's "A6000") is the RTX card of that number
+        model = "RTX " + model
     if model.startswith("RTX PRO"):
         model = "RTX PRO " + re.sub(r"\D", "", model)
         rest = cleaned[m.end() :]
@@ -413,20 +421,41 @@ def resolve_accelerator(
     aid = idx.by_key.get(text.lower())
     if aid is not None:
         return _placed(text, name if listed else text, aid, "exact", "", idx)
+    hit = _lookup(name, idx)
+    if hit is not None:
+        return _placed(text, name, *hit, idx)
+    # a capacity no alias lists ("B300-268GB": usable, physical and GiB figures differ) names
+    # the product its base name places, when it is within a tenth of that product's memory
+    m = _STATED_MEM.match(name)
+    if m:
+        hit = _lookup(m.group(1), idx)
+        if hit is not None and hit[1] in ("exact", "stand-in"):
+            have = idx.facts[hit[0]]["mem_gb"]
+            if abs(int(m.group(2)) - have) <= 0.1 * have:
+                note = (f"{m.group(2)} GB stated: the {m.group(1)}'s {have:g} GB"
+                        + (f"; {hit[2]}" if hit[2] else ""))
+                return _placed(text, m.group(1), hit[0], hit[1], note, idx)
+    atype = "tpu" if "tpu" in name.lower() else ""
+    return ResolvedAccelerator(text, name, "", "unknown", accelerator_type=atype)
+
+
+#: A rules' name that ends in a capacity (``B300-268GB``, ``H200-SXM5-143GB``).
+_STATED_MEM = re.compile(r"^(.+)-(\d{1,4})GB$")
+
+
+def _lookup(name: str, idx: _CatalogIndex):
+    """``(accelerator_id, match, note)`` of a model name: the alias table, a catalog key, or
+    the one product of a catalog model; None where none places it."""
     aliases = accelerator_aliases()
     if name in aliases.index:
         row = aliases.loc[name]
-        aid, match = row["accelerator_id"], row["match"]
-        if aid in idx.facts:
-            return _placed(text, name, aid, match, row["note"], idx)
+        if row["accelerator_id"] in idx.facts:
+            return row["accelerator_id"], row["match"], row["note"]
     aid = idx.by_key.get(name.lower())
     if aid is not None:
-        return _placed(text, name, aid, "exact", "", idx)
+        return aid, "exact", ""
     models = idx.by_model.get(name.lower(), [])
-    if len(models) == 1:
-        return _placed(text, name, models[0], "exact", "", idx)
-    atype = "tpu" if "tpu" in name.lower() else ""
-    return ResolvedAccelerator(text, name, "", "unknown", accelerator_type=atype)
+    return (models[0], "exact", "") if len(models) == 1 else None
 
 
 def _placed(raw, name, aid, match, note, idx: _CatalogIndex) -> ResolvedAccelerator:
