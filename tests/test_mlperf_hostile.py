@@ -279,7 +279,7 @@ def test_digits_beyond_any_real_value_are_not_numbers(tmp_path):
     epoch of that many digits is no round, slice or epoch, never a crash."""
     from gpurank.engine.commands.study_text import round_key
     from gpurank.engine.sources.facts.mlperf_rules import round_ordinal
-    from gpurank.engine.sources.mlperf.discovery import _round_sort_key
+    from gpurank.engine.sources.mlperf.discovery import round_key as _round_sort_key
 
     many = "9" * 5000
     assert round_ordinal(f"v{many}.1") is None and round_ordinal(f"v5.{many}") is None

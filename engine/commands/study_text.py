@@ -7,11 +7,12 @@ the reports.
 from __future__ import annotations
 
 import hashlib
-import re
 import shlex
 
 import numpy as np
 import pandas as pd
+
+from ..sources.mlperf.discovery import round_key
 
 __all__ = ["availability_category", "framework_family", "interconnect_class", "sha256_of",
            "round_key", "study_rows", "profiles_with_generation", "filtering_table",
@@ -70,13 +71,6 @@ def sha256_of(path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-def round_key(r: str):
-    """A sort key of an MLPerf round name (``"v4.1"`` -> ``(4, 1)``); a name without
-    ``vX.Y`` sorts last."""
-    m = re.search(r"v(\d{1,4})\.(\d{1,4})(?!\d)", r)
-    return (int(m.group(1)), int(m.group(2))) if m else (10**6, 0)
 
 
 def study_rows(res, *, division, availability) -> tuple[pd.DataFrame, list[tuple[str, int]]]:

@@ -20,8 +20,8 @@ resolver cannot place on one catalog product are counted and listed (:attr:`Offe
 never dropped silently. A SkyPilot catalog has no network column: an instance of
 ``engine/data/instance_networks.csv`` takes the network stated there, with its source in
 ``offer_note``; any other is planned on the model's assumed network (and its note says so).
-Rows with an unusable price, count, formula-like text or no provider
-or instance name are skipped with one note per kind (:attr:`Offers.skipped`). Every file is read through
+Rows with an unusable price, count, formula-like text or no provider or instance name are
+skipped with one note per kind (:attr:`Offers.skipped`). Every file is read through
 :func:`~.regular_files.read_regular` (regular files of at most :data:`OFFERS_FILE_LIMIT`
 bytes).
 """
@@ -31,6 +31,7 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -193,8 +194,10 @@ def _col(df, name, default=""):
         pd.Series(default, index=df.index, dtype=object)
 
 
+@lru_cache(maxsize=1)
 def _instance_networks() -> dict:
-    """``{(provider, instance): (network, source)}`` of the shipped instance network table."""
+    """``{(provider, instance): (network, source)}`` of the shipped instance network table
+    (read once: every file of a catalog folder and the notes look it up)."""
     t = instance_network_catalog()
     return {(str(p).strip().lower(), str(i).strip()): (str(n).strip(), str(src).strip())
             for p, i, n, src in zip(t["provider"], t["instance"], t["network"], t["source"])}

@@ -22,7 +22,7 @@ from ..facts.regular_files import (
 )
 
 __all__ = ["ALL_BENCHMARKS", "ReadWarning", "ReadWarnings", "SystemRef", "entry_exists",
-           "natural_key", "add_published_benchmarks", "check_benchmark", "as_paths", "discover"]
+           "round_key", "natural_key", "add_published_benchmarks", "check_benchmark", "as_paths", "discover"]
 
 
 #: ``benchmark=`` value that reads every benchmark folder
@@ -223,13 +223,15 @@ def _systems_in_round(root: Path, only: str | None, select: str,
     return refs
 
 
-def _round_sort_key(rnd: str):
+def round_key(rnd: str):
+    """A sort key of an MLPerf round name (``"v4.1"`` -> ``(4, 1)``); a name without
+    ``vX.Y`` sorts last."""
     m = _ROUND_RE.search(rnd)
     return (int(m.group(1)), int(m.group(2))) if m else (10**6, 0)
 
 
 def _ref_order(r: SystemRef):
-    return (_round_sort_key(r.round), r.bench_folder, r.submitter.lower(), r.system)
+    return (round_key(r.round), r.bench_folder, r.submitter.lower(), r.system)
 
 
 def add_published_benchmarks(refs: list[SystemRef], published, select: str) -> list[SystemRef]:
