@@ -885,3 +885,12 @@ def test_a_stated_capacity_near_the_products_places_it(raw, memory, aid):
 ])
 def test_cloud_catalog_names_of_workstation_and_inference_cards(raw, aid):
     assert resolve_accelerator(raw).accelerator_id == aid
+
+
+def test_a_capacity_taken_as_the_products_is_said_in_the_prediction():
+    rows = pd.DataFrame({"accelerator": ["NVIDIA B300 268GB", "NVIDIA B300"],
+                         "n_accelerators": [8, 8], "n_nodes": [1, 1],
+                         "accelerators_per_node": [8, 8]})
+    notes = predict(rows)["prediction_note"].tolist()
+    assert "accelerator memory: 268 GB stated, taken as the B300's 270 GB" in notes[0]
+    assert "accelerator memory" not in notes[1]

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 
@@ -143,6 +143,9 @@ class ResolvedAccelerator:
         The product has the dense peak and memory bandwidth the performance model needs.
     note : str
         Why a name is a stand-in or unplaced (from the alias table).
+    assumed : str
+        What placing the name assumed, for a prediction's note (a stated capacity no alias
+        lists taken as the product's); ``""`` when nothing was.
     """
 
     raw: str
@@ -157,6 +160,7 @@ class ResolvedAccelerator:
     release_year: int | None = None
     modelled: bool = False
     note: str = ""
+    assumed: str = ""
 
     @property
     def known(self) -> bool:
@@ -432,9 +436,11 @@ def resolve_accelerator(
         if hit is not None and hit[1] in ("exact", "stand-in"):
             have = idx.facts[hit[0]]["mem_gb"]
             if abs(int(m.group(2)) - have) <= 0.1 * have:
-                note = (f"{m.group(2)} GB stated: the {m.group(1)}'s {have:g} GB"
-                        + (f"; {hit[2]}" if hit[2] else ""))
-                return _placed(text, m.group(1), hit[0], hit[1], note, idx)
+                stated = f"{m.group(2)} GB stated: the {m.group(1)}'s {have:g} GB"
+                note = stated + (f"; {hit[2]}" if hit[2] else "")
+                return replace(_placed(text, m.group(1), hit[0], hit[1], note, idx),
+                               assumed=f"accelerator memory: {m.group(2)} GB stated, "
+                                       f"taken as the {m.group(1)}'s {have:g} GB")
     atype = "tpu" if "tpu" in name.lower() else ""
     return ResolvedAccelerator(text, name, "", "unknown", accelerator_type=atype)
 

@@ -311,6 +311,8 @@ def _resolution(name: str, instance: str, memory: str, count: int) -> tuple[str,
             r, note = r2, ""
     if r.accelerator_id and r.match == "stand-in" and r.note:
         note = "; ".join(x for x in (note, f"{name} taken as {r.accelerator_id}: {r.note}") if x)
+    if r.accelerator_id and r.assumed:
+        note = "; ".join(x for x in (note, r.assumed) if x)
     return r.accelerator_id, r.name, note if r.accelerator_id else ""
 
 

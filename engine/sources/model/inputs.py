@@ -181,10 +181,10 @@ def _present(table: pd.DataFrame, name: str) -> np.ndarray:
 # table -> model inputs
 # --------------------------------------------------------------------------------------
 def _resolve_rows(table: pd.DataFrame, acc: pd.DataFrame):
-    """(accelerator_id or None, reason it is not modelled) per row, through the one
-    resolver."""
+    """(accelerator_id or None, reason it is not modelled, what placing it assumed) per row,
+    through the one resolver."""
     given = table["accelerator_id"] if "accelerator_id" in table.columns else [None] * len(table)
-    ids, notes = [], []
+    ids, notes, assumed = [], [], []
     cache: dict = {}
     known_ids = set(acc["accelerator_id"].astype(str))
     for aid, name in zip(given, table["accelerator"]):
@@ -192,17 +192,19 @@ def _resolve_rows(table: pd.DataFrame, acc: pd.DataFrame):
         if key not in cache:
             r = resolve_accelerator(key[0] if key[0] is not None else name, catalog=acc)
             if r.match in ("exact", "stand-in") and r.modelled:
-                cache[key] = (r.accelerator_id, "")
+                cache[key] = (r.accelerator_id, "", r.assumed)
             elif r.match in ("exact", "stand-in"):
-                cache[key] = (r.accelerator_id, _NOTE_UNMODELLED)
+                cache[key] = (r.accelerator_id, _NOTE_UNMODELLED, r.assumed)
             elif r.match == "unplaced":
-                cache[key] = (None, f"{_NOTE_UNPLACED} ({r.note})" if r.note else _NOTE_UNPLACED)
+                cache[key] = (None, f"{_NOTE_UNPLACED} ({r.note})" if r.note else _NOTE_UNPLACED,
+                              "")
             else:
-                cache[key] = (None, _NOTE_UNKNOWN)
-        i, note = cache[key]
+                cache[key] = (None, _NOTE_UNKNOWN, "")
+        i, note, assumption = cache[key]
         ids.append(i)
         notes.append(note)
-    return ids, np.array(notes, dtype=object)
+        assumed.append(assumption)
+    return ids, np.array(notes, dtype=object), np.array(assumed, dtype=object)
 
 
 def _float_column(table: pd.DataFrame, name: str, use: bool = True) -> np.ndarray:
@@ -564,7 +566,7 @@ def model_inputs(
     bw, spans = _link_bandwidths(links_df, model)
     notes = RowNotes(len(table))
 
-    ids, unmodelled = _resolve_rows(table, acc)
+    ids, unmodelled, placed_by = _resolve_rows(table, acc)
     acc = acc.set_index("accelerator_id", drop=False)
     A = acc.loc[[i if i is not None else acc.index[0] for i in ids]]
     known = np.array([i is not None for i in ids], dtype=bool)
@@ -583,6 +585,7 @@ def model_inputs(
     peak, mem_bw = np.where(np.isnan(wide), hw.peak, wide), hw.facts["mem_bw_tbps"]
     # a row whose own columns give the facts is modelled whatever the catalog lacks
     modelled = known & (peak > 0) & (mem_bw > 0)
+    notes.add(placed_by != "", placed_by)
     notes.refuse(~known, unmodelled)
     notes.refuse(known & ~modelled, np.where(unmodelled != "", unmodelled, _NOTE_UNMODELLED))
     notes.add(hw.precision_unread, np.array([f"precision not understood: {p} used"
